@@ -1,0 +1,75 @@
+# symd — one Makefile. `make`, `make test`, `make run`, `make fuzz`, `make bench`,
+# `make SANITIZE=address,undefined test`.
+
+CC       ?= cc
+SANITIZE ?=
+BUILD    := build/$(if $(SANITIZE),san,rel)
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
+            -fno-strict-aliasing
+LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson -pthread
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+# Everything but main.c goes into a library the tests and fuzzers link too.
+LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c \
+           macho/macho.c store/symindex.c store/store.c store/ingest.c \
+           parser/backtrace.c server/symbolicate.c server/http.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
+
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang-14
+FUZZ_TARGETS := fuzz_macho fuzz_symbolicate
+
+.PHONY: all deps test run fuzz fuzz-build bench clean
+all: $(SYMD)
+
+deps: build/.deps-ok
+build/.deps-ok: scripts/deps.sh
+	@bash scripts/deps.sh
+	@mkdir -p build && touch $@
+
+$(BUILD)/%.o: %.c build/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libsymd.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(SYMD): $(BUILD)/server/main.o $(BUILD)/libsymd.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/symd-tests: $(TEST_OBJ) $(BUILD)/libsymd.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The suite runs the unit tests in-process and the end-to-end tests against
+# the symd binary of the same build.
+test: $(SYMD) $(BUILD)/symd-tests
+	SYMD_BIN=$(abspath $(SYMD)) $(BUILD)/symd-tests
+
+run: $(SYMD)
+	./$(SYMD) serve --listen 127.0.0.1:8080 --db ./symd.db
+
+# libFuzzer targets, always clang with address+undefined.
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/%)
+build/fuzz/%: fuzz/%.c $(LIB_SRC) build/.deps-ok
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+fuzz: fuzz-build
+	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+bench: $(SYMD)
+	bash bench/run.sh
+
+clean:
+	rm -rf build symd
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/server/main.d

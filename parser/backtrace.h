@@ -1,0 +1,59 @@
+/* The /v1/symbolicate request: JSON text in, a checked backtrace model out. */
+#ifndef SYMD_BACKTRACE_H
+#define SYMD_BACKTRACE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/err.h"
+
+#define BT_MAX_IMAGES 10000
+#define BT_MAX_THREADS 10000
+#define BT_MAX_FRAMES 200000 /* over all threads */
+
+typedef enum { BT_ADJUST_AUTO, BT_ADJUST_NONE, BT_ADJUST_CALLER } bt_adjust;
+
+typedef struct {
+    uint8_t uuid[16];
+    char arch[16];   /* "" when not given */
+    char name[256];  /* "" when not given */
+    bool has_load, has_slide, has_size;
+    uint64_t load_address, slide, size;
+} bt_image;
+
+typedef struct {
+    uint64_t address;
+    bt_adjust adjust; /* resolved: the frame's own or the request's */
+    long image;       /* index into images, or -1 to find it by address */
+} bt_frame;
+
+typedef struct {
+    json_t *id;  /* borrowed from the request document; may be NULL */
+    bool crashed;
+    const char *name; /* borrowed; may be NULL */
+    bt_frame *frames;
+    size_t nframes;
+} bt_thread;
+
+typedef struct {
+    json_t *root;
+    bt_image *images;
+    size_t nimages;
+    bt_thread *threads;
+    size_t nthreads;
+    bt_adjust adjust;
+    long *by_uuid; /* image indexes sorted by UUID */
+} bt_request;
+
+/* Parses and validates a request body. Errors are SYMD_E_INVALID (malformed
+ * JSON, wrong types, bad values: the message says where), SYMD_E_TOO_LARGE
+ * past the limits above, or SYMD_E_NOMEM. On error req holds nothing. */
+symd_status bt_parse(const char *json, size_t len, bt_request *req, symd_err *err);
+void bt_free(bt_request *req);
+
+/* "auto" / "none" / "caller" */
+const char *bt_adjust_name(bt_adjust a);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks that symd's build and test dependencies are present. As root it
+# installs what is missing from Debian; otherwise it names the packages.
+set -euo pipefail
+
+# header-or-command  Debian package
+need=(
+  "/usr/include/microhttpd.h libmicrohttpd-dev"
+  "/usr/include/sqlite3.h libsqlite3-dev"
+  "/usr/include/jansson.h libjansson-dev"
+  "/usr/bin/pkg-config pkg-config"
+  "/usr/bin/clang-14 clang-14"
+  "/usr/bin/sqlite3 sqlite3"
+  "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev"
+  "/usr/lib/llvm-14/bin/llvm-symbolizer llvm-14"
+  "/usr/bin/curl curl"
+)
+missing=()
+for entry in "${need[@]}"; do
+  path=${entry% *}; pkg=${entry#* }
+  [ -e "$path" ] || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: install them with: sudo apt-get install ${missing[*]}" >&2
+  exit 1
+fi

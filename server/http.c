@@ -1,0 +1,624 @@
+/* The HTTP API: libmicrohttpd daemon, routing, uploads and JSON replies.
+ *
+ * Each request gets a req_state on its first callback; bodies stream into
+ * bounded buffers as they arrive (never sized from Content-Length); the
+ * state is freed in the request-completed callback, whatever happened. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../store/ingest.h"
+#include "../store/store.h"
+#include "../util/dynbuf.h"
+#include "../util/hex.h"
+#include "../util/jsonw.h"
+#include "symbolicate.h"
+
+#define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
+#define MAX_LIST 1000
+#define MAX_FILES 64
+
+typedef struct {
+    const server_config *cfg;
+    store *st;
+} server;
+
+typedef enum {
+    ROUTE_NONE,
+    ROUTE_HEALTH,
+    ROUTE_IMAGES,
+    ROUTE_IMAGE,
+    ROUTE_SYMBOLICATE,
+} route;
+
+typedef struct {
+    char *name;
+    dynbuf data;
+} upload_file;
+
+typedef struct {
+    route route;
+    bool is_post;
+    char uuid_arg[64];
+    uint64_t limit;      /* body bytes allowed */
+    uint64_t received;   /* body bytes seen */
+    bool too_large;
+    bool bad_multipart;
+    dynbuf body;         /* raw body */
+    struct MHD_PostProcessor *pp;
+    upload_file files[MAX_FILES];
+    size_t nfiles;
+    bool part_open;
+    bool too_many_files;
+} req_state;
+
+/* ---- replies ------------------------------------------------------------ */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t *data,
+                             size_t len, const char *ctype)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status,
+                                    dynbuf *b)
+{
+    size_t len;
+    uint8_t *data = dynbuf_take(b, &len);
+    if (!data) {
+        data = (uint8_t *)strdup("{}");
+        len = 2;
+    }
+    return reply(c, status, data, len, "application/json");
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status,
+                                  json_t *doc)
+{
+    char *s = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (!s)
+        return MHD_NO;
+    return reply(c, status, (uint8_t *)s, strlen(s), "application/json");
+}
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
+                                   const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
+                                   const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dynbuf b;
+    dynbuf_init(&b, 4096);
+    jsonw w;
+    jw_init(&w, &b);
+    jw_raw(&w, "{\"error\":{\"code\":");
+    jw_str(&w, code);
+    jw_raw(&w, ",\"message\":");
+    jw_str(&w, msg);
+    jw_raw(&w, "}}");
+    if (status >= 500)
+        fprintf(stderr, "symd: %u %s: %s\n", status, code, msg);
+    return reply_dynbuf(c, status, &b);
+}
+
+/* Maps an error from the lower layers to a status and code. ctx names what
+ * was being read so corrupt input gets its own code ("malformed_macho"). */
+static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
+                                    const char *corrupt_code)
+{
+    switch (e->kind) {
+    case SYMD_E_CORRUPT:
+        return reply_error(c, 400, corrupt_code, "%s", e->msg);
+    case SYMD_E_NOT_MACHO:
+        return reply_error(c, 415, "not_macho", "%s", e->msg);
+    case SYMD_E_NO_UUID:
+        return reply_error(c, 400, "no_uuid", "%s", e->msg);
+    case SYMD_E_UNSUPPORTED:
+        return reply_error(c, 422, "unsupported", "%s", e->msg);
+    case SYMD_E_TOO_LARGE:
+        return reply_error(c, 413, "too_large", "%s", e->msg);
+    case SYMD_E_INVALID:
+        return reply_error(c, 400, "invalid_request", "%s", e->msg);
+    case SYMD_E_NOT_FOUND:
+        return reply_error(c, 404, "not_found", "%s", e->msg);
+    case SYMD_E_NOMEM:
+        return reply_error(c, 503, "out_of_memory", "%s", e->msg);
+    default:
+        return reply_error(c, 500, "internal_error", "%s (%s:%d)", e->msg,
+                           e->src_file ? e->src_file : "?", e->src_line);
+    }
+}
+
+static json_t *image_json(const store_image *im, const char *status)
+{
+    char uuid[37], vm[19];
+    uuid_format(im->uuid, uuid);
+    hex_format_u64(im->text_vmaddr, vm);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:I, s:I}",
+                          "uuid", uuid, "arch", im->arch, "name", im->name, "kind",
+                          im->kind, "text_vmaddr", vm, "text_size",
+                          (json_int_t)im->text_size, "symbols",
+                          (json_int_t)im->symbols, "functions",
+                          (json_int_t)im->functions, "debug_info", im->debug_info,
+                          "created_at", (json_int_t)im->created_at, "updated_at",
+                          (json_int_t)im->updated_at);
+    if (o && status)
+        json_object_set_new(o, "status", json_string(status));
+    return o;
+}
+
+/* ---- routes ------------------------------------------------------------- */
+
+static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
+                                     req_state *rs)
+{
+    if (rs->too_large)
+        return reply_error(c, 413, "too_large", "upload exceeds %llu bytes",
+                           (unsigned long long)rs->limit);
+    if (rs->too_many_files)
+        return reply_error(c, 400, "too_many_files",
+                           "at most %d files per upload", MAX_FILES);
+    if (rs->bad_multipart)
+        return reply_error(c, 400, "bad_multipart", "multipart body is malformed");
+    if (rs->pp && rs->nfiles == 0)
+        return reply_error(c, 400, "no_file",
+                           "multipart upload has no file part (use -F file=@path)");
+    if (!rs->pp && rs->body.len == 0)
+        return reply_error(c, 400, "empty_body", "upload body is empty");
+
+    ingest_batch batch;
+    ingest_batch_init(&batch);
+    symd_err err = {0};
+    symd_status st = SYMD_OK;
+    if (rs->pp) {
+        for (size_t i = 0; i < rs->nfiles && st == SYMD_OK; i++) {
+            st = ingest_add_file(&batch, rs->files[i].data.data, rs->files[i].data.len,
+                                 rs->files[i].name, &err);
+            if (st != SYMD_OK && rs->nfiles > 1) {
+                char msg[sizeof err.msg + 64];
+                snprintf(msg, sizeof msg, "file %zu: %s", i + 1, err.msg);
+                size_t l = strnlen(msg, sizeof err.msg - 1);
+                memcpy(err.msg, msg, l);
+                err.msg[l] = 0;
+            }
+        }
+    } else {
+        st = ingest_add_file(&batch, rs->body.data, rs->body.len,
+                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                                         "name"),
+                             &err);
+    }
+    store_put_result *results = NULL;
+    store_image *stored = NULL;
+    if (st == SYMD_OK) {
+        results = calloc(batch.n ? batch.n : 1, sizeof *results);
+        stored = calloc(batch.n ? batch.n : 1, sizeof *stored);
+        if (!results || !stored)
+            st = symd_fail(&err, SYMD_E_NOMEM, "out of memory");
+    }
+    if (st == SYMD_OK)
+        st = ingest_commit(srv->st, &batch, results, stored, &err);
+    enum MHD_Result ret;
+    if (st != SYMD_OK) {
+        ret = reply_status(c, &err, "malformed_macho");
+    } else {
+        bool any_new = false;
+        json_t *arr = json_array();
+        for (size_t i = 0; i < batch.n; i++) {
+            const char *s = results[i] == STORE_CREATED   ? "created"
+                            : results[i] == STORE_UPDATED ? "updated"
+                                                          : "exists";
+            any_new |= results[i] != STORE_EXISTS;
+            json_array_append_new(arr, image_json(&stored[i], s));
+        }
+        ret = reply_json(c, any_new ? 201 : 200, json_pack("{s:o}", "images", arr));
+    }
+    free(results);
+    free(stored);
+    ingest_batch_free(&batch);
+    return ret;
+}
+
+static enum MHD_Result handle_list(server *srv, struct MHD_Connection *c)
+{
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
+    const char *arch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arch");
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    uint64_t limit = 50, before = 0;
+    if (lim && (!num_parse_u64(lim, &limit) || limit == 0 || limit > MAX_LIST))
+        return reply_error(c, 400, "invalid_request",
+                           "limit must be an integer from 1 to %d", MAX_LIST);
+    if (cur && *cur && (!num_parse_u64(cur, &before) || before == 0 ||
+                        before > INT64_MAX))
+        return reply_error(c, 400, "invalid_request",
+                           "cursor must be a next_cursor value from an earlier page");
+    store_image *rows = calloc((size_t)limit, sizeof *rows);
+    if (!rows)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t n;
+    bool more;
+    symd_err err = {0};
+    if (store_list_images(srv->st, q, arch, (int64_t)before, (size_t)limit, rows, &n,
+                          &more, &err) != SYMD_OK) {
+        free(rows);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, image_json(&rows[i], NULL));
+    json_t *doc = json_pack("{s:o}", "images", arr);
+    if (more) {
+        char next[24];
+        snprintf(next, sizeof next, "%lld", (long long)rows[n - 1].id);
+        json_object_set_new(doc, "next_cursor", json_string(next));
+    } else {
+        json_object_set_new(doc, "next_cursor", json_null());
+    }
+    free(rows);
+    return reply_json(c, 200, doc);
+}
+
+static enum MHD_Result handle_image(server *srv, struct MHD_Connection *c,
+                                    req_state *rs, const char *method)
+{
+    uint8_t uuid[16];
+    if (!uuid_parse(rs->uuid_arg, uuid))
+        return reply_error(c, 400, "invalid_uuid", "'%s' is not a UUID", rs->uuid_arg);
+    symd_err err = {0};
+    char ustr[37];
+    uuid_format(uuid, ustr);
+    if (strcmp(method, "DELETE") == 0) {
+        size_t n;
+        if (store_delete_image(srv->st, uuid, &n, &err) != SYMD_OK)
+            return reply_status(c, &err, "internal_error");
+        if (n == 0)
+            return reply_error(c, 404, "not_found", "no image with UUID %s", ustr);
+        return reply_json(c, 200, json_pack("{s:s, s:I}", "uuid", ustr, "deleted",
+                                            (json_int_t)n));
+    }
+    store_image rows[MACHO_MAX_SLICES];
+    size_t n;
+    if (store_get_image(srv->st, uuid, rows, MACHO_MAX_SLICES, &n, &err) != SYMD_OK)
+        return reply_status(c, &err, "internal_error");
+    if (n == 0)
+        return reply_error(c, 404, "not_found", "no image with UUID %s", ustr);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, image_json(&rows[i], NULL));
+    return reply_json(c, 200, json_pack("{s:s, s:o}", "uuid", ustr, "images", arr));
+}
+
+static enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c,
+                                          req_state *rs)
+{
+    if (rs->too_large)
+        return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
+                           (unsigned long long)rs->limit);
+    dynbuf out;
+    dynbuf_init(&out, MAX_RESPONSE);
+    symd_err err = {0};
+    symd_status st = symbolicate_json(srv->st, rs->body.data ? (char *)rs->body.data : "",
+                                      rs->body.len, &out, NULL, &err);
+    if (st != SYMD_OK) {
+        dynbuf_free(&out);
+        return reply_status(c, &err, "invalid_request");
+    }
+    return reply_dynbuf(c, 200, &out);
+}
+
+/* ---- request plumbing --------------------------------------------------- */
+
+static route route_of(const char *url, char *uuid_arg, size_t cap)
+{
+    if (strcmp(url, "/healthz") == 0)
+        return ROUTE_HEALTH;
+    if (strcmp(url, "/v1/images") == 0 || strcmp(url, "/v1/images/") == 0)
+        return ROUTE_IMAGES;
+    if (strcmp(url, "/v1/symbolicate") == 0)
+        return ROUTE_SYMBOLICATE;
+    if (strncmp(url, "/v1/images/", 11) == 0 && !strchr(url + 11, '/')) {
+        snprintf(uuid_arg, cap, "%s", url + 11);
+        return ROUTE_IMAGE;
+    }
+    return ROUTE_NONE;
+}
+
+static bool method_allowed(route r, const char *m, const char **allow)
+{
+    switch (r) {
+    case ROUTE_HEALTH:
+        *allow = "GET";
+        return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+    case ROUTE_IMAGES:
+        *allow = "GET, POST";
+        return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
+    case ROUTE_IMAGE:
+        *allow = "GET, DELETE";
+        return strcmp(m, "GET") == 0 || strcmp(m, "DELETE") == 0;
+    case ROUTE_SYMBOLICATE:
+        *allow = "POST";
+        return strcmp(m, "POST") == 0;
+    default:
+        *allow = "";
+        return false;
+    }
+}
+
+/* Constant-time compare, so the token cannot be guessed byte by byte. */
+static bool token_ok(const server_config *cfg, struct MHD_Connection *c)
+{
+    if (!cfg->upload_token || !*cfg->upload_token)
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    const char *got = h + 7, *want = cfg->upload_token;
+    size_t gl = strlen(got), wl = strlen(want);
+    unsigned char diff = gl != wl;
+    for (size_t i = 0; i < wl; i++)
+        diff |= (unsigned char)(want[i] ^ (i < gl ? got[i] : 0));
+    return diff == 0;
+}
+
+static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *filename, const char *content_type,
+                                 const char *transfer_encoding, const char *data,
+                                 uint64_t off, size_t size)
+{
+    (void)kind;
+    (void)content_type;
+    (void)transfer_encoding;
+    req_state *rs = cls;
+    bool is_file = filename != NULL || (key && strcmp(key, "file") == 0);
+    if (!is_file)
+        return MHD_YES; /* other form fields are ignored */
+    if (off == 0 && (rs->nfiles == 0 || rs->files[rs->nfiles - 1].data.len > 0 ||
+                     !rs->part_open)) {
+        if (rs->nfiles == MAX_FILES) {
+            rs->too_many_files = true;
+            return MHD_YES;
+        }
+        upload_file *f = &rs->files[rs->nfiles++];
+        dynbuf_init(&f->data, (size_t)rs->limit);
+        f->name = filename ? strdup(filename) : NULL;
+        rs->part_open = true;
+    }
+    if (rs->nfiles == 0 || rs->too_many_files)
+        return MHD_YES;
+    upload_file *f = &rs->files[rs->nfiles - 1];
+    if (size && !rs->too_large && !dynbuf_add(&f->data, data, size))
+        rs->too_large = true; /* limit per file; the total is checked below */
+    return MHD_YES;
+}
+
+static bool is_multipart(struct MHD_Connection *c)
+{
+    const char *ct =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    return ct && strncasecmp(ct, "multipart/form-data", 19) == 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_size,
+                                  void **con_cls)
+{
+    (void)version;
+    server *srv = cls;
+    req_state *rs = *con_cls;
+    if (!rs) {
+        rs = calloc(1, sizeof *rs);
+        if (!rs)
+            return MHD_NO;
+        *con_cls = rs;
+        rs->route = route_of(url, rs->uuid_arg, sizeof rs->uuid_arg);
+        const char *allow;
+        if (rs->route == ROUTE_NONE)
+            return reply_error(c, 404, "not_found", "no route %s", url);
+        if (!method_allowed(rs->route, method, &allow))
+            return reply_error(c, 405, "method_not_allowed",
+                               "%s is not allowed here (allowed: %s)", method, allow);
+        bool write = strcmp(method, "POST") == 0 || strcmp(method, "DELETE") == 0;
+        if (write && rs->route != ROUTE_SYMBOLICATE && !token_ok(srv->cfg, c))
+            return reply_error(c, 401, "unauthorized",
+                               "this server needs Authorization: Bearer <upload token>");
+        rs->is_post = strcmp(method, "POST") == 0;
+        rs->limit = rs->route == ROUTE_IMAGES ? srv->cfg->max_upload : srv->cfg->max_json;
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        uint64_t declared;
+        if (rs->is_post && cl && num_parse_u64(cl, &declared) && declared > rs->limit)
+            return reply_error(c, 413, "too_large", "body of %llu bytes exceeds %llu",
+                               (unsigned long long)declared,
+                               (unsigned long long)rs->limit);
+        dynbuf_init(&rs->body, (size_t)rs->limit);
+        if (rs->is_post && rs->route == ROUTE_IMAGES && is_multipart(c)) {
+            rs->pp = MHD_create_post_processor(c, 64 * 1024, post_iter, rs);
+            if (!rs->pp)
+                return reply_error(c, 400, "bad_multipart",
+                                   "multipart/form-data without a usable boundary");
+        }
+        return MHD_YES;
+    }
+
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        rs->received += n;
+        if (rs->received > rs->limit) {
+            rs->too_large = true; /* keep reading, discard, answer 413 at the end */
+            return MHD_YES;
+        }
+        if (rs->too_large)
+            return MHD_YES;
+        if (rs->pp) {
+            if (MHD_post_process(rs->pp, upload_data, n) != MHD_YES)
+                rs->bad_multipart = true;
+        } else if (rs->is_post && !dynbuf_add(&rs->body, upload_data, n)) {
+            rs->too_large = true;
+        }
+        return MHD_YES;
+    }
+
+    switch (rs->route) {
+    case ROUTE_HEALTH:
+        if (!store_ping(srv->st))
+            return reply_error(c, 503, "store_unavailable", "the database does not answer");
+        return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
+    case ROUTE_IMAGES:
+        return rs->is_post ? handle_upload(srv, c, rs) : handle_list(srv, c);
+    case ROUTE_IMAGE:
+        return handle_image(srv, c, rs, method);
+    case ROUTE_SYMBOLICATE:
+        return handle_symbolicate(srv, c, rs);
+    default:
+        return reply_error(c, 404, "not_found", "no route %s", url);
+    }
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    req_state *rs = *con_cls;
+    if (!rs)
+        return;
+    if (rs->pp)
+        MHD_destroy_post_processor(rs->pp);
+    for (size_t i = 0; i < rs->nfiles; i++) {
+        dynbuf_free(&rs->files[i].data);
+        free(rs->files[i].name);
+    }
+    dynbuf_free(&rs->body);
+    free(rs);
+    *con_cls = NULL;
+}
+
+/* ---- daemon ------------------------------------------------------------- */
+
+static bool parse_listen(const char *spec, struct sockaddr_storage *ss,
+                         socklen_t *sslen, bool *v6)
+{
+    char host[256] = "127.0.0.1", port[16];
+    const char *colon = strrchr(spec, ':');
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+        if (!end || end[1] != ':' || (size_t)(end - spec - 1) >= sizeof host)
+            return false;
+        memcpy(host, spec + 1, (size_t)(end - spec - 1));
+        host[end - spec - 1] = 0;
+        snprintf(port, sizeof port, "%s", end + 2);
+    } else if (colon) {
+        if ((size_t)(colon - spec) >= sizeof host)
+            return false;
+        if (colon != spec) {
+            memcpy(host, spec, (size_t)(colon - spec));
+            host[colon - spec] = 0;
+        }
+        snprintf(port, sizeof port, "%s", colon + 1);
+    } else {
+        snprintf(port, sizeof port, "%s", spec);
+    }
+    struct addrinfo hints = {0}, *res;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return false;
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *sslen = res->ai_addrlen;
+    *v6 = res->ai_family == AF_INET6;
+    freeaddrinfo(res);
+    return true;
+}
+
+int server_run(const server_config *cfg)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    bool v6;
+    if (!parse_listen(cfg->listen, &ss, &sslen, &v6)) {
+        fprintf(stderr, "symd: cannot use --listen %s (want HOST:PORT)\n", cfg->listen);
+        return 2;
+    }
+    int threads = cfg->threads > 0 ? cfg->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1)
+        threads = 1;
+
+    server srv = {.cfg = cfg};
+    symd_err err = {0};
+    if (store_open(cfg->db, threads + 1, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        return 1;
+    }
+
+    /* Signals go to the waiting main thread only. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    if (v6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, &ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);
+        store_close(srv.st);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (v6)
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
+    else
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
+    printf(v6 ? "symd: listening on http://[%s]:%u\n" : "symd: listening on http://%s:%u\n",
+           host, info ? info->port : 0);
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "symd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    MHD_stop_daemon(d);
+    store_close(srv.st);
+    return 0;
+}

@@ -1,0 +1,399 @@
+/* symd command line: serve, upload, atos, info. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../macho/macho.h"
+#include "../store/ingest.h"
+#include "../store/store.h"
+#include "../store/symindex.h"
+#include "../util/hex.h"
+#include "http.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_DB "symd.db"
+#define DEFAULT_CACHE_MB 256
+#define DEFAULT_MAX_UPLOAD (1ull << 30)
+#define DEFAULT_MAX_JSON (32ull << 20)
+
+static void usage(FILE *f)
+{
+    fputs("usage: symd <command> [options]\n"
+          "\n"
+          "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N] [--upload-token T]\n"
+          "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
+          "  upload [--db FILE] FILE...          store binaries straight into the DB\n"
+          "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [--db FILE] ADDR...\n"
+          "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
+          "\n"
+          "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
+          "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
+          "SYMD_THREADS. Flags win over the environment.\n",
+          f);
+}
+
+/* A whole file mapped read-only. */
+typedef struct {
+    uint8_t *data;
+    size_t len;
+} mapped;
+
+static int map_file(const char *path, mapped *m)
+{
+    m->data = NULL;
+    m->len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "symd: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "symd: %s: not a regular file\n", path);
+        close(fd);
+        return -1;
+    }
+    m->len = (size_t)st.st_size;
+    if (m->len) {
+        void *p = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            fprintf(stderr, "symd: %s: %s\n", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        m->data = p;
+    }
+    close(fd);
+    return 0;
+}
+
+static void unmap_file(mapped *m)
+{
+    if (m->data)
+        munmap(m->data, m->len);
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : def;
+}
+
+static int parse_size_opt(const char *name, const char *v, uint64_t *out)
+{
+    if (!v || !num_parse_u64(v, out)) {
+        fprintf(stderr, "symd: %s needs a number, got '%s'\n", name, v ? v : "");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+    server_config cfg = {0};
+    cfg.listen = env_or("SYMD_LISTEN", DEFAULT_LISTEN);
+    cfg.db = env_or("SYMD_DB", DEFAULT_DB);
+    cfg.upload_token = env_or("SYMD_UPLOAD_TOKEN", NULL);
+    uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0;
+    cfg.max_upload = DEFAULT_MAX_UPLOAD;
+    cfg.max_json = DEFAULT_MAX_JSON;
+    if (parse_size_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), &cache_mb) ||
+        parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
+                       &cfg.max_upload) ||
+        parse_size_opt("SYMD_MAX_JSON", env_or("SYMD_MAX_JSON", "33554432"),
+                       &cfg.max_json) ||
+        parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads))
+        return 2;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (strcmp(a, "--listen") == 0 && v) cfg.listen = v;
+        else if (strcmp(a, "--db") == 0 && v) cfg.db = v;
+        else if (strcmp(a, "--upload-token") == 0 && v) cfg.upload_token = v;
+        else if (strcmp(a, "--cache-mb") == 0) bad = parse_size_opt(a, v, &cache_mb);
+        else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
+        else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
+        else if (strcmp(a, "--threads") == 0) bad = parse_size_opt(a, v, &threads);
+        else {
+            fprintf(stderr, "symd serve: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (bad)
+            return 2;
+        i++;
+    }
+    if (cache_mb > (1u << 20) || threads > 1024) {
+        fprintf(stderr, "symd serve: --cache-mb or --threads out of range\n");
+        return 2;
+    }
+    cfg.cache_mb = (size_t)cache_mb;
+    cfg.threads = (int)threads;
+    return server_run(&cfg);
+}
+
+static int cmd_upload(int argc, char **argv)
+{
+    const char *db = env_or("SYMD_DB", DEFAULT_DB);
+    int first = 0;
+    if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
+        db = argv[1];
+        first = 2;
+    }
+    if (first >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    store *s;
+    symd_err err = {0};
+    if (store_open(db, 1, 0, &s, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = first; i < argc; i++) {
+        mapped m;
+        if (map_file(argv[i], &m) != 0) {
+            rc = 1;
+            continue;
+        }
+        ingest_batch b;
+        ingest_batch_init(&b);
+        symd_err e = {0};
+        store_put_result res[MACHO_MAX_SLICES];
+        store_image stored[MACHO_MAX_SLICES];
+        if (ingest_add_file(&b, m.data, m.len, argv[i], &e) != SYMD_OK ||
+            ingest_commit(s, &b, res, stored, &e) != SYMD_OK) {
+            fprintf(stderr, "symd: %s: %s (%s)\n", argv[i], e.msg, symd_status_name(e.kind));
+            rc = 1;
+        } else {
+            for (size_t k = 0; k < b.n; k++) {
+                char u[37];
+                uuid_format(stored[k].uuid, u);
+                printf("%s %s %s %s %u symbols\n",
+                       res[k] == STORE_CREATED ? "created" :
+                       res[k] == STORE_UPDATED ? "updated" : "exists",
+                       u, stored[k].arch, stored[k].name, stored[k].symbols);
+            }
+        }
+        ingest_batch_free(&b);
+        unmap_file(&m);
+    }
+    store_close(s);
+    return rc;
+}
+
+/* The slice of a file matching arch (or the only one), parsed and indexed. */
+typedef struct {
+    macho_image img;
+    uint8_t *blob;
+    symindex idx;
+    char name[256];
+} local_image;
+
+static int load_local(const mapped *m, const char *path, const char *arch,
+                      local_image *out)
+{
+    macho_slice slices[MACHO_MAX_SLICES];
+    size_t n;
+    symd_err err = {0};
+    if (macho_parse_slices(m->data, m->len, slices, &n, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s: %s\n", path, err.msg);
+        return -1;
+    }
+    size_t pick = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = macho_arch_name(slices[i].cputype, slices[i].cpusubtype);
+        if (!arch ? n == 1 : a && strcmp(a, arch) == 0)
+            pick = i;
+    }
+    if (pick == n) {
+        fprintf(stderr, "symd: %s: %s\n", path,
+                arch ? "no slice for that -arch" : "fat file: name a slice with -arch");
+        return -1;
+    }
+    size_t blen;
+    if (macho_parse_image(m->data + slices[pick].offset, (size_t)slices[pick].size,
+                          &out->img, &err) != SYMD_OK ||
+        symindex_build(&out->img, &out->blob, &blen, NULL, NULL, &err) != SYMD_OK ||
+        symindex_open(out->blob, blen, &out->idx, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s: %s\n", path, err.msg);
+        free(out->blob);
+        out->blob = NULL;
+        macho_image_free(&out->img);
+        return -1;
+    }
+    const char *id = out->img.dylib_id, *base = id ? strrchr(id, '/') : strrchr(path, '/');
+    snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : id ? id : path);
+    return 0;
+}
+
+static int cmd_atos(int argc, char **argv)
+{
+    const char *obj = NULL, *arch = NULL, *db = env_or("SYMD_DB", DEFAULT_DB);
+    uint64_t load = 0, slide = 0;
+    bool has_load = false, has_slide = false;
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-o") == 0 && v) obj = v;
+        else if (strcmp(a, "-arch") == 0 && v) arch = v;
+        else if (strcmp(a, "--db") == 0 && v) db = v;
+        else if (strcmp(a, "-l") == 0 && v) {
+            if (!num_parse_u64(v, &load)) goto bad;
+            has_load = true;
+        } else if (strcmp(a, "-s") == 0 && v) {
+            if (!num_parse_u64(v, &slide)) goto bad;
+            has_slide = true;
+        } else break;
+        i++;
+    }
+    if (!obj || i >= argc || (has_load && has_slide)) {
+        fprintf(stderr, "usage: symd atos -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] "
+                        "[--db FILE] ADDR...\n");
+        return 2;
+    }
+
+    /* Either a file on disk (offline), or a UUID already in the store. */
+    mapped m = {0};
+    local_image li = {0};
+    store *s = NULL;
+    store_loaded *sl = NULL;
+    const symindex *idx;
+    const char *name;
+    uint64_t text_vmaddr;
+    uint8_t uuid[16];
+    struct stat stt;
+    if (stat(obj, &stt) == 0) {
+        if (map_file(obj, &m) != 0 || load_local(&m, obj, arch, &li) != 0) {
+            unmap_file(&m);
+            return 1;
+        }
+        idx = &li.idx;
+        name = li.name;
+        text_vmaddr = macho_text_vmaddr(&li.img);
+    } else if (uuid_parse(obj, uuid)) {
+        symd_err err = {0};
+        if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK ||
+            store_acquire(s, uuid, arch, &sl, &err) != SYMD_OK) {
+            fprintf(stderr, "symd: %s: %s\n", obj, err.msg);
+            store_close(s);
+            return 1;
+        }
+        idx = &sl->sym;
+        name = sl->meta.name;
+        text_vmaddr = sl->meta.text_vmaddr;
+    } else {
+        fprintf(stderr, "symd: %s: no such file, and not a UUID\n", obj);
+        return 1;
+    }
+
+    uint64_t sl_ = has_load ? load - text_vmaddr : slide;
+    int rc = 0;
+    for (; i < argc; i++) {
+        uint64_t addr;
+        if (!num_parse_u64(argv[i], &addr)) {
+            fprintf(stderr, "symd: '%s' is not an address\n", argv[i]);
+            rc = 1;
+            continue;
+        }
+        symlook look;
+        symindex_lookup(idx, addr - sl_, &look);
+        if (look.status == SYMLOOK_SYMBOL)
+            printf("%s (in %s) + %llu\n", look.name, name, (unsigned long long)look.offset);
+        else
+            printf("0x%llx (in %s)\n", (unsigned long long)addr, name);
+    }
+    if (sl)
+        store_release(s, sl);
+    store_close(s);
+    free(li.blob);
+    macho_image_free(&li.img);
+    unmap_file(&m);
+    return rc;
+bad:
+    fprintf(stderr, "symd atos: bad address argument\n");
+    return 2;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    if (argc < 1) {
+        usage(stderr);
+        return 2;
+    }
+    int rc = 0;
+    for (int i = 0; i < argc; i++) {
+        mapped m;
+        if (map_file(argv[i], &m) != 0) {
+            rc = 1;
+            continue;
+        }
+        macho_slice slices[MACHO_MAX_SLICES];
+        size_t n;
+        symd_err err = {0};
+        if (macho_parse_slices(m.data, m.len, slices, &n, &err) != SYMD_OK) {
+            fprintf(stderr, "symd: %s: %s\n", argv[i], err.msg);
+            unmap_file(&m);
+            rc = 1;
+            continue;
+        }
+        printf("%s: %s, %zu slice%s\n", argv[i], n > 1 ? "fat" : "thin", n,
+               n == 1 ? "" : "s");
+        for (size_t k = 0; k < n; k++) {
+            macho_image img;
+            symd_err e = {0};
+            if (macho_parse_image(m.data + slices[k].offset, (size_t)slices[k].size, &img,
+                                  &e) != SYMD_OK) {
+                printf("  slice %zu: error: %s\n", k, e.msg);
+                rc = 1;
+                continue;
+            }
+            uint8_t *blob = NULL;
+            size_t blen;
+            uint32_t nsyms = 0, nstarts = 0;
+            if (symindex_build(&img, &blob, &blen, &nsyms, &nstarts, &e) != SYMD_OK) {
+                printf("  slice %zu: error: %s\n", k, e.msg);
+                rc = 1;
+            }
+            char u[37] = "none";
+            if (img.has_uuid)
+                uuid_format(img.uuid, u);
+            const char *a = macho_arch_name(img.cputype, img.cpusubtype);
+            printf("  %-8s %s  %-10s text 0x%llx+0x%llx  %u symbols  %u functions%s%s\n",
+                   a ? a : "unknown", u, macho_kind_name(img.kind),
+                   (unsigned long long)macho_text_vmaddr(&img),
+                   (unsigned long long)macho_text_vmsize(&img), nsyms, nstarts,
+                   img.dylib_id ? "  id " : "", img.dylib_id ? img.dylib_id : "");
+            free(blob);
+            macho_image_free(&img);
+        }
+        unmap_file(&m);
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(argc - 2, argv + 2);
+    if (strcmp(cmd, "upload") == 0)
+        return cmd_upload(argc - 2, argv + 2);
+    if (strcmp(cmd, "atos") == 0)
+        return cmd_atos(argc - 2, argv + 2);
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(argc - 2, argv + 2);
+    fprintf(stderr, "symd: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,233 @@
+/* Symbolication of a parsed backtrace against the store. */
+#include "symbolicate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/hex.h"
+#include "../util/jsonw.h"
+
+/* A request image with what the store knows of it. */
+typedef struct {
+    const bt_image *req;
+    store_loaded *img; /* NULL when missing */
+    bool placed;       /* start is known */
+    uint64_t start, end; /* [start, end) in the crashed process; end 0 = unknown */
+    uint64_t slide;
+    char uuid[37];
+} rimage;
+
+static int cmp_start(const void *a, const void *b)
+{
+    const rimage *x = *(const rimage *const *)a, *y = *(const rimage *const *)b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->img == NULL) - (y->img == NULL); /* found images first */
+}
+
+/* The image whose range holds addr; else, for an image we could not find
+ * (and so whose size we may not know), the nearest one starting below. */
+static const rimage *image_for(rimage **sorted, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sorted[mid]->start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges of found images may nest or overlap in a hostile request; scan
+     * back a little for one that holds addr. */
+    for (size_t i = lo, steps = 0; i > 0 && steps < 8; i--, steps++) {
+        const rimage *r = sorted[i - 1];
+        if (r->end && addr < r->end)
+            return r;
+    }
+    if (lo > 0 && !sorted[lo - 1]->img && !sorted[lo - 1]->end)
+        return sorted[lo - 1];
+    return NULL;
+}
+
+static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
+                        symbolicate_counts *c)
+{
+    jw_raw(w, "{\"address\":");
+    jw_hex(w, f->address);
+    if (!r) {
+        c->unknown_image++;
+        jw_raw(w, ",\"status\":\"unknown_image\",\"inlined\":false}");
+        return;
+    }
+    if (!r->img) {
+        c->missing_image++;
+        jw_raw(w, ",\"status\":\"missing_image\"");
+        if (r->req->name[0]) {
+            jw_raw(w, ",\"image\":");
+            jw_str(w, r->req->name);
+        }
+        jw_raw(w, ",\"uuid\":");
+        jw_str(w, r->uuid);
+        if (r->req->arch[0]) {
+            jw_raw(w, ",\"arch\":");
+            jw_str(w, r->req->arch);
+        }
+        jw_raw(w, ",\"inlined\":false}");
+        return;
+    }
+    uint64_t vmaddr = f->address - r->slide;
+    symlook look;
+    symindex_lookup(&r->img->sym, vmaddr, &look);
+    bool found = look.status == SYMLOOK_SYMBOL;
+    if (found)
+        c->symbolicated++;
+    else
+        c->no_symbol++;
+    jw_raw(w, found ? ",\"status\":\"symbolicated\",\"image\":"
+                    : ",\"status\":\"no_symbol\",\"image\":");
+    jw_str(w, r->img->meta.name);
+    jw_raw(w, ",\"uuid\":");
+    jw_str(w, r->uuid);
+    jw_raw(w, ",\"arch\":");
+    jw_str(w, r->img->meta.arch);
+    jw_raw(w, ",\"vmaddr\":");
+    jw_hex(w, vmaddr);
+    if (found) {
+        /* Demangling arrives with the DWARF work; until then both agree. */
+        jw_raw(w, ",\"symbol\":");
+        jw_str(w, look.name);
+        jw_raw(w, ",\"mangled\":");
+        jw_str(w, look.name);
+    }
+    if (look.has_sym_addr) {
+        jw_raw(w, ",\"symbol_address\":");
+        jw_hex(w, look.sym_addr);
+        jw_raw(w, ",\"offset\":");
+        jw_u64(w, look.offset);
+    }
+    jw_raw(w, ",\"inlined\":false}");
+}
+
+symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
+                        symbolicate_counts *counts, symd_err *err)
+{
+    symbolicate_counts local = {0};
+    if (!counts)
+        counts = &local;
+    symd_status st = SYMD_OK;
+    rimage *imgs = calloc(req->nimages ? req->nimages : 1, sizeof *imgs);
+    rimage **sorted = calloc(req->nimages ? req->nimages : 1, sizeof *sorted);
+    size_t nsorted = 0;
+    if (!imgs || !sorted) {
+        st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < req->nimages; i++) {
+        rimage *r = &imgs[i];
+        const bt_image *bi = &req->images[i];
+        r->req = bi;
+        uuid_format(bi->uuid, r->uuid);
+        symd_err lerr = {0};
+        st = store_acquire(s, bi->uuid, bi->arch[0] ? bi->arch : NULL, &r->img, &lerr);
+        if (st == SYMD_E_NOT_FOUND) {
+            r->img = NULL;
+            st = SYMD_OK;
+        } else if (st != SYMD_OK) {
+            symd_fail(err, st, "images[%zu]: %s", i, lerr.msg);
+            goto out;
+        }
+        if (r->img) {
+            uint64_t vm = r->img->meta.text_vmaddr;
+            r->start = bi->has_load ? bi->load_address : vm + bi->slide;
+            r->slide = r->start - vm; /* modular: a negative slide works too */
+            r->end = r->start + r->img->meta.text_size;
+            if (r->end < r->start)
+                r->end = UINT64_MAX;
+            r->placed = true;
+        } else if (bi->has_load) {
+            r->start = bi->load_address;
+            r->end = bi->has_size ? bi->load_address + bi->size : 0;
+            if (bi->has_size && r->end < r->start)
+                r->end = UINT64_MAX;
+            r->placed = true;
+        }
+        if (r->placed)
+            sorted[nsorted++] = r;
+    }
+    qsort(sorted, nsorted, sizeof *sorted, cmp_start);
+
+    jsonw w;
+    jw_init(&w, out);
+    jw_raw(&w, "{\"threads\":[");
+    for (size_t t = 0; t < req->nthreads; t++) {
+        const bt_thread *th = &req->threads[t];
+        jw_raw(&w, t ? ",{" : "{");
+        if (th->id && json_is_integer(th->id)) {
+            jw_raw(&w, "\"id\":");
+            jw_i64(&w, json_integer_value(th->id));
+            jw_raw(&w, ",");
+        } else if (th->id && json_is_string(th->id)) {
+            jw_raw(&w, "\"id\":");
+            jw_str(&w, json_string_value(th->id));
+            jw_raw(&w, ",");
+        }
+        if (th->name) {
+            jw_raw(&w, "\"name\":");
+            jw_str(&w, th->name);
+            jw_raw(&w, ",");
+        }
+        jw_raw(&w, th->crashed ? "\"crashed\":true,\"frames\":["
+                               : "\"crashed\":false,\"frames\":[");
+        for (size_t i = 0; i < th->nframes && w.ok; i++) {
+            const bt_frame *f = &th->frames[i];
+            const rimage *r = f->image >= 0 ? &imgs[f->image]
+                                            : image_for(sorted, nsorted, f->address);
+            if (i)
+                jw_raw(&w, ",");
+            write_frame(&w, f, r, counts);
+        }
+        jw_raw(&w, "]}");
+    }
+    jw_raw(&w, "],\"images\":[");
+    for (size_t i = 0; i < req->nimages; i++) {
+        const rimage *r = &imgs[i];
+        jw_raw(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
+        jw_str(&w, r->uuid);
+        const char *arch = r->img ? r->img->meta.arch : r->req->arch;
+        if (arch[0]) {
+            jw_raw(&w, ",\"arch\":");
+            jw_str(&w, arch);
+        }
+        if (r->img) {
+            jw_raw(&w, ",\"name\":");
+            jw_str(&w, r->img->meta.name);
+        }
+        if (r->placed) {
+            jw_raw(&w, ",\"load_address\":");
+            jw_hex(&w, r->start);
+        }
+        jw_raw(&w, r->img ? ",\"status\":\"found\"}" : ",\"status\":\"missing\"}");
+    }
+    jw_raw(&w, "]}");
+    if (!w.ok)
+        st = symd_fail(err, SYMD_E_TOO_LARGE, "response exceeds %zu bytes", out->max);
+out:
+    if (imgs)
+        for (size_t i = 0; i < req->nimages; i++)
+            store_release(s, imgs[i].img);
+    free(imgs);
+    free(sorted);
+    return st;
+}
+
+symd_status symbolicate_json(store *s, const char *body, size_t len, dynbuf *out,
+                             symbolicate_counts *counts, symd_err *err)
+{
+    bt_request req;
+    symd_status st = bt_parse(body, len, &req, err);
+    if (st != SYMD_OK)
+        return st;
+    st = symbolicate(s, &req, out, counts, err);
+    bt_free(&req);
+    return st;
+}

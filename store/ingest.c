@@ -1,0 +1,130 @@
+/* Upload pipeline: file bytes → validated slices → symbol indexes → store. */
+#include "ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../macho/macho.h"
+#include "symindex.h"
+
+void ingest_batch_init(ingest_batch *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void ingest_batch_free(ingest_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->blobs[i]);
+    free(b->blobs);
+    free(b->puts);
+    memset(b, 0, sizeof *b);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static bool batch_reserve(ingest_batch *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap * 2 : 8;
+    while (cap < b->n + more)
+        cap *= 2;
+    store_put *p = realloc(b->puts, cap * sizeof *p);
+    if (!p)
+        return false;
+    b->puts = p;
+    uint8_t **bl = realloc(b->blobs, cap * sizeof *bl);
+    if (!bl)
+        return false;
+    b->blobs = bl;
+    b->cap = cap;
+    return true;
+}
+
+static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
+                             const char *name_hint, size_t sliceno,
+                             uint32_t fat_cputype, symd_err *err)
+{
+    macho_image img;
+    symd_status st = macho_parse_image(buf, len, &img, err);
+    if (st != SYMD_OK)
+        return st;
+    /* The fat header and the slice must agree on what the slice is. */
+    if (img.cputype != fat_cputype) {
+        st = SYMD_CORRUPT(err, "slice %zu: fat header says CPU 0x%x, slice says 0x%x",
+                          sliceno, fat_cputype, img.cputype);
+        goto out;
+    }
+    const char *arch = macho_arch_name(img.cputype, img.cpusubtype);
+    if (!arch) {
+        st = symd_fail(err, SYMD_E_UNSUPPORTED,
+                       "slice %zu: unknown CPU type 0x%x/0x%x", sliceno,
+                       img.cputype, img.cpusubtype);
+        goto out;
+    }
+    if (!img.has_uuid) {
+        st = symd_fail(err, SYMD_E_NO_UUID, "slice %zu (%s) has no LC_UUID", sliceno,
+                       arch);
+        goto out;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (memcmp(b->puts[i].meta.uuid, img.uuid, 16) == 0 &&
+            strcmp(b->puts[i].meta.arch, arch) == 0) {
+            goto out; /* the same slice twice in one upload: store it once */
+        }
+    if (!batch_reserve(b, 1)) {
+        st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    store_put *p = &b->puts[b->n];
+    memset(p, 0, sizeof *p);
+    uint8_t *blob;
+    size_t blen;
+    st = symindex_build(&img, &blob, &blen, &p->meta.symbols, &p->meta.functions, err);
+    if (st != SYMD_OK)
+        goto out;
+    memcpy(p->meta.uuid, img.uuid, 16);
+    snprintf(p->meta.arch, sizeof p->meta.arch, "%s", arch);
+    const char *name = img.dylib_id ? base_name(img.dylib_id)
+                       : name_hint && *base_name(name_hint) ? base_name(name_hint)
+                                                            : "unknown";
+    snprintf(p->meta.name, sizeof p->meta.name, "%s", name);
+    snprintf(p->meta.kind, sizeof p->meta.kind, "%s", macho_kind_name(img.kind));
+    p->meta.text_vmaddr = macho_text_vmaddr(&img);
+    p->meta.text_size = macho_text_vmsize(&img);
+    p->symidx = blob;
+    p->symidx_len = blen;
+    b->blobs[b->n++] = blob;
+out:
+    macho_image_free(&img);
+    return st;
+}
+
+symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
+                            const char *name_hint, symd_err *err)
+{
+    macho_slice slices[MACHO_MAX_SLICES];
+    size_t nslices, before = b->n;
+    symd_status st = macho_parse_slices(buf, len, slices, &nslices, err);
+    for (size_t i = 0; st == SYMD_OK && i < nslices; i++)
+        st = add_slice(b, buf + slices[i].offset, (size_t)slices[i].size, name_hint,
+                       i, slices[i].cputype, err);
+    if (st != SYMD_OK) {
+        for (size_t i = before; i < b->n; i++)
+            free(b->blobs[i]);
+        b->n = before;
+    }
+    return st;
+}
+
+symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,
+                          store_image *stored, symd_err *err)
+{
+    return store_put_images(s, b->puts, b->n, results, stored, err);
+}

@@ -1,0 +1,703 @@
+/* The image store: SQLite tables, a connection pool and the index cache. */
+#include "store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CACHE_BUCKETS 1024
+
+struct store {
+    sqlite3 **conns;
+    bool *busy;
+    int nconns;
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+
+    pthread_mutex_t cache_mu;
+    store_loaded *buckets[CACHE_BUCKETS];
+    store_loaded *lru_head, *lru_tail; /* head = most recently used */
+    size_t cache_bytes, cache_max;
+    uint64_t generation; /* bumped by every write; stale loads are not cached */
+    store_cache_stats stats;
+};
+
+int64_t store_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
+{
+    return symd_fail(err, SYMD_E_DB, "%s: %s", what, db ? sqlite3_errmsg(db) : "?");
+}
+
+/* ---- schema ------------------------------------------------------------- */
+
+/* Migration i brings user_version from i to i + 1. Append only. */
+static const char *const migrations[] = {
+    "CREATE TABLE images("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16),"
+    "  arch TEXT NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  kind TEXT NOT NULL,"
+    "  text_vmaddr INTEGER NOT NULL,"
+    "  text_size INTEGER NOT NULL,"
+    "  symbols INTEGER NOT NULL,"
+    "  functions INTEGER NOT NULL,"
+    "  debug_info INTEGER NOT NULL DEFAULT 0,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  UNIQUE(uuid, arch));"
+    "CREATE TABLE image_data("
+    "  image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL,"
+    "  data BLOB NOT NULL,"
+    "  PRIMARY KEY(image_id, kind));",
+};
+
+static symd_status migrate(sqlite3 *db, symd_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(err, db, "reading schema version");
+    int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    int latest = (int)(sizeof migrations / sizeof migrations[0]);
+    if (version > latest)
+        return symd_fail(err, SYMD_E_DB,
+                         "database schema version %d is newer than this symd (%d)",
+                         version, latest);
+    for (int v = version; v < latest; v++) {
+        char pragma[64];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+            return db_fail(err, db, "starting migration");
+        if (sqlite3_exec(db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
+            symd_status r = db_fail(err, db, "migrating schema");
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return r;
+        }
+        if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            return db_fail(err, db, "committing migration");
+    }
+    return SYMD_OK;
+}
+
+static symd_status open_conn(const char *path, sqlite3 **out, symd_err *err)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                 SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        symd_status r = symd_fail(err, SYMD_E_DB, "cannot open database %s: %s", path,
+                                  db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close(db);
+        return r;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    if (sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                     "PRAGMA foreign_keys=ON;",
+                     NULL, NULL, NULL) != SQLITE_OK) {
+        symd_status r = db_fail(err, db, "configuring database");
+        sqlite3_close(db);
+        return r;
+    }
+    *out = db;
+    return SYMD_OK;
+}
+
+symd_status store_open(const char *path, int pool, size_t cache_bytes,
+                       store **out, symd_err *err)
+{
+    *out = NULL;
+    if (pool < 1)
+        pool = 1;
+    store *s = calloc(1, sizeof *s);
+    if (!s)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    s->conns = calloc((size_t)pool, sizeof *s->conns);
+    s->busy = calloc((size_t)pool, sizeof *s->busy);
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
+    pthread_mutex_init(&s->cache_mu, NULL);
+    s->cache_max = cache_bytes;
+    if (!s->conns || !s->busy) {
+        store_close(s);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < pool; i++) {
+        symd_status st = open_conn(path, &s->conns[i], err);
+        s->nconns = i + (st == SYMD_OK);
+        if (st == SYMD_OK && i == 0)
+            st = migrate(s->conns[0], err);
+        if (st != SYMD_OK) {
+            store_close(s);
+            return st;
+        }
+    }
+    *out = s;
+    return SYMD_OK;
+}
+
+static void cache_free_entry(store_loaded *e)
+{
+    free(e->blob);
+    free(e);
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nconns; i++)
+        sqlite3_close(s->conns[i]);
+    for (store_loaded *e = s->lru_head, *next; e; e = next) {
+        next = e->lru_next;
+        cache_free_entry(e); /* callers released everything before close */
+    }
+    free(s->conns);
+    free(s->busy);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->cache_mu);
+    free(s);
+}
+
+/* ---- connection pool ---------------------------------------------------- */
+
+static int conn_get(store *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    for (;;) {
+        for (int i = 0; i < s->nconns; i++)
+            if (!s->busy[i]) {
+                s->busy[i] = true;
+                pthread_mutex_unlock(&s->pool_mu);
+                return i;
+            }
+        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+    }
+}
+
+static void conn_put(store *s, int i)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    s->busy[i] = false;
+    pthread_cond_signal(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* ---- rows --------------------------------------------------------------- */
+
+#define IMAGE_COLS                                                         \
+    "id, uuid, arch, name, kind, text_vmaddr, text_size, symbols, functions, " \
+    "debug_info, created_at, updated_at"
+
+static void copy_text(char *dst, size_t cap, const unsigned char *src)
+{
+    snprintf(dst, cap, "%s", src ? (const char *)src : "");
+}
+
+static void row_to_image(sqlite3_stmt *st, store_image *im)
+{
+    memset(im, 0, sizeof *im);
+    im->id = sqlite3_column_int64(st, 0);
+    const void *u = sqlite3_column_blob(st, 1);
+    if (u && sqlite3_column_bytes(st, 1) == 16)
+        memcpy(im->uuid, u, 16);
+    copy_text(im->arch, sizeof im->arch, sqlite3_column_text(st, 2));
+    copy_text(im->name, sizeof im->name, sqlite3_column_text(st, 3));
+    copy_text(im->kind, sizeof im->kind, sqlite3_column_text(st, 4));
+    im->text_vmaddr = (uint64_t)sqlite3_column_int64(st, 5);
+    im->text_size = (uint64_t)sqlite3_column_int64(st, 6);
+    im->symbols = (uint32_t)sqlite3_column_int64(st, 7);
+    im->functions = (uint32_t)sqlite3_column_int64(st, 8);
+    im->debug_info = sqlite3_column_int(st, 9) != 0;
+    im->created_at = sqlite3_column_int64(st, 10);
+    im->updated_at = sqlite3_column_int64(st, 11);
+}
+
+/* Runs a one-row SELECT of IMAGE_COLS by (uuid, arch); SQLITE_ROW/DONE/error. */
+static int find_row(sqlite3 *db, const uint8_t uuid[16], const char *arch,
+                    store_image *im)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT " IMAGE_COLS
+                                " FROM images WHERE uuid = ?1 AND arch = ?2",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, arch, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        row_to_image(st, im);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void cache_invalidate_uuid(store *s, const uint8_t uuid[16]);
+
+static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
+                           store_put_result *result, store_image *stored,
+                           symd_err *err)
+{
+    store_image old;
+    int rc = find_row(db, p->meta.uuid, p->meta.arch, &old);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(err, db, "looking up image");
+    sqlite3_stmt *st = NULL;
+    int64_t id;
+    if (rc == SQLITE_ROW) {
+        if (p->meta.symbols <= old.symbols && p->meta.functions <= old.functions) {
+            *result = STORE_EXISTS;
+            *stored = old;
+            return SYMD_OK;
+        }
+        id = old.id;
+        rc = sqlite3_prepare_v2(db,
+                                "UPDATE images SET kind = ?2, text_vmaddr = ?3, "
+                                "text_size = ?4, symbols = ?5, functions = ?6, "
+                                "updated_at = ?7, name = CASE WHEN name = 'unknown' "
+                                "THEN ?8 ELSE name END WHERE id = ?1",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            return db_fail(err, db, "updating image");
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, p->meta.kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, (int64_t)p->meta.text_vmaddr);
+        sqlite3_bind_int64(st, 4, (int64_t)p->meta.text_size);
+        sqlite3_bind_int64(st, 5, p->meta.symbols);
+        sqlite3_bind_int64(st, 6, p->meta.functions);
+        sqlite3_bind_int64(st, 7, now);
+        sqlite3_bind_text(st, 8, p->meta.name, -1, SQLITE_STATIC);
+        *result = STORE_UPDATED;
+    } else {
+        rc = sqlite3_prepare_v2(db,
+                                "INSERT INTO images(uuid, arch, name, kind, "
+                                "text_vmaddr, text_size, symbols, functions, "
+                                "debug_info, created_at, updated_at) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            return db_fail(err, db, "inserting image");
+        sqlite3_bind_blob(st, 1, p->meta.uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, p->meta.arch, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, p->meta.name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, p->meta.kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (int64_t)p->meta.text_vmaddr);
+        sqlite3_bind_int64(st, 6, (int64_t)p->meta.text_size);
+        sqlite3_bind_int64(st, 7, p->meta.symbols);
+        sqlite3_bind_int64(st, 8, p->meta.functions);
+        sqlite3_bind_int(st, 9, p->meta.debug_info);
+        sqlite3_bind_int64(st, 10, now);
+        *result = STORE_CREATED;
+        id = 0;
+    }
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, db, "writing image");
+    if (!id)
+        id = sqlite3_last_insert_rowid(db);
+
+    rc = sqlite3_prepare_v2(db,
+                            "INSERT OR REPLACE INTO image_data(image_id, kind, data) "
+                            "VALUES (?1, 'symbols', ?2)",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_fail(err, db, "writing symbol index");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_blob64(st, 2, p->symidx, p->symidx_len, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, db, "writing symbol index");
+    rc = find_row(db, p->meta.uuid, p->meta.arch, stored);
+    if (rc != SQLITE_ROW)
+        return db_fail(err, db, "reading back image");
+    return SYMD_OK;
+}
+
+symd_status store_put_images(store *s, store_put *puts, size_t n,
+                             store_put_result *results, store_image *stored,
+                             symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting upload transaction");
+        goto out;
+    }
+    int64_t now = store_now_ms();
+    for (size_t i = 0; i < n && r == SYMD_OK; i++)
+        r = put_one(db, &puts[i], now, &results[i], &stored[i], err);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing upload");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    conn_put(s, ci);
+    if (r == SYMD_OK)
+        for (size_t i = 0; i < n; i++)
+            if (results[i] != STORE_EXISTS)
+                cache_invalidate_uuid(s, puts[i].meta.uuid);
+    return r;
+}
+
+symd_status store_delete_image(store *s, const uint8_t uuid[16], size_t *deleted,
+                               symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    *deleted = 0;
+    if (sqlite3_prepare_v2(db, "DELETE FROM images WHERE uuid = ?1", -1, &st, NULL) !=
+        SQLITE_OK) {
+        r = db_fail(err, db, "deleting image");
+    } else {
+        sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            r = db_fail(err, db, "deleting image");
+        else
+            *deleted = (size_t)sqlite3_changes(db);
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    cache_invalidate_uuid(s, uuid);
+    return r;
+}
+
+symd_status store_get_image(store *s, const uint8_t uuid[16], store_image *out,
+                            size_t max, size_t *n, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    *n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT " IMAGE_COLS
+                           " FROM images WHERE uuid = ?1 ORDER BY arch",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading image");
+    } else {
+        sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max)
+            row_to_image(st, &out[(*n)++]);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            r = db_fail(err, db, "reading image");
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+symd_status store_list_images(store *s, const char *query, const char *arch,
+                              int64_t before_id, size_t limit, store_image *out,
+                              size_t *n, bool *more, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    *n = 0;
+    *more = false;
+    /* instr() keeps user text out of LIKE patterns. The UUID is matched as
+     * uppercase hex without dashes. */
+    if (sqlite3_prepare_v2(
+            db,
+            "SELECT " IMAGE_COLS " FROM images WHERE (?1 = '' OR "
+            "instr(lower(name), lower(?1)) > 0 OR "
+            "instr(hex(uuid), upper(replace(?1, '-', ''))) = 1) "
+            "AND (?2 = '' OR arch = ?2) AND (?3 <= 0 OR id < ?3) "
+            "ORDER BY id DESC LIMIT ?4",
+            -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "listing images");
+    } else {
+        sqlite3_bind_text(st, 1, query ? query : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, arch ? arch : "", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, before_id);
+        sqlite3_bind_int64(st, 4, (int64_t)limit + 1);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (*n == limit) {
+                *more = true;
+                break;
+            }
+            row_to_image(st, &out[(*n)++]);
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            r = db_fail(err, db, "listing images");
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM images), "
+                           "(SELECT count(*) FROM image_data)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "counting");
+    } else {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *images = sqlite3_column_int64(st, 0);
+            *blobs = sqlite3_column_int64(st, 1);
+        } else {
+            r = db_fail(err, db, "counting");
+        }
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+bool store_ping(store *s)
+{
+    int ci = conn_get(s);
+    bool ok = sqlite3_exec(s->conns[ci], "SELECT 1 FROM images LIMIT 1", NULL, NULL,
+                           NULL) == SQLITE_OK;
+    conn_put(s, ci);
+    return ok;
+}
+
+/* ---- index cache -------------------------------------------------------- */
+
+static unsigned bucket_of(const uint8_t uuid[16])
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ uuid[i]) * 16777619u;
+    return h % CACHE_BUCKETS;
+}
+
+static size_t entry_bytes(const store_loaded *e)
+{
+    return sizeof *e + e->blob_len;
+}
+
+static void lru_unlink(store *s, store_loaded *e)
+{
+    store_loaded *p = e->lru_prev, *n = e->lru_next;
+    if (p)
+        p->lru_next = n;
+    else
+        s->lru_head = n;
+    if (n)
+        n->lru_prev = p;
+    else
+        s->lru_tail = p;
+    e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_push_front(store *s, store_loaded *e)
+{
+    e->lru_prev = NULL;
+    e->lru_next = s->lru_head;
+    if (s->lru_head)
+        ((store_loaded *)s->lru_head)->lru_prev = e;
+    s->lru_head = e;
+    if (!s->lru_tail)
+        s->lru_tail = e;
+}
+
+/* Takes e out of the cache; frees it unless a request still holds it. */
+static void cache_remove(store *s, store_loaded *e)
+{
+    store_loaded **pp = &s->buckets[bucket_of(e->meta.uuid)];
+    while (*pp && *pp != e)
+        pp = (store_loaded **)&(*pp)->hash_next;
+    if (*pp)
+        *pp = e->hash_next;
+    lru_unlink(s, e);
+    s->cache_bytes -= entry_bytes(e);
+    s->stats.entries--;
+    e->generation = 0; /* marks it detached */
+    if (e->refs == 0)
+        cache_free_entry(e);
+}
+
+static void cache_invalidate_uuid(store *s, const uint8_t uuid[16])
+{
+    pthread_mutex_lock(&s->cache_mu);
+    s->generation++;
+    store_loaded *e = s->buckets[bucket_of(uuid)];
+    while (e) {
+        store_loaded *next = e->hash_next;
+        if (memcmp(e->meta.uuid, uuid, 16) == 0)
+            cache_remove(s, e);
+        e = next;
+    }
+    pthread_mutex_unlock(&s->cache_mu);
+}
+
+/* Under cache_mu: a cached entry for (uuid, arch), arch NULL matching a UUID
+ * known to have one slice. */
+static store_loaded *cache_find(store *s, const uint8_t uuid[16], const char *arch)
+{
+    for (store_loaded *e = s->buckets[bucket_of(uuid)]; e; e = e->hash_next)
+        if (memcmp(e->meta.uuid, uuid, 16) == 0 &&
+            (arch ? strcmp(e->meta.arch, arch) == 0 : e->nslices == 1))
+            return e;
+    return NULL;
+}
+
+/* Reads the row and blob of (uuid, arch) from the database into a fresh,
+ * unshared entry. */
+static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch,
+                              store_loaded **out, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    store_loaded *e = calloc(1, sizeof *e);
+    if (!e) {
+        r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    /* One read transaction so the row, the slice count and the blob agree. */
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 "
+                           "WHERE i2.uuid = images.uuid), (SELECT d.data FROM "
+                           "image_data d WHERE d.image_id = images.id AND d.kind = "
+                           "'symbols') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR "
+                           "arch = ?2) ORDER BY arch LIMIT 2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "loading image");
+        goto out;
+    }
+    sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+    if (arch)
+        sqlite3_bind_text(st, 2, arch, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "image not uploaded");
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        r = db_fail(err, db, "loading image");
+        goto out;
+    }
+    row_to_image(st, &e->meta);
+    e->nslices = sqlite3_column_int(st, 12);
+    if (!arch && e->nslices > 1) {
+        r = symd_fail(err, SYMD_E_INVALID,
+                      "image has %d architectures; name one with \"arch\"",
+                      e->nslices);
+        goto out;
+    }
+    const void *blob = sqlite3_column_blob(st, 13);
+    int blen = sqlite3_column_bytes(st, 13);
+    if (!blob || blen <= 0) {
+        r = symd_fail(err, SYMD_E_DB, "image %s has no symbol index", e->meta.arch);
+        goto out;
+    }
+    e->blob = malloc((size_t)blen);
+    if (!e->blob) {
+        r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(e->blob, blob, (size_t)blen);
+    e->blob_len = (size_t)blen;
+    symd_err ierr = {0};
+    if (symindex_open(e->blob, e->blob_len, &e->sym, &ierr) != SYMD_OK)
+        r = symd_fail(err, SYMD_E_DB, "stored symbol index is damaged: %s", ierr.msg);
+out:
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    conn_put(s, ci);
+    if (r != SYMD_OK) {
+        if (e)
+            cache_free_entry(e);
+        return r;
+    }
+    *out = e;
+    return SYMD_OK;
+}
+
+symd_status store_acquire(store *s, const uint8_t uuid[16], const char *arch,
+                          store_loaded **out, symd_err *err)
+{
+    pthread_mutex_lock(&s->cache_mu);
+    store_loaded *e = cache_find(s, uuid, arch);
+    if (e) {
+        e->refs++;
+        s->stats.hits++;
+        lru_unlink(s, e);
+        lru_push_front(s, e);
+        pthread_mutex_unlock(&s->cache_mu);
+        *out = e;
+        return SYMD_OK;
+    }
+    s->stats.misses++;
+    uint64_t gen = s->generation;
+    pthread_mutex_unlock(&s->cache_mu);
+
+    symd_status r = load_entry(s, uuid, arch, &e, err);
+    if (r != SYMD_OK)
+        return r;
+    e->refs = 1;
+
+    pthread_mutex_lock(&s->cache_mu);
+    store_loaded *again = cache_find(s, uuid, e->meta.arch);
+    /* Cache it unless a write happened meanwhile, another thread got there
+     * first, or it alone is larger than the whole cache. */
+    if (gen == s->generation && !again && entry_bytes(e) <= s->cache_max) {
+        while (s->lru_tail && s->cache_bytes + entry_bytes(e) > s->cache_max)
+            cache_remove(s, s->lru_tail);
+        unsigned b = bucket_of(uuid);
+        e->hash_next = s->buckets[b];
+        s->buckets[b] = e;
+        lru_push_front(s, e);
+        s->cache_bytes += entry_bytes(e);
+        s->stats.entries++;
+        e->generation = gen + 1; /* nonzero: attached */
+    }
+    pthread_mutex_unlock(&s->cache_mu);
+    *out = e;
+    return SYMD_OK;
+}
+
+void store_release(store *s, store_loaded *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&s->cache_mu);
+    if (--e->refs == 0 && e->generation == 0)
+        cache_free_entry(e);
+    pthread_mutex_unlock(&s->cache_mu);
+}
+
+void store_cache_stats_get(store *s, store_cache_stats *st)
+{
+    pthread_mutex_lock(&s->cache_mu);
+    *st = s->stats;
+    st->bytes = s->cache_bytes;
+    pthread_mutex_unlock(&s->cache_mu);
+}

@@ -1,0 +1,104 @@
+/* The image store: SQLite (WAL) tables of images and their index blobs, a
+ * pool of connections shared by the server's threads, and a size-bounded
+ * in-memory cache of loaded indexes so a frame costs a binary search. */
+#ifndef SYMD_STORE_H
+#define SYMD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/err.h"
+#include "symindex.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct store store;
+
+/* Opens (creating and migrating as needed) the database at path. pool is the
+ * number of connections (one per serving thread is right); cache_bytes bounds
+ * the index cache. */
+symd_status store_open(const char *path, int pool, size_t cache_bytes,
+                       store **out, symd_err *err);
+void store_close(store *s);
+
+/* One stored (UUID, arch) slice, as the API describes it. */
+typedef struct {
+    int64_t id;
+    uint8_t uuid[16];
+    char arch[16];
+    char name[256];
+    char kind[16];
+    uint64_t text_vmaddr, text_size;
+    uint32_t symbols, functions;
+    bool debug_info;
+    int64_t created_at, updated_at; /* unix milliseconds */
+} store_image;
+
+typedef enum { STORE_CREATED, STORE_EXISTS, STORE_UPDATED } store_put_result;
+
+/* A slice ready to store: its metadata (id and times are set by the store)
+ * and its symbol index blob (borrowed). */
+typedef struct {
+    store_image meta;
+    const uint8_t *symidx;
+    size_t symidx_len;
+} store_put;
+
+/* Stores n slices in one transaction: all or none. A (UUID, arch) already
+ * present is kept unless the new slice carries more symbols or function
+ * starts (a stripped binary first, its full twin later): then it is
+ * replaced and reported UPDATED. On success meta[i] holds the stored rows. */
+symd_status store_put_images(store *s, store_put *puts, size_t n,
+                             store_put_result *results, store_image *stored,
+                             symd_err *err);
+
+/* Deletes every slice of uuid; *deleted says how many (0 = unknown uuid). */
+symd_status store_delete_image(store *s, const uint8_t uuid[16], size_t *deleted,
+                               symd_err *err);
+
+/* Slices of one UUID (at most max), ordered by arch. */
+symd_status store_get_image(store *s, const uint8_t uuid[16], store_image *out,
+                            size_t max, size_t *n, symd_err *err);
+
+/* Newest first. query matches name (substring) or UUID hex prefix; arch
+ * filters exactly; before_id > 0 continues a listing (cursor). *more is set
+ * when another page follows. */
+symd_status store_list_images(store *s, const char *query, const char *arch,
+                              int64_t before_id, size_t limit, store_image *out,
+                              size_t *n, bool *more, symd_err *err);
+
+/* Row counts for tests and health checks. */
+symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *err);
+/* SELECT 1 against the database. */
+bool store_ping(store *s);
+
+/* A slice with its index loaded, shared through the cache. */
+typedef struct {
+    store_image meta;
+    symindex sym;
+    /* private */
+    uint8_t *blob;
+    size_t blob_len;
+    int refs;
+    uint64_t generation;
+    int nslices;  /* slices stored under this UUID when loaded */
+    void *lru_prev, *lru_next, *hash_next;
+} store_loaded;
+
+/* Finds (uuid, arch) and returns it loaded, from the cache when possible.
+ * arch may be NULL when the UUID has exactly one slice; with several, the
+ * result is SYMD_E_INVALID (arch needed). SYMD_E_NOT_FOUND when unknown.
+ * Release with store_release. */
+symd_status store_acquire(store *s, const uint8_t uuid[16], const char *arch,
+                          store_loaded **out, symd_err *err);
+void store_release(store *s, store_loaded *img);
+
+typedef struct {
+    uint64_t hits, misses, bytes, entries;
+} store_cache_stats;
+void store_cache_stats_get(store *s, store_cache_stats *st);
+
+int64_t store_now_ms(void);
+
+#endif

@@ -1,0 +1,104 @@
+/* Growable byte buffer with a hard size limit fixed at creation. */
+#include "dynbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dynbuf_init(dynbuf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->max = max;
+}
+
+bool dynbuf_over_limit(const dynbuf *b, size_t n)
+{
+    return n > b->max || b->len > b->max - n;
+}
+
+static bool grow(dynbuf *b, size_t need)
+{
+    if (need + 1 <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need + 1) {
+        if (cap > SIZE_MAX / 2) {
+            cap = need + 1;
+            break;
+        }
+        cap *= 2;
+    }
+    /* Never reserve far beyond what the limit allows. */
+    if (b->max < SIZE_MAX && cap > b->max + 1)
+        cap = b->max + 1;
+    uint8_t *p = realloc(b->data, cap);
+    if (!p)
+        return false;
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+bool dynbuf_add(dynbuf *b, const void *p, size_t n)
+{
+    if (dynbuf_over_limit(b, n))
+        return false;
+    if (!grow(b, b->len + n))
+        return false;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return true;
+}
+
+bool dynbuf_addstr(dynbuf *b, const char *s)
+{
+    return dynbuf_add(b, s, strlen(s));
+}
+
+bool dynbuf_addf(dynbuf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return false;
+    if ((size_t)n < sizeof small)
+        return dynbuf_add(b, small, (size_t)n);
+    if (dynbuf_over_limit(b, (size_t)n) || !grow(b, b->len + (size_t)n))
+        return false;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return true;
+}
+
+void dynbuf_reset(dynbuf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = 0;
+}
+
+void dynbuf_free(dynbuf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+uint8_t *dynbuf_take(dynbuf *b, size_t *len)
+{
+    uint8_t *p = b->data;
+    if (len)
+        *len = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
