@@ -1,0 +1,42 @@
+/* A small test harness: TEST() registers, CHECK() records and goes on. */
+#ifndef SYMD_TEST_H
+#define SYMD_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, const char *file, test_fn fn);
+
+#define TEST(name)                                                   \
+    static void name(void);                                          \
+    __attribute__((constructor)) static void register_##name(void)   \
+    {                                                                \
+        test_register(#name, __FILE__, name);                        \
+    }                                                                \
+    static void name(void)
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+extern unsigned long test_checks;
+
+#define CHECK(cond, ...)                                             \
+    do {                                                             \
+        test_checks++;                                               \
+        if (!(cond))                                                 \
+            test_fail(__FILE__, __LINE__, __VA_ARGS__);              \
+    } while (0)
+
+/* ---- helpers shared by the test files ---- */
+
+/* Whole file, NUL-terminated, malloc'ed; NULL (and a failure) if missing. */
+uint8_t *read_fixture(const char *rel, size_t *len);
+/* Path under the repository root (SYMD_ROOT or "."), in a static buffer
+ * rotated among 8 slots. */
+const char *root_path(const char *rel);
+/* A fresh temporary directory for this test run. */
+const char *test_tmpdir(void);
+
+#endif

@@ -1,0 +1,122 @@
+/* Test runner: runs every registered test, prints "N passed, N failed". */
+#include "test.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_TESTS 256
+
+static struct {
+    const char *name, *file;
+    test_fn fn;
+} tests[MAX_TESTS];
+static int ntests;
+static int current_failures;
+unsigned long test_checks;
+
+void test_register(const char *name, const char *file, test_fn fn)
+{
+    if (ntests < MAX_TESTS) {
+        tests[ntests].name = name;
+        tests[ntests].file = file;
+        tests[ntests].fn = fn;
+        ntests++;
+    }
+}
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+    if (current_failures++ < 20) { /* enough to diagnose, not a flood */
+        fprintf(stdout, "    %s:%d: ", file, line);
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stdout, fmt, ap);
+        va_end(ap);
+        fputc('\n', stdout);
+    }
+}
+
+const char *root_path(const char *rel)
+{
+    static char bufs[8][4096];
+    static int k;
+    const char *root = getenv("SYMD_ROOT");
+    char *b = bufs[k++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", root && *root ? root : ".", rel);
+    return b;
+}
+
+uint8_t *read_fixture(const char *rel, size_t *len)
+{
+    const char *path = root_path(rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        test_fail(__FILE__, __LINE__, "cannot open %s", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+static char tmpdir[256];
+
+const char *test_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/symd-tests-XXXXXX");
+        if (!mkdtemp(tmpdir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+    }
+    return tmpdir;
+}
+
+int main(int argc, char **argv)
+{
+    int passed = 0, failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 0; i < ntests; i++) {
+        if (argc > 1) { /* run only tests whose name contains an argument */
+            bool want = false;
+            for (int a = 1; a < argc; a++)
+                want |= strstr(tests[i].name, argv[a]) != NULL;
+            if (!want)
+                continue;
+        }
+        current_failures = 0;
+        unsigned long before = test_checks;
+        tests[i].fn();
+        unsigned long checks = test_checks - before;
+        if (current_failures == 0 && checks > 0) {
+            passed++;
+            printf("ok   %-40s %lu checks\n", tests[i].name, checks);
+        } else {
+            failed++;
+            printf("FAIL %-40s %d of %lu checks failed%s\n", tests[i].name,
+                   current_failures, checks, checks ? "" : " (no checks ran)");
+        }
+    }
+    if (tmpdir[0] && !getenv("SYMD_KEEP_TMP")) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmpdir);
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
