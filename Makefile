@@ -26,7 +26,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
 FUZZ_TARGETS := fuzz_macho fuzz_symbolicate
 
-.PHONY: all deps test run fuzz fuzz-build bench clean
+.PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)
 
 deps: build/.deps-ok
@@ -51,6 +51,10 @@ $(BUILD)/symd-tests: $(TEST_OBJ) $(BUILD)/libsymd.a
 # the symd binary of the same build.
 test: $(SYMD) $(BUILD)/symd-tests
 	SYMD_BIN=$(abspath $(SYMD)) $(BUILD)/symd-tests
+
+# Everything CI runs: release tests, sanitizer tests, fuzz smoke.
+check:
+	bash tests/run-all.sh
 
 run: $(SYMD)
 	./$(SYMD) serve --listen 127.0.0.1:8080 --db ./symd.db

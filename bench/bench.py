@@ -11,7 +11,8 @@ something, writes a small JSON result that `summary` turns into the report:
                samples: symbol name and offset must agree for every address
   bodies       the wrk request bodies (200 frames each) and their addresses
   symbolizer   time llvm-symbolizer in batch mode on the wrk addresses
-  wrk          parse one wrk run's output into a result
+  load         how busy the machine is before the throughput runs
+  wrk          one wrk run (bench/symbolicate.lua), with the CPU each side used
   summary      print the summary block; exit status says pass or fail
 """
 import argparse
@@ -21,6 +22,7 @@ import math
 import os
 import random
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -291,66 +293,145 @@ def cmd_bodies(a):
     print(f"{a.count} bodies of {a.frames} frames, {len(addrs)} addresses, in {a.dir}")
 
 
-def time_symbolizer(slice_path, text, style):
-    cmd = ["llvm-symbolizer", "--obj=" + slice_path]
-    if style == "JSON":
-        cmd += ["--output-style=JSON"]
-    t = time.perf_counter()
-    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE, text=True, check=True)
-    dt = time.perf_counter() - t
-    return dt, p.stdout
+def time_symbolizer(slice_path, infile, outfile, extra):
+    """Wall clock of `llvm-symbolizer --obj=SLICE EXTRA < infile > outfile`."""
+    with open(infile, "rb") as i, open(outfile, "wb") as o:
+        t = time.perf_counter()
+        subprocess.run(["llvm-symbolizer", "--obj=" + slice_path] + extra,
+                       stdin=i, stdout=o, check=True)
+        return time.perf_counter() - t
+
+
+def count_answers(outfile, style):
+    with open(outfile) as f:
+        text = f.read()
+    return text.count("\n\n") if style == "LLVM" else text.count("\n")
+
+
+# What is timed. The first is the headline: the tool as the issue names it,
+# default output style (which demangles), answers written to a file.
+SYMBOLIZER_VARIANTS = [
+    ("default", [], "file"),
+    ("default, stdout to /dev/null", [], "null"),
+    ("--no-demangle", ["--no-demangle"], "file"),
+    ("--output-style=JSON", ["--output-style=JSON"], "file"),
+]
 
 
 def cmd_symbolizer(a):
     with open(a.addrs) as f:
         one = f.read()
     n = one.count("\n")
+    work = os.path.dirname(os.path.abspath(a.out))
+    infile, outfile = os.path.join(work, "symbolizer-in.txt"), os.path.join(work, "symbolizer-out.txt")
     # The process start (reading the slice, sorting its symbols) counts, as it
     # would for any batch. Startup alone, for the record: one address.
-    startup, _ = time_symbolizer(a.slice, one[:one.index("\n") + 1], "LLVM")
-    # Repeat the whole address list until one run lasts >= min_seconds.
+    with open(infile, "w") as f:
+        f.write(one[:one.index("\n") + 1])
+    startup = time_symbolizer(a.slice, infile, os.devnull, [])
+    print(f"llvm-symbolizer startup (1 address): {startup * 1e3:.0f} ms")
+    # Repeat the whole address list until the headline run lasts >= min_seconds.
     reps = 1
     while True:
-        dt, out = time_symbolizer(a.slice, one * reps, "LLVM")
+        with open(infile, "w") as f:
+            f.write(one * reps)
+        dt = time_symbolizer(a.slice, infile, outfile, [])
         if dt >= a.min_seconds:
             break
         reps = max(reps + 1, math.ceil(reps * a.min_seconds * 1.15 / dt))
-    res = {"addresses": n, "reps": reps, "startup_s": startup}
-    print(f"llvm-symbolizer startup (1 address): {startup * 1e3:.0f} ms")
-    for style in ("LLVM", "JSON"):
-        if style != "LLVM":
-            dt, out = time_symbolizer(a.slice, one * reps, style)
-        answered = out.count("\n\n") if style == "LLVM" else out.count("\n")
-        if answered != n * reps:
-            die(f"llvm-symbolizer ({style}) answered {answered} of {n * reps}")
-        res[style] = {"seconds": dt, "frames_per_s": n * reps / dt}
-        print(f"llvm-symbolizer --output-style={style}: {n} addrs x {reps} in {dt:.2f} s "
-              f"= {n * reps / dt:,.0f} frames/s")
+    res = {"addresses": n, "reps": reps, "startup_s": startup, "variants": []}
+    for i, (label, extra, sink) in enumerate(SYMBOLIZER_VARIANTS):
+        if i:
+            dt = time_symbolizer(a.slice, infile, os.devnull if sink == "null" else outfile, extra)
+        if sink == "file":
+            style = "JSON" if "--output-style=JSON" in extra else "LLVM"
+            got = count_answers(outfile, style)
+            if got != n * reps:
+                die(f"llvm-symbolizer ({label}) answered {got} of {n * reps}")
+        fps = n * reps / dt
+        res["variants"].append({"label": label, "args": extra, "sink": sink,
+                                "seconds": dt, "frames_per_s": fps})
+        print(f"llvm-symbolizer {label:30} {n} addrs x {reps} in {dt:5.2f} s = {fps:10,.0f} frames/s")
+    os.unlink(infile)
+    os.unlink(outfile)
     write_json(a.out, res)
+
+
+def cmd_load(a):
+    """CPU busy on the machine, in cores, over a.seconds (from /proc/stat)."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = list(map(int, f.readline().split()[1:]))
+        return sum(v), v[3] + v[4]
+    t0, i0 = snap()
+    time.sleep(a.seconds)
+    t1, i1 = snap()
+    cores = os.cpu_count() or 1
+    busy = (1 - (i1 - i0) / max(1, t1 - t0)) * cores
+    write_json(a.out, {"busy_cores": busy, "cores": cores})
+    print(f"background load: {busy:.2f} of {cores} cores busy")
+    if busy > 0.25:
+        print(f"WARNING: something else is using {busy:.1f} cores; throughput figures "
+              "will be low and noisy")
 
 
 # ---- wrk ---------------------------------------------------------------------
 
 
+def proc_cpu_s(pid):
+    """utime + stime of a process (all its threads), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu():
+    """(total, idle) jiffies of the whole machine."""
+    with open("/proc/stat") as f:
+        v = list(map(int, f.readline().split()[1:]))
+    return sum(v), v[3] + v[4]
+
+
 def cmd_wrk(a):
-    text = open(a.log).read()
+    """One wrk run; also the CPU that symd, wrk and everything else used."""
+    t = min(a.threads, a.conns)
+    cmd = ["wrk", f"-t{t}", f"-c{a.conns}", f"-d{a.seconds}s", "--latency",
+           "-s", a.script, a.url + "/v1/symbolicate", "--", a.bodies, str(a.count)]
+    m0, s0 = machine_cpu(), proc_cpu_s(a.server_pid)
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - w0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    m1, s1 = machine_cpu(), proc_cpu_s(a.server_pid)
+    text = p.stdout + p.stderr
+    with open(a.log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + text)
     rps = re.search(r"Requests/sec:\s*([\d.]+)", text)
     lua = re.search(r"lua: responses (\d+) non2xx (\d+) errors (\d+)", text)
-    lat = re.search(r"^\s*Latency\s+(\S+)\s+(\S+)\s+(\S+)", text, re.M)
+    lat = re.search(r"^\s*Latency\s+(\S+)", text, re.M)
     p99 = re.search(r"^\s*99%\s+(\S+)", text, re.M)
-    if not rps or not lua:
-        die(f"cannot read wrk output {a.log}:\n{text}")
-    res = {"connections": a.conns, "threads": a.threads, "seconds": a.seconds,
+    if p.returncode != 0 or not rps or not lua:
+        die(f"wrk failed ({p.returncode}):\n{text}")
+    cores = os.cpu_count() or 1
+    busy = (1 - (m1[1] - m0[1]) / max(1, m1[0] - m0[0])) * cores
+    server = (s1 - s0) / wall
+    client = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
+    res = {"connections": a.conns, "threads": t, "seconds": a.seconds,
            "frames_per_request": a.frames, "requests_per_s": float(rps.group(1)),
            "frames_per_s": float(rps.group(1)) * a.frames,
            "responses": int(lua.group(1)), "non2xx": int(lua.group(2)),
            "socket_errors": int(lua.group(3)),
-           "latency_avg": lat.group(1) if lat else "?", "latency_p99": p99.group(1) if p99 else "?"}
+           "latency_avg": lat.group(1) if lat else "?",
+           "latency_p99": p99.group(1) if p99 else "?",
+           "server_cores": server, "wrk_cores": client,
+           "other_cores": max(0.0, busy - server - client)}
     write_json(a.out, res)
-    print(f"wrk -t{a.threads} -c{a.conns}: {res['requests_per_s']:.0f} req/s = "
-          f"{res['frames_per_s']:,.0f} frames/s, latency avg {res['latency_avg']} "
-          f"p99 {res['latency_p99']}, {res['non2xx']} non-2xx, "
-          f"{res['socket_errors']} socket errors")
+    print(f"wrk -t{t} -c{a.conns}: {res['requests_per_s']:.0f} req/s = "
+          f"{res['frames_per_s']:,.0f} frames/s; latency avg {res['latency_avg']} "
+          f"p99 {res['latency_p99']}; {res['non2xx']} non-2xx, "
+          f"{res['socket_errors']} socket errors; cores used: symd {server:.2f}, "
+          f"wrk {client:.2f}, other {res['other_cores']:.2f}")
 
 
 # ---- summary -----------------------------------------------------------------
@@ -364,14 +445,16 @@ def cmd_summary(a):
                    if f.startswith("wrk-") and f.endswith(".json")),
                   key=lambda r: r["connections"])
     sym = read_json(os.path.join(d, "symbolizer.json"))
+    load = read_json(os.path.join(d, "load.json"))
     best = max(runs, key=lambda r: r["frames_per_s"])
-    llvm_fps = sym["LLVM"]["frames_per_s"]
-    ratio = best["frames_per_s"] / llvm_fps
+    head = sym["variants"][0]
+    ratio = best["frames_per_s"] / head["frames_per_s"]
     non2xx = sum(r["non2xx"] for r in runs)
     sockerr = sum(r["socket_errors"] for r in runs)
     acc_ok = all(x["agree"] == x["n"] and x["nm_agree"] == x["n"] for x in acc)
     q_ok = up["queryable_ms"] <= 1000
     r_ok = ratio >= 2
+    noisy = load["busy_cores"] > 0.25 or best["other_cores"] > 0.25
 
     def mark(ok):
         return "ok" if ok else "FAIL"
@@ -380,19 +463,25 @@ def cmd_summary(a):
         f"upload {up['bytes'] / 1e6:.1f} MB fat: {up['upload_ms']:.0f} ms; "
         f"upload->queryable: {up['queryable_ms']:.0f} ms (limit 1000 ms) {mark(q_ok)}",
         "accuracy " + "; ".join(f"{x['arch']}: {x['agree']}/{x['n']} agree" for x in acc)
-        + f" (vs llvm-nm: " + ", ".join(f"{x['nm_agree']}/{x['n']}" for x in acc)
-        + f") {mark(acc_ok)}",
+        + " (same names in the llvm-nm table: "
+        + ", ".join(f"{x['nm_agree']}/{x['n']}" for x in acc) + f") {mark(acc_ok)}",
         f"symd /v1/symbolicate: {best['frames_per_s']:9.0f} frames/s (wrk {best['seconds']} s, "
-        f"-t{best['threads']} -c{best['connections']}, {best['non2xx']} non-2xx, "
-        f"{best['socket_errors']} socket errors)",
-        "  all wrk runs: " + ", ".join(f"c{r['connections']} {r['frames_per_s']:.0f}"
-                                       for r in runs)
-        + f" frames/s; {non2xx} non-2xx, {sockerr} socket errors in total",
-        f"llvm-symbolizer:      {llvm_fps:9.0f} frames/s ({sym['addresses']} addrs x "
-        f"{sym['reps']}, {sym['LLVM']['seconds']:.2f} s; JSON style "
-        f"{sym['JSON']['frames_per_s']:.0f} frames/s)",
-        f"ratio: {ratio:.2f}x (goal >= 2x) {mark(r_ok)}",
+        f"-t{best['threads']} -c{best['connections']}, {best['non2xx']} non-2xx; "
+        f"symd used {best['server_cores']:.2f} cores, wrk {best['wrk_cores']:.2f})",
+        "  all wrk runs, frames/s: "
+        + ", ".join(f"c{r['connections']} {r['frames_per_s']:.0f}" for r in runs)
+        + f"; {non2xx} non-2xx, {sockerr} socket errors in all",
+        f"llvm-symbolizer:      {head['frames_per_s']:9.0f} frames/s ({sym['addresses']} addrs x "
+        f"{sym['reps']} in {head['seconds']:.2f} s, 1 core; default style, stdout to a file)",
     ]
+    for v in sym["variants"][1:]:
+        lines.append(f"  {v['label']:30} {v['frames_per_s']:9.0f} frames/s "
+                     f"(symd is {best['frames_per_s'] / v['frames_per_s']:.2f}x)")
+    lines.append(f"ratio: {ratio:.2f}x (goal >= 2x) {mark(r_ok)}")
+    if noisy:
+        lines.append(f"WARNING: other processes were busy ({load['busy_cores']:.2f} cores "
+                     f"before the bench, {best['other_cores']:.2f} during the best wrk run); "
+                     f"throughput figures are unreliable")
     text = "\n".join(lines) + "\n"
     print(text, end="")
     with open(a.out, "w") as f:
@@ -449,12 +538,22 @@ def main():
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_symbolizer)
 
+    s = sub.add_parser("load")
+    s.add_argument("--seconds", type=float, default=1.0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_load)
+
     s = sub.add_parser("wrk")
-    s.add_argument("--log", required=True)
-    s.add_argument("--conns", type=int, required=True)
-    s.add_argument("--threads", type=int, required=True)
-    s.add_argument("--seconds", type=int, required=True)
+    s.add_argument("--url", required=True)
+    s.add_argument("--script", required=True)
+    s.add_argument("--bodies", required=True)
+    s.add_argument("--count", type=int, default=64)
     s.add_argument("--frames", type=int, default=200)
+    s.add_argument("--server-pid", type=int, required=True)
+    s.add_argument("--conns", type=int, required=True)
+    s.add_argument("--threads", type=int, default=2)
+    s.add_argument("--seconds", type=int, default=10)
+    s.add_argument("--log", required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_wrk)
 

@@ -132,13 +132,12 @@ say "throughput: wrk POST /v1/symbolicate, $BENCH_BODIES bodies x $BENCH_FRAMES 
 $PY bodies --samples "$WORK/samples-arm64.json" --upload "$RES/upload.json" \
     --dir "$WORK/bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
     --seed "$BENCH_SEED"
+$PY load --out "$RES/load.json"
 for c in $BENCH_CONNS; do
-    t=$((BENCH_WRK_THREADS < c ? BENCH_WRK_THREADS : c))
-    wrk -t"$t" -c"$c" -d"${BENCH_SECONDS}s" --latency -s "$BENCH/symbolicate.lua" \
-        "$URL/v1/symbolicate" -- "$WORK/bodies" "$BENCH_BODIES" >"$WORK/wrk-$c.log" 2>&1 ||
-        { cat "$WORK/wrk-$c.log" >&2; die "wrk failed"; }
-    $PY wrk --log "$WORK/wrk-$c.log" --conns "$c" --threads "$t" \
-        --seconds "$BENCH_SECONDS" --frames "$BENCH_FRAMES" --out "$RES/wrk-$c.json"
+    $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/bodies" \
+        --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
+        --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
+        --log "$WORK/wrk-$c.log" --out "$RES/wrk-$c.json"
 done
 
 say "llvm-symbolizer --obj=arm64 on the same addresses (batch, stdin)"
@@ -151,7 +150,8 @@ if [ -s "$WORK/serve.err" ]; then
 fi
 
 say "summary"
-cp "$RES"/*.json "$CACHE/" 2>/dev/null || true # kept for a look after the run
+rm -rf "$CACHE/last" && mkdir -p "$CACHE/last" # kept for a look after the run
+cp "$RES"/*.json "$WORK"/wrk-*.log "$CACHE/last/"
 rc=0
 $PY summary --dir "$RES" --out "$CACHE/last-summary.txt" ${BENCH_STRICT:+--strict} || rc=$?
 exit $rc

@@ -228,6 +228,23 @@ static bool is_zerofill(uint32_t flags)
     return t == S_ZEROFILL || t == S_GB_ZEROFILL || t == S_THREAD_LOCAL_ZEROFILL;
 }
 
+/* Ensures room for need elements, doubling so many small segments do not
+ * cost a copy each. need is bounded by the load commands' size. */
+static bool grow_array(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
 /* Reads one LC_SEGMENT(_64) command and its sections. The caller checked
  * that cmdsize covers the fixed segment header; the section count is checked
  * here against the bytes left in the command. */
@@ -269,18 +286,16 @@ static symd_status read_segment(macho_image *img, const uint8_t *cmd,
                             "command holds %zu",
                             cmdno, seg.segname, nsects, (cmdsize - hdr) / sectsize);
 
-    macho_segment *segs = realloc(img->segs, (img->nsegs + 1) * sizeof *segs);
-    if (!segs)
+    if (!grow_array((void **)&img->segs, &img->segs_cap, img->nsegs + 1,
+                    sizeof *img->segs))
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    img->segs = segs;
-    segs[img->nsegs++] = seg;
+    img->segs[img->nsegs++] = seg;
     if (nsects == 0)
         return SYMD_OK;
-    macho_section *sects =
-        realloc(img->sects, (img->nsects + nsects) * sizeof *sects);
-    if (!sects)
+    if (!grow_array((void **)&img->sects, &img->sects_cap, img->nsects + nsects,
+                    sizeof *img->sects))
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    img->sects = sects;
+    macho_section *sects = img->sects;
     for (uint32_t i = 0; i < nsects; i++) {
         const uint8_t *p = cmd + hdr + (size_t)i * sectsize;
         macho_section *s = &sects[img->nsects];
@@ -549,7 +564,8 @@ static symd_status parse_image(macho_image *img, symd_err *err)
         if (st != SYMD_OK)
             return st;
         /* ld64 emits them ascending; sort anyway so lookups can rely on it. */
-        qsort(img->fstarts, img->nfstarts, sizeof *img->fstarts, cmp_u64);
+        if (img->nfstarts > 1)
+            qsort(img->fstarts, img->nfstarts, sizeof *img->fstarts, cmp_u64);
     }
     return SYMD_OK;
 }
@@ -578,6 +594,7 @@ void macho_image_free(macho_image *img)
     img->fstarts = NULL;
     img->dylib_id = NULL;
     img->nsegs = img->nsects = img->nfstarts = 0;
+    img->segs_cap = img->sects_cap = 0;
 }
 
 uint64_t macho_text_vmaddr(const macho_image *img)

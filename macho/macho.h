@@ -61,6 +61,7 @@ typedef struct {
     size_t nsegs;
     macho_section *sects; /* in load-command order: n_sect 1 is sects[0] */
     size_t nsects;
+    size_t segs_cap, sects_cap;
     int text_seg; /* index of __TEXT (or the first segment), -1 if none */
 
     bool has_symtab;

@@ -46,7 +46,8 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
     symd_status st = macho_function_symbols(img, &syms, &n, err);
     if (st != SYMD_OK)
         return st;
-    qsort(syms, n, sizeof *syms, cmp_sym);
+    if (n > 1)
+        qsort(syms, n, sizeof *syms, cmp_sym);
     size_t k = 0; /* collapse aliases: keep the first at each address */
     for (size_t i = 0; i < n; i++)
         if (k == 0 || syms[k - 1].addr != syms[i].addr)

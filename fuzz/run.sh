@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target for SECONDS, seeded from the real fixtures.
+# usage: fuzz/run.sh SECONDS target...    (from the repository root)
+set -euo pipefail
+secs=$1; shift
+cd "$(dirname "$0")/.."
+status=0
+for t in "$@"; do
+  corpus=fuzz/corpus-$t
+  mkdir -p "$corpus"
+  case $t in
+    fuzz_macho)
+      cp -n fixtures/bin/* "$corpus"/ 2>/dev/null || true
+      cp -n fixtures/dsym/*/Contents/Resources/DWARF/* "$corpus"/ 2>/dev/null || true
+      extra=(-max_len=131072) ;;
+    fuzz_symbolicate)
+      cp -n fuzz/seeds/symbolicate/* "$corpus"/
+      extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;
+    *) extra=() ;;
+  esac
+  echo "== $t: ${secs}s"
+  log=build/fuzz/$t.log
+  if ! build/fuzz/$t "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+       -print_final_stats=1 -artifact_prefix=build/fuzz/$t- "${extra[@]}" >"$log" 2>&1; then
+    echo "!! $t found a problem; see $log and build/fuzz/$t-*"
+    tail -40 "$log"
+    status=1
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE" "$log" || tail -3 "$log"
+done
+exit $status

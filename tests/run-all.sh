@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The whole suite, as CI runs it: the test binary in a release build, the same
+# under ASan+UBSan, and a short libFuzzer smoke run of every target. Ends
+# with one line "N passed, N failed" summing all of them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+passed=0; failed=0
+mkdir -p build
+
+suite() { # name, command...
+  local name=$1; shift
+  echo "=== $name"
+  local log=build/suite-$name.log
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local line p f
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  if [ -n "$line" ]; then
+    p=${line%% passed*}; f=${line#*, }; f=${f%% failed*}
+  else
+    p=0; f=1
+  fi
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # a crash is a failure
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
+fuzz_smoke() {
+  local p=0 f=0
+  if make -s fuzz FUZZ_SECONDS="$FUZZ_SECONDS"; then p=2; else f=1; fi
+  echo "$p passed, $f failed"
+  [ "$f" -eq 0 ]
+}
+
+suite release make -s test
+suite sanitizers make -s SANITIZE=address,undefined test
+suite fuzz fuzz_smoke
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
