@@ -11,6 +11,7 @@
 #   BENCH_BODIES=64        distinct wrk request bodies, BENCH_FRAMES frames each
 #   BENCH_FRAMES=200
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
+#   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
 set -euo pipefail
 
@@ -27,6 +28,7 @@ BENCH_BODIES=${BENCH_BODIES:-64}
 BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
+SYMD=${BENCH_SYMD:-$ROOT/symd}
 
 PKG=@sentry/cli-darwin@3.8.0
 TARBALL=sentry-cli-darwin-3.8.0.tgz
@@ -58,7 +60,8 @@ done
 command -v npm >/dev/null || apt_install npm npm
 command -v python3 >/dev/null || die "python3 is missing"
 export PATH
-[ -x "$ROOT/symd" ] || make -C "$ROOT" symd >/dev/null
+if [ -z "${BENCH_SYMD:-}" ] && [ ! -x "$SYMD" ]; then make -C "$ROOT" symd >/dev/null; fi
+[ -x "$SYMD" ] || die "$SYMD is not an executable"
 PY="python3 $BENCH/bench.py"
 
 # ---- fetch --------------------------------------------------------------------
@@ -102,10 +105,10 @@ for arch in arm64 x86_64; do
         --seed "$BENCH_SEED" --out "$WORK/samples-$arch.json"
 done
 
-say "starting symd serve"
+say "starting $SYMD serve"
 server_args=(serve --listen 127.0.0.1:0 --db "$WORK/bench.db")
 [ -n "$BENCH_SERVER_THREADS" ] && server_args+=(--threads "$BENCH_SERVER_THREADS")
-"$ROOT/symd" "${server_args[@]}" >"$WORK/serve.out" 2>"$WORK/serve.err" &
+"$SYMD" "${server_args[@]}" >"$WORK/serve.out" 2>"$WORK/serve.err" &
 SERVER_PID=$!
 URL=
 for _ in $(seq 200); do
