@@ -15,6 +15,7 @@
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
 set -euo pipefail
 
+if [ -n "${BENCH_SYMD:-}" ]; then BENCH_SYMD=$(realpath "$BENCH_SYMD"); fi
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BENCH=$ROOT/bench
@@ -131,21 +132,34 @@ for arch in arm64 x86_64; do
         --out "$RES/accuracy-$arch.json"
 done
 
-say "throughput: wrk POST /v1/symbolicate, $BENCH_BODIES bodies x $BENCH_FRAMES frames"
+say "alias probe: symbols moved onto one address in a copy of the slice (symd atos)"
+for arch in arm64 x86_64; do
+    $PY aliases --slice "$CACHE/$arch" --symd "$SYMD" --out "$RES/aliases-$arch.json"
+done
+
+say "throughput: $BENCH_BODIES bodies x $BENCH_FRAMES frames of arm64 addresses"
 $PY bodies --samples "$WORK/samples-arm64.json" --upload "$RES/upload.json" \
     --dir "$WORK/bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
     --seed "$BENCH_SEED"
 $PY load --out "$RES/load.json"
+
+# llvm-symbolizer first (calibration and every variant), then after each wrk
+# run again: each symd figure has an llvm-symbolizer figure next to it in time,
+# which matters on a shared host whose speed drifts.
+say "llvm-symbolizer --obj=arm64 on the same addresses (batch on stdin)"
+$PY symbolizer --phase before --slice "$CACHE/arm64" --addrs "$WORK/bodies/addrs.txt" \
+    --out "$RES/symbolizer-before.json"
+
+say "symd: wrk POST /v1/symbolicate, each run followed by llvm-symbolizer"
 for c in $BENCH_CONNS; do
     $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/bodies" \
         --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
         --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
         --log "$WORK/wrk-$c.log" --out "$RES/wrk-$c.json"
+    $PY symbolizer --phase "after-c$c" --runs 1 --slice "$CACHE/arm64" \
+        --addrs "$WORK/bodies/addrs.txt" --reps-from "$RES/symbolizer-before.json" \
+        --out "$RES/symbolizer-after-c$c.json"
 done
-
-say "llvm-symbolizer --obj=arm64 on the same addresses (batch, stdin)"
-$PY symbolizer --slice "$CACHE/arm64" --addrs "$WORK/bodies/addrs.txt" \
-    --out "$RES/symbolizer.json"
 
 if [ -s "$WORK/serve.err" ]; then
     say "symd serve stderr"

@@ -2,7 +2,6 @@
 #ifndef SYMD_BACKTRACE_H
 #define SYMD_BACKTRACE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,27 +28,32 @@ typedef struct {
     long image;       /* index into images, or -1 to find it by address */
 } bt_frame;
 
+typedef enum { BT_ID_NONE, BT_ID_INT, BT_ID_STRING } bt_id_kind;
+
 typedef struct {
-    json_t *id;  /* borrowed from the request document; may be NULL */
+    bt_id_kind id_kind;
+    int64_t id_int;
+    char *id_str;     /* owned, when id_kind is BT_ID_STRING */
     bool crashed;
-    const char *name; /* borrowed; may be NULL */
+    char *name;       /* owned; NULL when absent */
     bt_frame *frames;
-    size_t nframes;
+    size_t nframes, cap;
 } bt_thread;
 
 typedef struct {
-    json_t *root;
     bt_image *images;
     size_t nimages;
     bt_thread *threads;
     size_t nthreads;
     bt_adjust adjust;
-    long *by_uuid; /* image indexes sorted by UUID */
+    size_t images_cap, threads_cap, total_frames;
 } bt_request;
 
-/* Parses and validates a request body. Errors are SYMD_E_INVALID (malformed
- * JSON, wrong types, bad values: the message says where), SYMD_E_TOO_LARGE
- * past the limits above, or SYMD_E_NOMEM. On error req holds nothing. */
+/* Parses and validates a request body in one pass over (json, len): no
+ * document tree, so a 10,000-frame request costs a few allocations. Errors
+ * are SYMD_E_INVALID (malformed JSON, wrong types, bad values, a known key
+ * twice: the message says where), SYMD_E_TOO_LARGE past the limits above, or
+ * SYMD_E_NOMEM. On error req holds nothing. */
 symd_status bt_parse(const char *json, size_t len, bt_request *req, symd_err *err);
 void bt_free(bt_request *req);
 

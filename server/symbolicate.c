@@ -52,27 +52,27 @@ static const rimage *image_for(rimage **sorted, size_t n, uint64_t addr)
 static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
                         symbolicate_counts *c)
 {
-    jw_raw(w, "{\"address\":");
+    JW_LIT(w, "{\"address\":");
     jw_hex(w, f->address);
     if (!r) {
         c->unknown_image++;
-        jw_raw(w, ",\"status\":\"unknown_image\",\"inlined\":false}");
+        JW_LIT(w, ",\"status\":\"unknown_image\",\"inlined\":false}");
         return;
     }
     if (!r->img) {
         c->missing_image++;
-        jw_raw(w, ",\"status\":\"missing_image\"");
+        JW_LIT(w, ",\"status\":\"missing_image\"");
         if (r->req->name[0]) {
-            jw_raw(w, ",\"image\":");
+            JW_LIT(w, ",\"image\":");
             jw_str(w, r->req->name);
         }
-        jw_raw(w, ",\"uuid\":");
+        JW_LIT(w, ",\"uuid\":");
         jw_str(w, r->uuid);
         if (r->req->arch[0]) {
-            jw_raw(w, ",\"arch\":");
+            JW_LIT(w, ",\"arch\":");
             jw_str(w, r->req->arch);
         }
-        jw_raw(w, ",\"inlined\":false}");
+        JW_LIT(w, ",\"inlined\":false}");
         return;
     }
     uint64_t vmaddr = f->address - r->slide;
@@ -86,26 +86,29 @@ static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
     jw_raw(w, found ? ",\"status\":\"symbolicated\",\"image\":"
                     : ",\"status\":\"no_symbol\",\"image\":");
     jw_str(w, r->img->meta.name);
-    jw_raw(w, ",\"uuid\":");
+    JW_LIT(w, ",\"uuid\":");
     jw_str(w, r->uuid);
-    jw_raw(w, ",\"arch\":");
+    JW_LIT(w, ",\"arch\":");
     jw_str(w, r->img->meta.arch);
-    jw_raw(w, ",\"vmaddr\":");
+    JW_LIT(w, ",\"vmaddr\":");
     jw_hex(w, vmaddr);
     if (found) {
-        /* Demangling arrives with the DWARF work; until then both agree. */
-        jw_raw(w, ",\"symbol\":");
+        /* Demangling arrives with the DWARF work; until then both agree,
+         * so the escaped name is written once and copied. */
+        JW_LIT(w, ",\"symbol\":");
+        size_t at = w->b->len;
         jw_str(w, look.name);
-        jw_raw(w, ",\"mangled\":");
-        jw_str(w, look.name);
+        size_t n = w->b->len - at;
+        JW_LIT(w, ",\"mangled\":");
+        jw_copy(w, at, n);
     }
     if (look.has_sym_addr) {
-        jw_raw(w, ",\"symbol_address\":");
+        JW_LIT(w, ",\"symbol_address\":");
         jw_hex(w, look.sym_addr);
-        jw_raw(w, ",\"offset\":");
+        JW_LIT(w, ",\"offset\":");
         jw_u64(w, look.offset);
     }
-    jw_raw(w, ",\"inlined\":false}");
+    JW_LIT(w, ",\"inlined\":false}");
 }
 
 symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
@@ -158,23 +161,23 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
 
     jsonw w;
     jw_init(&w, out);
-    jw_raw(&w, "{\"threads\":[");
+    JW_LIT(&w, "{\"threads\":[");
     for (size_t t = 0; t < req->nthreads; t++) {
         const bt_thread *th = &req->threads[t];
         jw_raw(&w, t ? ",{" : "{");
-        if (th->id && json_is_integer(th->id)) {
-            jw_raw(&w, "\"id\":");
-            jw_i64(&w, json_integer_value(th->id));
-            jw_raw(&w, ",");
-        } else if (th->id && json_is_string(th->id)) {
-            jw_raw(&w, "\"id\":");
-            jw_str(&w, json_string_value(th->id));
-            jw_raw(&w, ",");
+        if (th->id_kind == BT_ID_INT) {
+            JW_LIT(&w, "\"id\":");
+            jw_i64(&w, th->id_int);
+            JW_LIT(&w, ",");
+        } else if (th->id_kind == BT_ID_STRING) {
+            JW_LIT(&w, "\"id\":");
+            jw_str(&w, th->id_str);
+            JW_LIT(&w, ",");
         }
         if (th->name) {
-            jw_raw(&w, "\"name\":");
+            JW_LIT(&w, "\"name\":");
             jw_str(&w, th->name);
-            jw_raw(&w, ",");
+            JW_LIT(&w, ",");
         }
         jw_raw(&w, th->crashed ? "\"crashed\":true,\"frames\":["
                                : "\"crashed\":false,\"frames\":[");
@@ -183,32 +186,32 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
             const rimage *r = f->image >= 0 ? &imgs[f->image]
                                             : image_for(sorted, nsorted, f->address);
             if (i)
-                jw_raw(&w, ",");
+                JW_LIT(&w, ",");
             write_frame(&w, f, r, counts);
         }
-        jw_raw(&w, "]}");
+        JW_LIT(&w, "]}");
     }
-    jw_raw(&w, "],\"images\":[");
+    JW_LIT(&w, "],\"images\":[");
     for (size_t i = 0; i < req->nimages; i++) {
         const rimage *r = &imgs[i];
         jw_raw(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
         jw_str(&w, r->uuid);
         const char *arch = r->img ? r->img->meta.arch : r->req->arch;
         if (arch[0]) {
-            jw_raw(&w, ",\"arch\":");
+            JW_LIT(&w, ",\"arch\":");
             jw_str(&w, arch);
         }
         if (r->img) {
-            jw_raw(&w, ",\"name\":");
+            JW_LIT(&w, ",\"name\":");
             jw_str(&w, r->img->meta.name);
         }
         if (r->placed) {
-            jw_raw(&w, ",\"load_address\":");
+            JW_LIT(&w, ",\"load_address\":");
             jw_hex(&w, r->start);
         }
         jw_raw(&w, r->img ? ",\"status\":\"found\"}" : ",\"status\":\"missing\"}");
     }
-    jw_raw(&w, "]}");
+    JW_LIT(&w, "]}");
     if (!w.ok)
         st = symd_fail(err, SYMD_E_TOO_LARGE, "response exceeds %zu bytes", out->max);
 out:

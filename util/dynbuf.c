@@ -41,11 +41,14 @@ static bool grow(dynbuf *b, size_t need)
     return true;
 }
 
-bool dynbuf_add(dynbuf *b, const void *p, size_t n)
+bool dynbuf_reserve(dynbuf *b, size_t n)
 {
-    if (dynbuf_over_limit(b, n))
-        return false;
-    if (!grow(b, b->len + n))
+    return !dynbuf_over_limit(b, n) && grow(b, b->len + n);
+}
+
+bool dynbuf_add_slow(dynbuf *b, const void *p, size_t n)
+{
+    if (!dynbuf_reserve(b, n))
         return false;
     if (n)
         memcpy(b->data + b->len, p, n);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     uint8_t *data; /* NUL-terminated past len whenever data != NULL */
@@ -14,9 +15,24 @@ typedef struct {
 } dynbuf;
 
 void dynbuf_init(dynbuf *b, size_t max);
+/* Makes room for n more bytes (plus the NUL); false when that would pass max
+ * or memory is out. Writers may then fill data[len .. len+n) and advance len
+ * themselves (keeping data[len] = 0). */
+bool dynbuf_reserve(dynbuf *b, size_t n);
+bool dynbuf_add_slow(dynbuf *b, const void *p, size_t n);
 /* Appends n bytes; false (buffer unchanged) when over max or out of memory.
  * dynbuf_over_limit() tells the two apart. */
-bool dynbuf_add(dynbuf *b, const void *p, size_t n);
+static inline bool dynbuf_add(dynbuf *b, const void *p, size_t n)
+{
+    /* cap never exceeds max + 1, so fitting in cap respects the limit. */
+    if (b->data && n < b->cap - b->len) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+        b->data[b->len] = 0;
+        return true;
+    }
+    return dynbuf_add_slow(b, p, n);
+}
 bool dynbuf_addstr(dynbuf *b, const char *s);
 bool dynbuf_addf(dynbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,6 @@
 /* A small streaming JSON writer into a dynbuf. */
 #include "jsonw.h"
 
-#include <stdio.h>
 #include <string.h>
 
 void jw_init(jsonw *w, dynbuf *b)
@@ -10,7 +9,7 @@ void jw_init(jsonw *w, dynbuf *b)
     w->ok = true;
 }
 
-static void put(jsonw *w, const void *p, size_t n)
+static inline void put(jsonw *w, const void *p, size_t n)
 {
     if (w->ok && !dynbuf_add(w->b, p, n))
         w->ok = false;
@@ -19,6 +18,11 @@ static void put(jsonw *w, const void *p, size_t n)
 void jw_raw(jsonw *w, const char *s)
 {
     put(w, s, strlen(s));
+}
+
+void jw_raw_n(jsonw *w, const char *s, size_t n)
+{
+    put(w, s, n);
 }
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
@@ -43,42 +47,83 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+/* Bytes that cannot be copied as they are: controls, '"', '\\', non-ASCII. */
+static const uint8_t special[256] = {
+    [0 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
+};
+
 void jw_str(jsonw *w, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    put(w, "\"", 1);
-    while (*p) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-            p++;
-        put(w, run, (size_t)(p - run));
-        if (!*p)
+    size_t n = strlen(s);
+    /* Worst case: every byte becomes a 6-byte escape, plus the quotes. */
+    if (!w->ok || n > SIZE_MAX / 8 || !dynbuf_reserve(w->b, n * 6 + 2)) {
+        w->ok = false;
+        return;
+    }
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    char *o = (char *)w->b->data + w->b->len;
+    *o++ = '"';
+    /* Symbol names are nearly always plain ASCII: copy 8 bytes at a time
+     * while no byte in the word needs attention. */
+    while (end - p >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+#define HASZERO(x) (((x) - ones) & ~(x) & highs)
+        if ((v & highs) || HASZERO(v ^ (ones * '"')) || HASZERO(v ^ (ones * '\\')) ||
+            ((v - ones * 0x20) & ~v & highs))
             break;
+#undef HASZERO
+        memcpy(o, p, 8);
+        o += 8;
+        p += 8;
+    }
+    while (p < end) {
+        if (!special[*p]) {
+            *o++ = (char)*p++;
+            continue;
+        }
         if (*p >= 0x80) {
-            size_t n = utf8_len(p);
-            if (n) {
-                put(w, p, n);
-                p += n;
+            size_t k = utf8_len(p);
+            if (k && (size_t)(end - p) >= k) {
+                memcpy(o, p, k);
+                o += k;
+                p += k;
             } else {
-                put(w, "\\ufffd", 6);
+                memcpy(o, "\\ufffd", 6);
+                o += 6;
                 p++;
             }
             continue;
         }
-        char esc[8];
+        static const char hx[] = "0123456789abcdef";
+        *o++ = '\\';
         switch (*p) {
-        case '"': put(w, "\\\"", 2); break;
-        case '\\': put(w, "\\\\", 2); break;
-        case '\n': put(w, "\\n", 2); break;
-        case '\t': put(w, "\\t", 2); break;
-        case '\r': put(w, "\\r", 2); break;
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\t': *o++ = 't'; break;
+        case '\r': *o++ = 'r'; break;
         default:
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            put(w, esc, 6);
+            *o++ = 'u'; *o++ = '0'; *o++ = '0';
+            *o++ = hx[*p >> 4]; *o++ = hx[*p & 15];
         }
         p++;
     }
-    put(w, "\"", 1);
+    *o++ = '"';
+    w->b->len = (size_t)(o - (char *)w->b->data);
+    w->b->data[w->b->len] = 0;
+}
+
+void jw_copy(jsonw *w, size_t at, size_t n)
+{
+    if (!w->ok || at > w->b->len || n > w->b->len - at || !dynbuf_reserve(w->b, n)) {
+        w->ok = false;
+        return;
+    }
+    memcpy(w->b->data + w->b->len, w->b->data + at, n); /* no overlap: past len */
+    w->b->len += n;
+    w->b->data[w->b->len] = 0;
 }
 
 void jw_key(jsonw *w, const char *key)
@@ -89,23 +134,37 @@ void jw_key(jsonw *w, const char *key)
 
 void jw_hex(jsonw *w, uint64_t v)
 {
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "\"0x%llx\"", (unsigned long long)v);
-    put(w, buf, (size_t)n);
+    static const char hx[] = "0123456789abcdef";
+    char buf[24], *o = buf + sizeof buf;
+    *--o = '"';
+    do {
+        *--o = hx[v & 15];
+        v >>= 4;
+    } while (v);
+    *--o = 'x';
+    *--o = '0';
+    *--o = '"';
+    put(w, o, (size_t)(buf + sizeof buf - o));
 }
 
 void jw_u64(jsonw *w, uint64_t v)
 {
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    put(w, buf, (size_t)n);
+    char buf[24], *o = buf + sizeof buf;
+    do {
+        *--o = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put(w, o, (size_t)(buf + sizeof buf - o));
 }
 
 void jw_i64(jsonw *w, int64_t v)
 {
-    char buf[24];
-    int n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-    put(w, buf, (size_t)n);
+    if (v < 0) {
+        put(w, "-", 1);
+        jw_u64(w, (uint64_t)0 - (uint64_t)v);
+    } else {
+        jw_u64(w, (uint64_t)v);
+    }
 }
 
 void jw_bool(jsonw *w, bool v)
