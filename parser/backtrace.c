@@ -118,6 +118,12 @@ static const char *type_name(jtype t)
     return n[t];
 }
 
+/* A value of the wrong type; bytes that are no value at all are a syntax
+ * error instead. */
+#define TYPE_ERR(r, t, ...)                                         \
+    ((t) == JT_BAD || (t) == JT_END ? jr_syntax((r), "expected a value") \
+                                    : jr_fail((r), SYMD_E_INVALID, __VA_ARGS__))
+
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
@@ -451,7 +457,7 @@ static bool read_addr(jr *r, uint64_t *out, const char *what)
         *out = v;
         return true;
     }
-    return jr_fail(r, SYMD_E_INVALID, "%s.%s must be a hex string or integer, not %s",
+    return TYPE_ERR(r, t, "%s.%s must be a hex string or integer, not %s",
                    P(r), what, type_name(t));
 }
 
@@ -499,7 +505,7 @@ static bool read_opt_string(jr *r, char *out, size_t cap, const char *what, bool
         return read_literal(r, "null");
     }
     if (t != JT_STR)
-        return jr_fail(r, SYMD_E_INVALID, "%s.%s must be a string, not %s", P(r), what,
+        return TYPE_ERR(r, t, "%s.%s must be a string, not %s", P(r), what,
                        type_name(t));
     *present = true;
     return read_string(r, out, cap, NULL);
@@ -541,7 +547,7 @@ static bool parse_image(jr *r, bt_image *im, size_t i)
     r->at = AT_IMAGE;
     r->at_a = i;
     if (peek(r) != JT_OBJ)
-        return jr_fail(r, SYMD_E_INVALID, "%s must be an object, not %s", P(r),
+        return TYPE_ERR(r, peek(r), "%s must be an object, not %s", P(r),
                        type_name(peek(r)));
     bool first = true, has_uuid = false, present;
     unsigned seen = 0;
@@ -668,7 +674,7 @@ static bool parse_frame(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
         if (!has_addr)
             return jr_fail(r, SYMD_E_INVALID, "%s.address is required", P(r));
     } else {
-        return jr_fail(r, SYMD_E_INVALID, "%s must be an object or address, not %s",
+        return TYPE_ERR(r, ty, "%s must be an object or address, not %s",
                        P(r), type_name(ty));
     }
     th->nframes++;
@@ -681,7 +687,7 @@ static bool parse_thread(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
     r->at = AT_THREAD;
     r->at_a = t;
     if (peek(r) != JT_OBJ)
-        return jr_fail(r, SYMD_E_INVALID, "%s must be an object, not %s", P(r),
+        return TYPE_ERR(r, peek(r), "%s must be an object, not %s", P(r),
                        type_name(peek(r)));
     bool first = true, has_frames = false;
     unsigned seen = 0;
@@ -731,7 +737,7 @@ static bool parse_thread(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
             if (!once(r, &seen, 8, key))
                 return false;
             if (peek(r) != JT_ARR)
-                return jr_fail(r, SYMD_E_INVALID, "%s.frames must be an array, not %s",
+                return TYPE_ERR(r, peek(r), "%s.frames must be an array, not %s",
                                P(r), type_name(peek(r)));
             bool ffirst = true;
             while (next_element(r, &ffirst))
@@ -757,7 +763,7 @@ static bool parse_root(jr *r, parse_ctx *cx, bool *adjust_given)
 {
     bt_request *req = cx->req;
     if (peek(r) != JT_OBJ)
-        return jr_fail(r, SYMD_E_INVALID, "request body must be a JSON object, not %s",
+        return TYPE_ERR(r, peek(r), "request body must be a JSON object, not %s",
                        type_name(peek(r)));
     bool first = true, has_threads = false;
     unsigned seen = 0;
@@ -772,7 +778,7 @@ static bool parse_root(jr *r, parse_ctx *cx, bool *adjust_given)
             if (!once(r, &seen, 2, key))
                 return false;
             if (peek(r) != JT_ARR)
-                return jr_fail(r, SYMD_E_INVALID, "images must be an array, not %s",
+                return TYPE_ERR(r, peek(r), "images must be an array, not %s",
                                type_name(peek(r)));
             bool afirst = true;
             while (next_element(r, &afirst)) {
@@ -790,7 +796,7 @@ static bool parse_root(jr *r, parse_ctx *cx, bool *adjust_given)
             if (!once(r, &seen, 4, key))
                 return false;
             if (peek(r) != JT_ARR)
-                return jr_fail(r, SYMD_E_INVALID, "threads must be an array, not %s",
+                return TYPE_ERR(r, peek(r), "threads must be an array, not %s",
                                type_name(peek(r)));
             bool afirst = true;
             while (next_element(r, &afirst)) {

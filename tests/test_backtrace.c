@@ -50,7 +50,7 @@ TEST(backtrace_rejects_bad_requests_with_a_path)
     static const struct {
         const char *json, *msg;
     } bad[] = {
-        {"", "must be a JSON object, not nothing"},
+        {"", "malformed JSON at byte 0"},
         {"{", "malformed JSON"},
         {"{\"threads\":[]} x", "after the request"},
         {"{\"threads\":[],}", "malformed JSON"},
