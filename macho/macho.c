@@ -654,6 +654,7 @@ symd_status macho_function_symbols(const macho_image *img, macho_symbol **out,
         syms[k].addr = value;
         syms[k].name = name;
         syms[k].external = (type & N_EXT) != 0;
+        syms[k].index = i;
         syms[k].sect_end = s->addr + s->size;
         k++;
     }

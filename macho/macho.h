@@ -92,6 +92,7 @@ typedef struct {
     const char *name; /* points into the image's string table, NUL-terminated;
                          one leading '_' already skipped */
     bool external;
+    uint32_t index;    /* position in the symbol table */
     uint64_t sect_end; /* end of the section holding it: no symbol runs past */
 } macho_symbol;
 

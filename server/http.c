@@ -572,9 +572,16 @@ int server_run(const server_config *cfg)
         fprintf(stderr, "symd: cannot use --listen %s (want HOST:PORT)\n", cfg->listen);
         return 2;
     }
-    int threads = cfg->threads > 0 ? cfg->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1)
-        threads = 1;
+    /* libmicrohttpd keeps a connection on the pool thread that accepted it,
+     * so a few busy keep-alive clients can land on one thread. Twice the
+     * cores (at least 4) keeps the cores busy in practice. */
+    int threads = cfg->threads;
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cores > 0 ? (int)(2 * cores) : 4;
+        if (threads < 4)
+            threads = 4;
+    }
 
     server srv = {.cfg = cfg};
     symd_err err = {0};
@@ -598,7 +605,8 @@ int server_run(const server_config *cfg)
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, &ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        /* MHD clears this per request: keep it small (headers + one chunk). */
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);

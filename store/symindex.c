@@ -10,7 +10,8 @@
 #define SYM 12u
 
 /* Address order; at one address external names before local ones, then the
- * greatest name, which is the alias llvm-symbolizer reports too. */
+ * one that comes last in the symbol table — what llvm-symbolizer reports
+ * (it keeps the last of equal addresses, and ld64 writes locals first). */
 static int cmp_sym(const void *a, const void *b)
 {
     const macho_symbol *x = a, *y = b;
@@ -18,7 +19,7 @@ static int cmp_sym(const void *a, const void *b)
         return x->addr < y->addr ? -1 : 1;
     if (x->external != y->external)
         return x->external ? -1 : 1;
-    return -strcmp(x->name, y->name);
+    return x->index > y->index ? -1 : x->index < y->index;
 }
 
 /* First element of sorted v[0..n) greater than key, as an index. */

@@ -21,6 +21,7 @@ static const struct {
     {"libfix-arm64.dylib", "arm64", "libfix-arm64.dylib"},
     {"libfix-x86_64.dylib", "x86_64", "libfix-x86_64.dylib"},
     {"strippy-arm64", "arm64", "strippy-arm64"},
+    {"aliases-arm64", "arm64", "aliases-arm64"},
     {"strippy-arm64-stripped", "arm64", "strippy-arm64-stripped"},
     {"strippy-arm64-stripped-x", "arm64", "strippy-arm64-stripped-x"},
     {"obj32-armv7.o", "armv7", "obj32-armv7.o"},
