@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/util.h"
 
 #define FAT_MAGIC 0xcafebabeu
 #define FAT_MAGIC_64 0xcafebabfu
@@ -228,23 +229,6 @@ static bool is_zerofill(uint32_t flags)
     return t == S_ZEROFILL || t == S_GB_ZEROFILL || t == S_THREAD_LOCAL_ZEROFILL;
 }
 
-/* Ensures room for need elements, doubling so many small segments do not
- * cost a copy each. need is bounded by the load commands' size. */
-static bool grow_array(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 8;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 /* Reads one LC_SEGMENT(_64) command and its sections. The caller checked
  * that cmdsize covers the fixed segment header; the section count is checked
  * here against the bytes left in the command. */
@@ -286,13 +270,13 @@ static symd_status read_segment(macho_image *img, const uint8_t *cmd,
                             "command holds %zu",
                             cmdno, seg.segname, nsects, (cmdsize - hdr) / sectsize);
 
-    if (!grow_array((void **)&img->segs, &img->segs_cap, img->nsegs + 1,
+    if (!array_grow((void **)&img->segs, &img->segs_cap, img->nsegs + 1,
                     sizeof *img->segs))
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     img->segs[img->nsegs++] = seg;
     if (nsects == 0)
         return SYMD_OK;
-    if (!grow_array((void **)&img->sects, &img->sects_cap, img->nsects + nsects,
+    if (!array_grow((void **)&img->sects, &img->sects_cap, img->nsects + nsects,
                     sizeof *img->sects))
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     macho_section *sects = img->sects;

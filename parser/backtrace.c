@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../util/hex.h"
+#include "../util/util.h"
 
 #define JR_MAX_DEPTH 64
 
@@ -147,28 +148,6 @@ static bool read_hex4(jr *r, unsigned *v)
     return true;
 }
 
-/* Length of a valid UTF-8 sequence at p (< end), 0 when invalid. */
-static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = p[0], min;
-    size_t n;
-    if (c < 0x80) return 1;
-    if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; c &= 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; c &= 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; c &= 0x07; }
-    else return 0;
-    if ((size_t)(end - p) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        c = c << 6 | (p[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    return n;
-}
-
 static size_t put_utf8(char *o, unsigned c)
 {
     if (c < 0x80) { o[0] = (char)c; return 1; }
@@ -257,7 +236,7 @@ static bool read_string(jr *r, char *out, size_t cap, size_t *outlen)
             n += k;
             continue;
         } else {
-            k = utf8_seq((const unsigned char *)r->p, (const unsigned char *)r->end);
+            k = utf8_seq_len((const unsigned char *)r->p, (const unsigned char *)r->end);
             if (!k)
                 return jr_syntax(r, "invalid UTF-8 in string");
             memcpy(buf, r->p, k);
@@ -526,21 +505,6 @@ typedef struct {
     size_t nrefs, refs_cap;
 } parse_ctx;
 
-static bool grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 static bool parse_image(jr *r, bt_image *im, size_t i)
 {
     memset(im, 0, sizeof *im);
@@ -610,8 +574,8 @@ static bool parse_frame(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
     if (++req->total_frames > BT_MAX_FRAMES)
         return jr_fail(r, SYMD_E_TOO_LARGE, "more than %d frames in one request",
                        BT_MAX_FRAMES);
-    if (!grow((void **)&th->frames, &th->cap, i + 1, sizeof *th->frames) ||
-        !grow((void **)&cx->refs, &cx->refs_cap, cx->nrefs + 1, sizeof *cx->refs))
+    if (!array_grow((void **)&th->frames, &th->cap, i + 1, sizeof *th->frames) ||
+        !array_grow((void **)&cx->refs, &cx->refs_cap, cx->nrefs + 1, sizeof *cx->refs))
         return jr_fail(r, SYMD_E_NOMEM, "out of memory");
     bt_frame *f = &th->frames[i];
     frame_ref *ref = &cx->refs[cx->nrefs];
@@ -785,7 +749,7 @@ static bool parse_root(jr *r, parse_ctx *cx, bool *adjust_given)
                 if (req->nimages == BT_MAX_IMAGES)
                     return jr_fail(r, SYMD_E_TOO_LARGE, "more than %d images",
                                    BT_MAX_IMAGES);
-                if (!grow((void **)&req->images, &req->images_cap, req->nimages + 1,
+                if (!array_grow((void **)&req->images, &req->images_cap, req->nimages + 1,
                           sizeof *req->images))
                     return jr_fail(r, SYMD_E_NOMEM, "out of memory");
                 if (!parse_image(r, &req->images[req->nimages], req->nimages))
@@ -803,7 +767,7 @@ static bool parse_root(jr *r, parse_ctx *cx, bool *adjust_given)
                 if (req->nthreads == BT_MAX_THREADS)
                     return jr_fail(r, SYMD_E_TOO_LARGE, "more than %d threads",
                                    BT_MAX_THREADS);
-                if (!grow((void **)&req->threads, &req->threads_cap, req->nthreads + 1,
+                if (!array_grow((void **)&req->threads, &req->threads_cap, req->nthreads + 1,
                           sizeof *req->threads))
                     return jr_fail(r, SYMD_E_NOMEM, "out of memory");
                 bt_thread *th = &req->threads[req->nthreads++];

@@ -128,8 +128,9 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
     return reply_dynbuf(c, status, &b);
 }
 
-/* Maps an error from the lower layers to a status and code. ctx names what
- * was being read so corrupt input gets its own code ("malformed_macho"). */
+/* Maps an error from the lower layers to a status and code. corrupt_code
+ * names what was being read, so corrupt input gets its own code
+ * ("malformed_macho"). A 500 means our bug and is logged. */
 static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
                                     const char *corrupt_code)
 {

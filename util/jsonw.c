@@ -1,5 +1,6 @@
 /* A small streaming JSON writer into a dynbuf. */
 #include "jsonw.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -23,28 +24,6 @@ void jw_raw(jsonw *w, const char *s)
 void jw_raw_n(jsonw *w, const char *s, size_t n)
 {
     put(w, s, n);
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    if ((c & 0xe0) == 0xc0) { n = 2; min = 0x80; c &= 0x1f; }
-    else if ((c & 0xf0) == 0xe0) { n = 3; min = 0x800; c &= 0x0f; }
-    else if ((c & 0xf8) == 0xf0) { n = 4; min = 0x10000; c &= 0x07; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = c << 6 | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    return n;
 }
 
 /* Bytes that cannot be copied as they are: controls, '"', '\\', non-ASCII. */
@@ -84,8 +63,8 @@ void jw_str(jsonw *w, const char *s)
             continue;
         }
         if (*p >= 0x80) {
-            size_t k = utf8_len(p);
-            if (k && (size_t)(end - p) >= k) {
+            size_t k = utf8_seq_len(p, end);
+            if (k) {
                 memcpy(o, p, k);
                 o += k;
                 p += k;

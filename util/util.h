@@ -1,0 +1,17 @@
+/* Small shared helpers: growable arrays and UTF-8 validation. */
+#ifndef SYMD_UTIL_H
+#define SYMD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Ensures room for need elements of elem bytes in *p (capacity *cap),
+ * doubling so n appends cost O(n). false on overflow or out of memory, with
+ * *p unchanged. need must be bounded by the input that asks for it. */
+bool array_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* Length (1-4) of the valid UTF-8 sequence at p, which has end - p > 0
+ * bytes; 0 for invalid, overlong, surrogate or truncated sequences. */
+size_t utf8_seq_len(const unsigned char *p, const unsigned char *end);
+
+#endif
