@@ -12,6 +12,7 @@ for t in "$@"; do
     fuzz_macho)
       cp -n fixtures/bin/* "$corpus"/ 2>/dev/null || true
       cp -n fixtures/dsym/*/Contents/Resources/DWARF/* "$corpus"/ 2>/dev/null || true
+      cp -n fuzz/regress/macho-* "$corpus"/ 2>/dev/null || true
       extra=(-max_len=131072) ;;
     fuzz_symbolicate)
       cp -n fuzz/seeds/symbolicate/* "$corpus"/
