@@ -1,0 +1,106 @@
+/* The symd command line: info, upload, atos (offline and from the store). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test.h"
+
+/* Runs a shell command, returns its stdout (malloc'ed) and exit status. */
+static char *run(const char *cmd, int *status)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        *status = -1;
+        return strdup("");
+    }
+    size_t cap = 4096, n = 0;
+    char *out = malloc(cap);
+    size_t r;
+    while ((r = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += r;
+        if (cap - n < 1024)
+            out = realloc(out, cap *= 2);
+    }
+    out[n] = 0;
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+static const char *bin(void)
+{
+    const char *b = getenv("SYMD_BIN");
+    return b ? b : "./symd";
+}
+
+TEST(cli_info_lists_slices)
+{
+    char cmd[1024];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s info %s", bin(), root_path("fixtures/bin/bigapp-fat"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0, "exit %d", st);
+    CHECK(strstr(out, "fat, 2 slices") &&
+              strstr(out, "arm64    4C4C4490-5555-3144-A17C-64A339EDE13A  executable") &&
+              strstr(out, "x86_64   4C4C4449-5555-3144-A163-BC5324B3F7D1  executable") &&
+              strstr(out, "24 symbols  24 functions"),
+          "info output:\n%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin(), root_path("README.md"));
+    out = run(cmd, &st);
+    CHECK(st != 0 && strstr(out, "not a Mach-O file"), "non-Mach-O: %d %s", st, out);
+    free(out);
+}
+
+/* atos -o FILE answers like atos, and agrees with llvm-symbolizer's sample. */
+TEST(cli_atos_offline_and_from_the_store)
+{
+    char cmd[2048];
+    int st;
+    /* interpret+4 and compute_total+0 of bigapp-arm64 (fixtures/expected),
+     * loaded at 0x104a38000; then an address past __text. */
+    snprintf(cmd, sizeof cmd,
+             "%s atos -o %s -arch arm64 -l 0x104a38000 0x104a38884 0x104a38a04 0x104a3c000",
+             bin(), root_path("fixtures/bin/bigapp-fat"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0 && strcmp(out, "interpret (in bigapp-fat) + 4\n"
+                                 "compute_total (in bigapp-fat) + 0\n"
+                                 "0x104a3c000 (in bigapp-fat)\n") == 0,
+          "atos file: %d\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s atos -o %s 0x1000 2>&1", bin(),
+             root_path("fixtures/bin/bigapp-fat"));
+    out = run(cmd, &st);
+    CHECK(st != 0 && strstr(out, "-arch"), "fat without -arch: %s", out);
+    free(out);
+
+    char db[600];
+    snprintf(db, sizeof db, "%s/cli.db", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s %s", bin(), db,
+             root_path("fixtures/bin/bigapp-fat"), root_path("fixtures/bin/libfix-arm64.dylib"));
+    out = run(cmd, &st);
+    CHECK(st == 0 && strstr(out, "created 4C4C4490-5555-3144-A17C-64A339EDE13A arm64 bigapp-fat") &&
+              strstr(out, "created 4C4C4448-5555-3144-A188-0C3B883681D9 arm64 libfix.dylib"),
+          "upload: %d\n%s", st, out);
+    free(out);
+    out = run(cmd, &st);
+    CHECK(st == 0 && strstr(out, "exists 4C4C4490"), "re-upload: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s 2>&1", bin(), db, root_path("README.md"));
+    out = run(cmd, &st);
+    CHECK(st != 0 && strstr(out, "not_macho"), "upload junk: %d %s", st, out);
+    free(out);
+
+    /* The same question through the store, by UUID, with a slide. */
+    snprintf(cmd, sizeof cmd, "%s atos --db %s -o 4c4c449055553144a17c64a339ede13a -s 0x4a38000 "
+             "0x104a38884", bin(), db);
+    out = run(cmd, &st);
+    CHECK(st == 0 && strcmp(out, "interpret (in bigapp-fat) + 4\n") == 0, "atos uuid: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s atos --db %s -o 00000000000000000000000000000000 0x1 2>&1",
+             bin(), db);
+    out = run(cmd, &st);
+    CHECK(st != 0 && strstr(out, "not uploaded"), "unknown uuid: %s", out);
+    free(out);
+}
