@@ -1,5 +1,6 @@
 /* End-to-end: the real server over HTTP on a loopback port. */
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,14 @@ static int port(void)
         CHECK(srv_up, "server did not start");
     }
     return srv.port;
+}
+
+/* A run that filters out e2e_zz_shutdown_is_clean must not leave the server
+ * behind (it would also hold the runner's stdout open). */
+__attribute__((destructor)) static void stop_leftover_server(void)
+{
+    if (srv_up)
+        server_stop(&srv);
 }
 
 static json_t *body_json(const http_resp *r)
@@ -655,6 +664,63 @@ TEST(e2e_auth_and_limits)
     free(json);
     free(lib);
     free(big);
+}
+
+/* Many clients at once: symbolication stays exact while uploads and deletes
+ * of other images invalidate the cache around it. */
+typedef struct {
+    int port, rounds, bad;
+    bool writer;
+} client_arg;
+
+static void *client(void *p)
+{
+    client_arg *a = p;
+    size_t len;
+    uint8_t *lib = a->writer ? read_fixture("fixtures/bin/libfix-arm64.dylib", &len) : NULL;
+    const char *body =
+        "{\"images\":[{\"uuid\":\"4C4C4490-5555-3144-A17C-64A339EDE13A\","
+        "\"load_address\":\"0x104a38000\"}],\"threads\":[{\"frames\":"
+        "[\"0x104a38884\",\"0x104a38a04\"]}]}";
+    for (int i = 0; i < a->rounds; i++) {
+        http_resp r;
+        if (a->writer) {
+            bool ok = http_do(a->port, "POST", "/v1/images", NULL, lib, len, &r);
+            a->bad += !ok || (r.status != 201 && r.status != 200);
+            http_resp_free(&r);
+            ok = http_do(a->port, "DELETE", "/v1/images/4C4C4448-5555-3144-A188-0C3B883681D9",
+                         NULL, NULL, 0, &r);
+            a->bad += !ok || (r.status != 200 && r.status != 404);
+            http_resp_free(&r);
+            continue;
+        }
+        bool ok = http_do(a->port, "POST", "/v1/symbolicate", NULL, body, strlen(body), &r);
+        a->bad += !ok || r.status != 200 || !strstr(r.body, "\"symbol\":\"interpret\"") ||
+                  !strstr(r.body, "\"symbol\":\"compute_total\"");
+        http_resp_free(&r);
+    }
+    free(lib);
+    return NULL;
+}
+
+TEST(e2e_concurrent_clients)
+{
+    int status;
+    json_decref(upload_file("fixtures/bin/bigapp-arm64", "bigapp", &status));
+    enum { N = 8 };
+    pthread_t t[N];
+    client_arg a[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (client_arg){.port = port(), .rounds = 60, .writer = i == 0};
+        pthread_create(&t[i], NULL, client, &a[i]);
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        bad += a[i].bad;
+    }
+    CHECK(bad == 0, "%d of %d concurrent requests went wrong", bad, N * 60);
+    CHECK(server_alive(&srv), "server alive");
 }
 
 /* Last e2e test: the server stops cleanly. */
