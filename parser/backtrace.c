@@ -18,11 +18,6 @@
 
 #define JR_MAX_DEPTH 64
 
-const char *bt_adjust_name(bt_adjust a)
-{
-    return a == BT_ADJUST_NONE ? "none" : a == BT_ADJUST_CALLER ? "caller" : "auto";
-}
-
 /* ---- reader ------------------------------------------------------------- */
 
 typedef struct {
@@ -162,14 +157,40 @@ static size_t put_utf8(char *o, unsigned c)
     return 4;
 }
 
-/* Reads a string. With out (cap bytes incl. NUL) it is unescaped there;
- * strings that do not fit fail with "too long". With out NULL it is only
- * checked and skipped. A NUL inside (\u0000) is refused: names are C strings. */
-static bool read_string(jr *r, char *out, size_t cap, size_t *outlen)
+/* Where read_string puts what it decodes. */
+typedef struct {
+    char *out;   /* NULL: only check and skip */
+    size_t cap;  /* bytes of out, NUL included */
+    size_t n;    /* decoded length so far */
+    bool *fits;  /* NULL: a string longer than cap fails; else set false */
+} strsink;
+
+static bool sink_put(jr *r, strsink *k, const char *src, size_t len)
+{
+    if (k->out && k->n + len >= k->cap) {
+        if (!k->fits)
+            return jr_fail(r, SYMD_E_INVALID, "%s: string longer than %zu bytes", P(r),
+                           k->cap - 1);
+        *k->fits = false;
+        k->out = NULL; /* keep checking the rest, keep nothing more */
+    }
+    if (k->out)
+        memcpy(k->out + k->n, src, len);
+    k->n += len;
+    return true;
+}
+
+/* Reads a string in one pass. With out (cap bytes incl. NUL) it is unescaped
+ * there; one that does not fit fails with "too long", or, when fits is given,
+ * sets *fits = false and leaves out empty. With out NULL it is only checked
+ * and skipped. A NUL inside (\u0000) is refused: names are C strings. */
+static bool read_string(jr *r, char *out, size_t cap, size_t *outlen, bool *fits)
 {
     if (!expect(r, '"', "expected a string"))
         return false;
-    size_t n = 0;
+    strsink sink = {out, cap, 0, fits};
+    if (fits)
+        *fits = true;
     for (;;) {
         if (r->p >= r->end)
             return jr_syntax(r, "unterminated string");
@@ -226,14 +247,8 @@ static bool read_string(jr *r, char *out, size_t cap, size_t *outlen)
             while (r->p < r->end && (unsigned char)*r->p >= 0x20 &&
                    (unsigned char)*r->p < 0x80 && *r->p != '"' && *r->p != '\\')
                 r->p++;
-            k = (size_t)(r->p - run);
-            if (out) {
-                if (n + k >= cap)
-                    return jr_fail(r, SYMD_E_INVALID, "%s: string longer than %zu bytes",
-                                   P(r), cap - 1);
-                memcpy(out + n, run, k);
-            }
-            n += k;
+            if (!sink_put(r, &sink, run, (size_t)(r->p - run)))
+                return false;
             continue;
         } else {
             k = utf8_seq_len((const unsigned char *)r->p, (const unsigned char *)r->end);
@@ -242,18 +257,13 @@ static bool read_string(jr *r, char *out, size_t cap, size_t *outlen)
             memcpy(buf, r->p, k);
             r->p += k;
         }
-        if (out) {
-            if (n + k >= cap)
-                return jr_fail(r, SYMD_E_INVALID, "%s: string longer than %zu bytes",
-                               P(r), cap - 1);
-            memcpy(out + n, buf, k);
-        }
-        n += k;
+        if (!sink_put(r, &sink, buf, k))
+            return false;
     }
     if (out)
-        out[n] = 0;
+        out[sink.out ? sink.n : 0] = 0;
     if (outlen)
-        *outlen = n;
+        *outlen = sink.n;
     return true;
 }
 
@@ -320,7 +330,7 @@ static bool skip_value(jr *r, int depth)
         if (eat(r, '}'))
             return true;
         do {
-            if (!read_string(r, NULL, 0, NULL) || !expect(r, ':', "expected ':'") ||
+            if (!read_string(r, NULL, 0, NULL, NULL) || !expect(r, ':', "expected ':'") ||
                 !skip_value(r, depth + 1))
                 return false;
         } while (eat(r, ','));
@@ -334,7 +344,7 @@ static bool skip_value(jr *r, int depth)
                 return false;
         } while (eat(r, ','));
         return expect(r, ']', "expected ',' or ']'");
-    case JT_STR: return read_string(r, NULL, 0, NULL);
+    case JT_STR: return read_string(r, NULL, 0, NULL, NULL);
     case JT_NUM: return read_number(r, &s, &n, &is_int);
     case JT_TRUE: return read_literal(r, "true");
     case JT_FALSE: return read_literal(r, "false");
@@ -366,16 +376,9 @@ static bool next_member(jr *r, bool *first, char *key, size_t cap)
         return false;
     }
     /* Keys longer than any we know are checked, then ignored as "". */
-    const char *at = r->p;
-    size_t len;
-    if (!read_string(r, NULL, 0, &len))
+    bool fits;
+    if (!read_string(r, key, cap, NULL, &fits))
         return false;
-    key[0] = 0;
-    if (len < cap) {
-        r->p = at;
-        if (!read_string(r, key, cap, NULL))
-            return false;
-    }
     return expect(r, ':', "expected ':'");
 }
 
@@ -412,7 +415,7 @@ static bool read_addr(jr *r, uint64_t *out, const char *what)
     if (t == JT_STR) {
         char s[64];
         size_t n;
-        if (!read_string(r, s, sizeof s, &n))
+        if (!read_string(r, s, sizeof s, &n, NULL))
             return false;
         if (!hex_parse_u64(s, n, out))
             return jr_fail(r, SYMD_E_INVALID, "%s.%s: \"%s\" is not a hex address",
@@ -464,10 +467,11 @@ static bool read_int64(jr *r, int64_t *out, const char *what)
 static bool read_adjust(jr *r, bt_adjust *out)
 {
     char s[16];
-    if (peek(r) != JT_STR || !read_string(r, s, sizeof s, NULL) ||
+    bool fits = false;
+    if (peek(r) == JT_STR && !read_string(r, s, sizeof s, NULL, &fits))
+        return false; /* broken JSON stays a syntax error */
+    if (!fits ||
         !(strcmp(s, "auto") == 0 || strcmp(s, "none") == 0 || strcmp(s, "caller") == 0)) {
-        r->failed = false; /* replace a syntax/length message with the contract's */
-        symd_err_clear(r->err);
         return jr_fail(r, SYMD_E_INVALID, "%s%sadjust must be auto, none or caller",
                        r->at == AT_ROOT ? "" : P(r), r->at == AT_ROOT ? "" : ".");
     }
@@ -487,7 +491,7 @@ static bool read_opt_string(jr *r, char *out, size_t cap, const char *what, bool
         return TYPE_ERR(r, t, "%s.%s must be a string, not %s", P(r), what,
                        type_name(t));
     *present = true;
-    return read_string(r, out, cap, NULL);
+    return read_string(r, out, cap, NULL, NULL);
 }
 
 /* ---- the request -------------------------------------------------------- */
@@ -523,7 +527,7 @@ static bool parse_image(jr *r, bt_image *im, size_t i)
                 return false;
             if (peek(r) != JT_STR)
                 return jr_fail(r, SYMD_E_INVALID, "%s.uuid must be a UUID string", P(r));
-            if (!read_string(r, s, sizeof s, NULL))
+            if (!read_string(r, s, sizeof s, NULL, NULL))
                 return false;
             if (!uuid_parse(s, im->uuid))
                 return jr_fail(r, SYMD_E_INVALID, "%s.uuid \"%s\" is not a UUID", P(r), s);
@@ -620,7 +624,7 @@ static bool parse_frame(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
                     ref->index = (long)k;
                 } else if (it == JT_STR) {
                     char s[64];
-                    if (!read_string(r, s, sizeof s, NULL))
+                    if (!read_string(r, s, sizeof s, NULL, NULL))
                         return false;
                     if (!uuid_parse(s, ref->uuid))
                         return jr_fail(r, SYMD_E_INVALID, "%s.image is not a UUID", P(r));
@@ -669,7 +673,7 @@ static bool parse_thread(jr *r, parse_ctx *cx, bt_thread *th, size_t t)
                 th->id_kind = BT_ID_INT;
             } else if (ty == JT_STR) {
                 char s[256];
-                if (!read_string(r, s, sizeof s, NULL))
+                if (!read_string(r, s, sizeof s, NULL, NULL))
                     return false;
                 if (!(th->id_str = strdup(s)))
                     return jr_fail(r, SYMD_E_NOMEM, "out of memory");

@@ -57,7 +57,5 @@ typedef struct {
 symd_status bt_parse(const char *json, size_t len, bt_request *req, symd_err *err);
 void bt_free(bt_request *req);
 
-/* "auto" / "none" / "caller" */
-const char *bt_adjust_name(bt_adjust a);
 
 #endif

@@ -26,7 +26,8 @@ TEST(backtrace_reads_any_key_order)
         "\"images\":[{\"uuid\":\"00000000-0000-0000-0000-000000000000\",\"slide\":0},"
         "{\"uuid\":\"4C4C4490-5555-3144-A17C-64A339EDE13A\",\"load_address\":\"0x1000\","
         "\"arch\":null,\"size\":4096}],"
-        "\"adjust\":\"caller\",\"unknown\":[\"\\/\"]}\n";
+        "\"adjust\":\"caller\",\"unknown\":[\"\\/\"],"
+        "\"a_key_longer_than_any_key_we_know_about_by_far\":1}\n";
     CHECK(parse(ok, &req, &err) == SYMD_OK, "parse: %s", err.msg);
     CHECK(req.nimages == 2 && req.nthreads == 1 && req.threads[0].nframes == 4, "counts");
     if (req.nthreads == 1 && req.threads[0].nframes == 4) {
@@ -91,6 +92,8 @@ TEST(backtrace_rejects_bad_requests_with_a_path)
         {"{\"threads\":[{\"name\":\"a\nb\",\"frames\":[]}]}", "control character"},
         {"{\"threads\":[{\"name\":\"\\q\",\"frames\":[]}]}", "bad escape"},
         {"{\"threads\":[],\"x\":tru}", "bad literal"},
+        {"{\"adjust\":\"automatically-and-more\",\"threads\":[]}", "adjust must be auto"},
+        {"{\"adjust\":\"au\\q\",\"threads\":[]}", "bad escape"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         bt_request req;
