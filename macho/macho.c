@@ -81,18 +81,6 @@ const char *macho_arch_name(uint32_t cputype, uint32_t cpusubtype)
     return NULL;
 }
 
-bool macho_arch_from_name(const char *name, uint32_t *cputype,
-                          uint32_t *cpusubtype)
-{
-    for (size_t i = 0; i < sizeof arch_names / sizeof arch_names[0]; i++)
-        if (strcmp(arch_names[i].name, name) == 0) {
-            *cputype = arch_names[i].cputype;
-            *cpusubtype = arch_names[i].subtype;
-            return true;
-        }
-    return false;
-}
-
 const char *macho_kind_name(macho_kind k)
 {
     static const char *const names[] = {

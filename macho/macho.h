@@ -78,9 +78,6 @@ void macho_image_free(macho_image *img);
 
 /* "arm64", "arm64e", "x86_64", "armv7", "i386", … or NULL when unknown. */
 const char *macho_arch_name(uint32_t cputype, uint32_t cpusubtype);
-/* Reverse of macho_arch_name; false for names we do not know. */
-bool macho_arch_from_name(const char *name, uint32_t *cputype,
-                          uint32_t *cpusubtype);
 const char *macho_kind_name(macho_kind k);
 
 uint64_t macho_text_vmaddr(const macho_image *img);

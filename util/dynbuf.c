@@ -57,38 +57,6 @@ bool dynbuf_add_slow(dynbuf *b, const void *p, size_t n)
     return true;
 }
 
-bool dynbuf_addstr(dynbuf *b, const char *s)
-{
-    return dynbuf_add(b, s, strlen(s));
-}
-
-bool dynbuf_addf(dynbuf *b, const char *fmt, ...)
-{
-    char small[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return false;
-    if ((size_t)n < sizeof small)
-        return dynbuf_add(b, small, (size_t)n);
-    if (dynbuf_over_limit(b, (size_t)n) || !grow(b, b->len + (size_t)n))
-        return false;
-    va_start(ap, fmt);
-    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return true;
-}
-
-void dynbuf_reset(dynbuf *b)
-{
-    b->len = 0;
-    if (b->data)
-        b->data[0] = 0;
-}
-
 void dynbuf_free(dynbuf *b)
 {
     free(b->data);

@@ -33,11 +33,7 @@ static inline bool dynbuf_add(dynbuf *b, const void *p, size_t n)
     }
     return dynbuf_add_slow(b, p, n);
 }
-bool dynbuf_addstr(dynbuf *b, const char *s);
-bool dynbuf_addf(dynbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 bool dynbuf_over_limit(const dynbuf *b, size_t n);
-void dynbuf_reset(dynbuf *b);
 void dynbuf_free(dynbuf *b);
 /* Hands the bytes to the caller (free() them); the buffer is left empty. */
 uint8_t *dynbuf_take(dynbuf *b, size_t *len);

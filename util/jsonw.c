@@ -105,12 +105,6 @@ void jw_copy(jsonw *w, size_t at, size_t n)
     w->b->data[w->b->len] = 0;
 }
 
-void jw_key(jsonw *w, const char *key)
-{
-    jw_str(w, key);
-    put(w, ":", 1);
-}
-
 void jw_hex(jsonw *w, uint64_t v)
 {
     static const char hx[] = "0123456789abcdef";
@@ -146,7 +140,3 @@ void jw_i64(jsonw *w, int64_t v)
     }
 }
 
-void jw_bool(jsonw *w, bool v)
-{
-    jw_raw(w, v ? "true" : "false");
-}

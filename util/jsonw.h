@@ -22,12 +22,10 @@ void jw_raw(jsonw *w, const char *s);
 void jw_raw_n(jsonw *w, const char *s, size_t n);
 /* A JSON string literal of s (escaped; invalid UTF-8 bytes become U+FFFD). */
 void jw_str(jsonw *w, const char *s);
-void jw_key(jsonw *w, const char *key); /* "key": */
 /* Appends again the n bytes written at offset at (an earlier value). */
 void jw_copy(jsonw *w, size_t at, size_t n);
 void jw_hex(jsonw *w, uint64_t v);      /* "0x..." */
 void jw_u64(jsonw *w, uint64_t v);
 void jw_i64(jsonw *w, int64_t v);
-void jw_bool(jsonw *w, bool v);
 
 #endif
