@@ -49,18 +49,78 @@ static const rimage *image_for(rimage **sorted, size_t n, uint64_t addr)
     return NULL;
 }
 
-static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
-                        symbolicate_counts *c)
+/* The bytes a return address lies past its call instruction's start, for
+ * line and inline lookups: 4 on arm64, 2 on 32-bit ARM, 1 elsewhere. */
+static uint64_t caller_delta(const char *arch)
+{
+    if (strncmp(arch, "arm64", 5) == 0)
+        return 4;
+    return strncmp(arch, "arm", 3) == 0 ? 2 : 1;
+}
+
+/* "symbol" and "mangled" of a name pair, written once when they agree. */
+static void write_names(jsonw *w, const char *display, const char *raw)
+{
+    JW_LIT(w, ",\"symbol\":");
+    size_t at = w->b->len;
+    jw_str(w, display);
+    size_t n = w->b->len - at;
+    JW_LIT(w, ",\"mangled\":");
+    if (display == raw || strcmp(display, raw) == 0)
+        jw_copy(w, at, n);
+    else
+        jw_str(w, raw);
+}
+
+static void write_place(jsonw *w, const lineframe *lf)
+{
+    if (!lf->file)
+        return;
+    JW_LIT(w, ",\"file\":");
+    jw_str(w, lf->file);
+    JW_LIT(w, ",\"line\":");
+    jw_u64(w, lf->line);
+    if (lf->column) {
+        JW_LIT(w, ",\"column\":");
+        jw_u64(w, lf->column);
+    }
+}
+
+/* Fields every frame of a found image starts with. */
+static void write_head(jsonw *w, const bt_frame *f, const rimage *r, uint64_t vmaddr,
+                       bool found)
 {
     JW_LIT(w, "{\"address\":");
     jw_hex(w, f->address);
+    jw_raw(w, found ? ",\"status\":\"symbolicated\",\"image\":"
+                    : ",\"status\":\"no_symbol\",\"image\":");
+    jw_str(w, r->img->meta.name);
+    JW_LIT(w, ",\"uuid\":");
+    jw_str(w, r->uuid);
+    JW_LIT(w, ",\"arch\":");
+    jw_str(w, r->img->meta.arch);
+    JW_LIT(w, ",\"vmaddr\":");
+    jw_hex(w, vmaddr);
+}
+
+/* One input frame: for an image with line data, one output frame per
+ * inlined level (innermost first) and then the function holding the
+ * address; otherwise one frame. index is the frame's place in its thread
+ * (adjust "auto" treats frame 0 as exact). */
+static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage *r,
+                        symbolicate_counts *c)
+{
     if (!r) {
         c->unknown_image++;
+        JW_LIT(w, "{\"address\":");
+        jw_hex(w, f->address);
         JW_LIT(w, ",\"status\":\"unknown_image\",\"inlined\":false}");
         return;
     }
     if (!r->img) {
         c->missing_image++;
+        JW_LIT(w, "{\"address\":");
+        jw_hex(w, f->address);
         JW_LIT(w, ",\"status\":\"missing_image\"");
         if (r->req->name[0]) {
             JW_LIT(w, ",\"image\":");
@@ -78,29 +138,40 @@ static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
     uint64_t vmaddr = f->address - r->slide;
     symlook look;
     symindex_lookup(&r->img->sym, vmaddr, &look);
-    bool found = look.status == SYMLOOK_SYMBOL;
+
+    linelook *ll = NULL, llbuf;
+    if (r->img->has_lines) {
+        bool caller = f->adjust == BT_ADJUST_CALLER ||
+                      (f->adjust == BT_ADJUST_AUTO && index > 0);
+        uint64_t delta = caller ? caller_delta(r->img->meta.arch) : 0;
+        if (vmaddr >= delta && lineindex_lookup(&r->img->lines, vmaddr - delta, &llbuf))
+            ll = &llbuf;
+    }
+    const lineframe *outer = ll ? &ll->f[ll->n - 1] : NULL;
+    bool found = look.status == SYMLOOK_SYMBOL || (outer && outer->mangled);
     if (found)
         c->symbolicated++;
     else
         c->no_symbol++;
-    jw_raw(w, found ? ",\"status\":\"symbolicated\",\"image\":"
-                    : ",\"status\":\"no_symbol\",\"image\":");
-    jw_str(w, r->img->meta.name);
-    JW_LIT(w, ",\"uuid\":");
-    jw_str(w, r->uuid);
-    JW_LIT(w, ",\"arch\":");
-    jw_str(w, r->img->meta.arch);
-    JW_LIT(w, ",\"vmaddr\":");
-    jw_hex(w, vmaddr);
-    if (found) {
-        /* Demangling arrives with the DWARF work; until then both agree,
-         * so the escaped name is written once and copied. */
-        JW_LIT(w, ",\"symbol\":");
-        size_t at = w->b->len;
-        jw_str(w, look.name);
-        size_t n = w->b->len - at;
-        JW_LIT(w, ",\"mangled\":");
-        jw_copy(w, at, n);
+
+    for (size_t i = 0; ll && i + 1 < ll->n; i++) {
+        const lineframe *lf = &ll->f[i];
+        write_head(w, f, r, vmaddr, true);
+        if (lf->mangled)
+            write_names(w, lf->name, lf->mangled);
+        write_place(w, lf);
+        JW_LIT(w, ",\"inlined\":true},");
+    }
+    write_head(w, f, r, vmaddr, found);
+    /* Like llvm-symbolizer, the symbol table names the outermost function;
+     * DWARF fills in where the symbol table has nothing. */
+    if (look.status == SYMLOOK_SYMBOL) {
+        write_names(w, look.name, look.name);
+    } else if (outer && outer->mangled) {
+        write_names(w, outer->name, outer->mangled);
+        look.has_sym_addr = true;
+        look.sym_addr = ll->func_start;
+        look.offset = vmaddr - ll->func_start;
     }
     if (look.has_sym_addr) {
         JW_LIT(w, ",\"symbol_address\":");
@@ -108,6 +179,8 @@ static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
         JW_LIT(w, ",\"offset\":");
         jw_u64(w, look.offset);
     }
+    if (outer)
+        write_place(w, outer);
     JW_LIT(w, ",\"inlined\":false}");
 }
 
@@ -187,7 +260,7 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
                                             : image_for(sorted, nsorted, f->address);
             if (i)
                 JW_LIT(&w, ",");
-            write_frame(&w, f, r, counts);
+            write_frame(&w, f, i, r, counts);
         }
         JW_LIT(&w, "]}");
     }

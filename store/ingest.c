@@ -6,7 +6,12 @@
 #include <string.h>
 
 #include "../macho/macho.h"
+#include "../dsym/lineindex.h"
 #include "symindex.h"
+
+/* A line index larger than this is refused (the DWARF behind it would be
+ * far larger than any upload limit). */
+#define INGEST_MAX_LINE_INDEX ((size_t)1 << 30)
 
 void ingest_batch_init(ingest_batch *b)
 {
@@ -15,9 +20,12 @@ void ingest_batch_init(ingest_batch *b)
 
 void ingest_batch_free(ingest_batch *b)
 {
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
         free(b->blobs[i]);
+        free(b->lines[i]);
+    }
     free(b->blobs);
+    free(b->lines);
     free(b->puts);
     memset(b, 0, sizeof *b);
 }
@@ -43,6 +51,10 @@ static bool batch_reserve(ingest_batch *b, size_t more)
     if (!bl)
         return false;
     b->blobs = bl;
+    uint8_t **li = realloc(b->lines, cap * sizeof *li);
+    if (!li)
+        return false;
+    b->lines = li;
     b->cap = cap;
     return true;
 }
@@ -73,34 +85,78 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
                        arch);
         goto out;
     }
-    for (size_t i = 0; i < b->n; i++)
-        if (memcmp(b->puts[i].meta.uuid, img.uuid, 16) == 0 &&
-            strcmp(b->puts[i].meta.arch, arch) == 0) {
-            goto out; /* the same slice twice in one upload: store it once */
+    store_put p;
+    memset(&p, 0, sizeof p);
+    uint8_t *blob = NULL, *lines = NULL;
+    size_t blen, llen;
+    lineindex_stats lst;
+    st = symindex_build(&img, &blob, &blen, &p.meta.symbols, &p.meta.functions, err);
+    if (st == SYMD_OK)
+        st = lineindex_build(&img, INGEST_MAX_LINE_INDEX, &lines, &llen, &lst, err);
+    if (st != SYMD_OK) {
+        if (st == SYMD_E_BAD_DEBUG_INFO || st == SYMD_E_UNSUPPORTED) {
+            symd_err e2 = *err;
+            symd_err_clear(err);
+            st = symd_fail_at(err, e2.kind, e2.src_file, e2.src_line,
+                              "slice %zu (%s): %s", sliceno, arch, e2.msg);
         }
-    if (!batch_reserve(b, 1)) {
-        st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        free(blob);
         goto out;
     }
-    store_put *p = &b->puts[b->n];
-    memset(p, 0, sizeof *p);
-    uint8_t *blob;
-    size_t blen;
-    st = symindex_build(&img, &blob, &blen, &p->meta.symbols, &p->meta.functions, err);
-    if (st != SYMD_OK)
-        goto out;
-    memcpy(p->meta.uuid, img.uuid, 16);
-    snprintf(p->meta.arch, sizeof p->meta.arch, "%s", arch);
+    memcpy(p.meta.uuid, img.uuid, 16);
+    snprintf(p.meta.arch, sizeof p.meta.arch, "%s", arch);
     const char *name = img.dylib_id ? base_name(img.dylib_id)
                        : name_hint && *base_name(name_hint) ? base_name(name_hint)
                                                             : "unknown";
-    snprintf(p->meta.name, sizeof p->meta.name, "%s", name);
-    snprintf(p->meta.kind, sizeof p->meta.kind, "%s", macho_kind_name(img.kind));
-    p->meta.text_vmaddr = macho_text_vmaddr(&img);
-    p->meta.text_size = macho_text_vmsize(&img);
-    p->symidx = blob;
-    p->symidx_len = blen;
-    b->blobs[b->n++] = blob;
+    snprintf(p.meta.name, sizeof p.meta.name, "%s", name);
+    snprintf(p.meta.kind, sizeof p.meta.kind, "%s", macho_kind_name(img.kind));
+    p.meta.text_vmaddr = macho_text_vmaddr(&img);
+    p.meta.text_size = macho_text_vmsize(&img);
+    p.meta.debug_info = lines != NULL;
+    p.symidx = blob;
+    p.symidx_len = blen;
+    p.lines = lines;
+    p.lines_len = lines ? llen : 0;
+
+    /* The same (UUID, arch) twice in one upload (a binary and its dSYM):
+     * merge the way the store merges uploads. */
+    for (size_t i = 0; i < b->n; i++) {
+        store_put *q = &b->puts[i];
+        if (memcmp(q->meta.uuid, img.uuid, 16) != 0 || strcmp(q->meta.arch, arch) != 0)
+            continue;
+        bool q_dsym = strcmp(q->meta.kind, "dsym") == 0;
+        if (p.meta.symbols > q->meta.symbols || p.meta.functions > q->meta.functions) {
+            free(b->blobs[i]);
+            b->blobs[i] = blob;
+            q->symidx = blob, q->symidx_len = blen;
+            q->meta.symbols = p.meta.symbols, q->meta.functions = p.meta.functions;
+            q->meta.text_vmaddr = p.meta.text_vmaddr, q->meta.text_size = p.meta.text_size;
+            blob = NULL;
+        }
+        if (q_dsym && strcmp(p.meta.kind, "dsym") != 0) {
+            memcpy(q->meta.kind, p.meta.kind, sizeof q->meta.kind);
+            memcpy(q->meta.name, p.meta.name, sizeof q->meta.name);
+        }
+        if (lines && !b->lines[i]) {
+            b->lines[i] = lines;
+            q->lines = lines, q->lines_len = llen;
+            q->meta.debug_info = true;
+            lines = NULL;
+        }
+        free(blob);
+        free(lines);
+        goto out;
+    }
+    if (!batch_reserve(b, 1)) {
+        free(blob);
+        free(lines);
+        st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    b->puts[b->n] = p;
+    b->blobs[b->n] = blob;
+    b->lines[b->n] = lines;
+    b->n++;
 out:
     macho_image_free(&img);
     return st;
@@ -116,8 +172,10 @@ symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
         st = add_slice(b, buf + slices[i].offset, (size_t)slices[i].size, name_hint,
                        i, slices[i].cputype, err);
     if (st != SYMD_OK) {
-        for (size_t i = before; i < b->n; i++)
+        for (size_t i = before; i < b->n; i++) {
             free(b->blobs[i]);
+            free(b->lines[i]);
+        }
         b->n = before;
     }
     return st;

@@ -153,6 +153,7 @@ symd_status store_open(const char *path, int pool, size_t cache_bytes,
 static void cache_free_entry(store_loaded *e)
 {
     free(e->blob);
+    free(e->lines_blob);
     free(e);
 }
 
@@ -260,18 +261,30 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
         return db_fail(err, db, "looking up image");
     sqlite3_stmt *st = NULL;
     int64_t id;
+    bool put_syms = true, put_lines = p->lines != NULL;
     if (rc == SQLITE_ROW) {
-        if (p->meta.symbols <= old.symbols && p->meta.functions <= old.functions) {
+        put_syms = p->meta.symbols > old.symbols || p->meta.functions > old.functions;
+        put_lines = p->lines && !old.debug_info;
+        if (!put_syms && !put_lines) {
             *result = STORE_EXISTS;
             *stored = old;
             return SYMD_OK;
         }
         id = old.id;
+        /* The binary's kind and name win over its dSYM's. */
+        bool was_dsym = strcmp(old.kind, "dsym") == 0;
+        bool new_dsym = strcmp(p->meta.kind, "dsym") == 0;
+        bool take_kind = was_dsym && !new_dsym;
         rc = sqlite3_prepare_v2(db,
-                                "UPDATE images SET kind = ?2, text_vmaddr = ?3, "
-                                "text_size = ?4, symbols = ?5, functions = ?6, "
-                                "updated_at = ?7, name = CASE WHEN name = 'unknown' "
-                                "THEN ?8 ELSE name END WHERE id = ?1",
+                                "UPDATE images SET "
+                                "kind = CASE WHEN ?9 THEN ?2 ELSE kind END, "
+                                "text_vmaddr = CASE WHEN ?10 THEN ?3 ELSE text_vmaddr END, "
+                                "text_size = CASE WHEN ?10 THEN ?4 ELSE text_size END, "
+                                "symbols = CASE WHEN ?10 THEN ?5 ELSE symbols END, "
+                                "functions = CASE WHEN ?10 THEN ?6 ELSE functions END, "
+                                "debug_info = debug_info OR ?11, updated_at = ?7, "
+                                "name = CASE WHEN name = 'unknown' OR (?9 AND ?8 <> "
+                                "'unknown') THEN ?8 ELSE name END WHERE id = ?1",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
             return db_fail(err, db, "updating image");
@@ -283,6 +296,9 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
         sqlite3_bind_int64(st, 6, p->meta.functions);
         sqlite3_bind_int64(st, 7, now);
         sqlite3_bind_text(st, 8, p->meta.name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 9, take_kind);
+        sqlite3_bind_int(st, 10, put_syms);
+        sqlite3_bind_int(st, 11, put_lines);
         *result = STORE_UPDATED;
     } else {
         rc = sqlite3_prepare_v2(db,
@@ -301,7 +317,7 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
         sqlite3_bind_int64(st, 6, (int64_t)p->meta.text_size);
         sqlite3_bind_int64(st, 7, p->meta.symbols);
         sqlite3_bind_int64(st, 8, p->meta.functions);
-        sqlite3_bind_int(st, 9, p->meta.debug_info);
+        sqlite3_bind_int(st, 9, p->lines != NULL);
         sqlite3_bind_int64(st, 10, now);
         *result = STORE_CREATED;
         id = 0;
@@ -313,18 +329,26 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
     if (!id)
         id = sqlite3_last_insert_rowid(db);
 
-    rc = sqlite3_prepare_v2(db,
-                            "INSERT OR REPLACE INTO image_data(image_id, kind, data) "
-                            "VALUES (?1, 'symbols', ?2)",
-                            -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return db_fail(err, db, "writing symbol index");
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_blob64(st, 2, p->symidx, p->symidx_len, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return db_fail(err, db, "writing symbol index");
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? put_lines : put_syms))
+            continue;
+        rc = sqlite3_prepare_v2(db,
+                                "INSERT OR REPLACE INTO image_data(image_id, kind, data) "
+                                "VALUES (?1, ?2, ?3)",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+            return db_fail(err, db, "writing index");
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, k ? "lines" : "symbols", -1, SQLITE_STATIC);
+        if (k)
+            sqlite3_bind_blob64(st, 3, p->lines, p->lines_len, SQLITE_STATIC);
+        else
+            sqlite3_bind_blob64(st, 3, p->symidx, p->symidx_len, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return db_fail(err, db, k ? "writing line index" : "writing symbol index");
+    }
     rc = find_row(db, p->meta.uuid, p->meta.arch, stored);
     if (rc != SQLITE_ROW)
         return db_fail(err, db, "reading back image");
@@ -495,7 +519,7 @@ static unsigned bucket_of(const uint8_t uuid[16])
 
 static size_t entry_bytes(const store_loaded *e)
 {
-    return sizeof *e + e->blob_len;
+    return sizeof *e + e->blob_len + e->lines_len;
 }
 
 static void lru_unlink(store *s, store_loaded *e)
@@ -584,7 +608,8 @@ static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch
                            "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 "
                            "WHERE i2.uuid = images.uuid), (SELECT d.data FROM "
                            "image_data d WHERE d.image_id = images.id AND d.kind = "
-                           "'symbols') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR "
+                           "'symbols'), (SELECT d.data FROM image_data d WHERE "
+                           "d.image_id = images.id AND d.kind = 'lines') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR "
                            "arch = ?2) ORDER BY arch LIMIT 2",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "loading image");
@@ -626,8 +651,26 @@ static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch
     memcpy(e->blob, blob, (size_t)blen);
     e->blob_len = (size_t)blen;
     symd_err ierr = {0};
-    if (symindex_open(e->blob, e->blob_len, &e->sym, &ierr) != SYMD_OK)
+    if (symindex_open(e->blob, e->blob_len, &e->sym, &ierr) != SYMD_OK) {
         r = symd_fail(err, SYMD_E_DB, "stored symbol index is damaged: %s", ierr.msg);
+        goto out;
+    }
+    const void *lblob = sqlite3_column_blob(st, 14);
+    int llen = sqlite3_column_bytes(st, 14);
+    if (lblob && llen > 0) {
+        e->lines_blob = malloc((size_t)llen);
+        if (!e->lines_blob) {
+            r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+            goto out;
+        }
+        memcpy(e->lines_blob, lblob, (size_t)llen);
+        e->lines_len = (size_t)llen;
+        if (lineindex_open(e->lines_blob, e->lines_len, &e->lines, &ierr) != SYMD_OK) {
+            r = symd_fail(err, SYMD_E_DB, "stored line index is damaged: %s", ierr.msg);
+            goto out;
+        }
+        e->has_lines = true;
+    }
 out:
     sqlite3_finalize(st);
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);

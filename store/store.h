@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../util/err.h"
+#include "../dsym/lineindex.h"
 #include "symindex.h"
 
 #define STORE_SCHEMA_VERSION 1
@@ -37,18 +38,24 @@ typedef struct {
 
 typedef enum { STORE_CREATED, STORE_EXISTS, STORE_UPDATED } store_put_result;
 
-/* A slice ready to store: its metadata (id and times are set by the store)
- * and its symbol index blob (borrowed). */
+/* A slice ready to store: its metadata (id and times are set by the store),
+ * its symbol index blob and, from DWARF, its line index blob (both
+ * borrowed; lines NULL when the slice has no debug info). */
 typedef struct {
     store_image meta;
     const uint8_t *symidx;
     size_t symidx_len;
+    const uint8_t *lines;
+    size_t lines_len;
 } store_put;
 
 /* Stores n slices in one transaction: all or none. A (UUID, arch) already
- * present is kept unless the new slice carries more symbols or function
- * starts (a stripped binary first, its full twin later): then it is
- * replaced and reported UPDATED. On success meta[i] holds the stored rows. */
+ * present merges with the new slice, which is then reported UPDATED: the
+ * symbol index is replaced when the new one carries more symbols or function
+ * starts (a stripped binary or a dSYM first, the full binary later), the
+ * line index is added when the image had none (the dSYM after its binary);
+ * a dSYM never overrides a binary's kind or name. Nothing new: EXISTS. On
+ * success stored[i] holds the stored rows. */
 symd_status store_put_images(store *s, store_put *puts, size_t n,
                              store_put_result *results, store_image *stored,
                              symd_err *err);
@@ -77,9 +84,11 @@ bool store_ping(store *s);
 typedef struct {
     store_image meta;
     symindex sym;
+    bool has_lines;
+    lineindex lines; /* when has_lines */
     /* private */
-    uint8_t *blob;
-    size_t blob_len;
+    uint8_t *blob, *lines_blob;
+    size_t blob_len, lines_len;
     int refs;
     uint64_t generation;
     int nslices;  /* slices stored under this UUID when loaded */

@@ -141,4 +141,25 @@ static inline bool cur_uleb(cursor *c, uint64_t *v)
     return true;
 }
 
+/* Signed LEB128, at most 64 bits; fails on truncation or overflow. */
+static inline bool cur_sleb(cursor *c, int64_t *v)
+{
+    uint64_t r = 0;
+    unsigned shift = 0;
+    size_t pos = c->pos;
+    uint8_t b;
+    do {
+        if (pos >= c->len || shift >= 64)
+            return false;
+        b = c->p[pos++];
+        r |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    if (shift < 64 && (b & 0x40))
+        r |= ~(uint64_t)0 << shift;
+    c->pos = pos;
+    *v = (int64_t)r;
+    return true;
+}
+
 #endif

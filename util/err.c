@@ -39,6 +39,7 @@ const char *symd_status_name(symd_status s)
     case SYMD_E_NOMEM: return "out_of_memory";
     case SYMD_E_IO: return "io_error";
     case SYMD_E_DB: return "database_error";
+    case SYMD_E_BAD_DEBUG_INFO: return "malformed_debug_info";
     }
     return "unknown";
 }

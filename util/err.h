@@ -18,6 +18,7 @@ typedef enum {
     SYMD_E_NOMEM,
     SYMD_E_IO,
     SYMD_E_DB,
+    SYMD_E_BAD_DEBUG_INFO, /* DWARF inside a well-formed Mach-O is broken */
 } symd_status;
 
 typedef struct {

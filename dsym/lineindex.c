@@ -1,0 +1,209 @@
+/* The line index: open (validate) a blob and look addresses up in place. */
+#include "lineindex.h"
+
+#include <string.h>
+
+#include "../util/cursor.h"
+
+#define HDR 48u
+
+static bool str_ok(const lineindex *ix, uint32_t off)
+{
+    return off < ix->strsize && memchr(ix->strings + off, 0, ix->strsize - off);
+}
+
+symd_status lineindex_open(const uint8_t *blob, size_t len, lineindex *ix,
+                           symd_err *err)
+{
+    memset(ix, 0, sizeof *ix);
+    if (len < HDR || memcmp(blob, "LINX", 4) != 0)
+        return SYMD_CORRUPT(err, "line index: bad header");
+    if (ld_u32le(blob + 4) != LINEINDEX_VERSION)
+        return SYMD_CORRUPT(err, "line index: version %u", ld_u32le(blob + 4));
+    ix->blob = blob;
+    ix->len = len;
+    ix->base = ld_u64le(blob + 8);
+    ix->nfuncs = ld_u32le(blob + 16);
+    ix->nnames = ld_u32le(blob + 20);
+    ix->nfiles = ld_u32le(blob + 24);
+    ix->datasize = ld_u32le(blob + 28);
+    ix->strsize = ld_u32le(blob + 32);
+    uint64_t need = HDR + (uint64_t)ix->nfuncs * 12 + (uint64_t)ix->nnames * 8 +
+                    (uint64_t)ix->nfiles * 4 + ix->datasize + ix->strsize;
+    if (need != len)
+        return SYMD_CORRUPT(err, "line index: sizes do not add up");
+    ix->funcs = blob + HDR;
+    ix->names = ix->funcs + (size_t)ix->nfuncs * 12;
+    ix->files = ix->names + (size_t)ix->nnames * 8;
+    ix->data = ix->files + (size_t)ix->nfiles * 4;
+    ix->strings = (const char *)ix->data + ix->datasize;
+    uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < ix->nfuncs; i++) {
+        const uint8_t *f = ix->funcs + (size_t)i * 12;
+        uint64_t start = ld_u32le(f), size = ld_u32le(f + 4);
+        if (start < prev_end || size == 0 || ld_u32le(f + 8) >= ix->datasize)
+            return SYMD_CORRUPT(err, "line index: function %u out of order", i);
+        prev_end = start + size;
+    }
+    for (uint32_t i = 0; i < ix->nnames; i++)
+        if (!str_ok(ix, ld_u32le(ix->names + (size_t)i * 8)) ||
+            !str_ok(ix, ld_u32le(ix->names + (size_t)i * 8 + 4)))
+            return SYMD_CORRUPT(err, "line index: name %u out of range", i);
+    for (uint32_t i = 0; i < ix->nfiles; i++)
+        if (!str_ok(ix, ld_u32le(ix->files + (size_t)i * 4)))
+            return SYMD_CORRUPT(err, "line index: file %u out of range", i);
+    return SYMD_OK;
+}
+
+/* name/file numbers in records are index + 1; 0 (and anything past the
+ * table, which open() cannot see inside records) means none. */
+static void set_name(const lineindex *ix, uint64_t n, lineframe *f)
+{
+    f->name = f->mangled = NULL;
+    if (n == 0 || n > ix->nnames)
+        return;
+    const uint8_t *e = ix->names + (size_t)(n - 1) * 8;
+    f->mangled = ix->strings + ld_u32le(e);
+    f->name = ix->strings + ld_u32le(e + 4);
+}
+
+static const char *file_name(const lineindex *ix, uint64_t n)
+{
+    if (n == 0 || n > ix->nfiles)
+        return NULL;
+    return ix->strings + ld_u32le(ix->files + (size_t)(n - 1) * 4);
+}
+
+typedef struct {
+    uint64_t name, file, line, col;
+} callsite;
+
+bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
+{
+    out->n = 0;
+    if (vmaddr < ix->base || vmaddr - ix->base > UINT32_MAX || !ix->nfuncs)
+        return false;
+    uint32_t off = (uint32_t)(vmaddr - ix->base);
+    size_t lo = 0, hi = ix->nfuncs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ld_u32le(ix->funcs + mid * 12) <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return false;
+    const uint8_t *fe = ix->funcs + (lo - 1) * 12;
+    uint64_t fstart = ld_u32le(fe), fsize = ld_u32le(fe + 4);
+    if (off - fstart >= fsize)
+        return false;
+    cursor c = cur_make(ix->data, ix->datasize);
+    c.pos = ld_u32le(fe + 8);
+    uint64_t origin, name, rows_bytes;
+    if (!cur_uleb(&c, &origin) || !cur_uleb(&c, &name) || !cur_uleb(&c, &rows_bytes) ||
+        rows_bytes > cur_left(&c) || origin > off)
+        return false;
+    uint64_t rel = off - origin;
+
+    /* The last row at or below the address. */
+    cursor r = cur_make(c.p + c.pos, (size_t)rows_bytes);
+    c.pos += (size_t)rows_bytes;
+    uint64_t addr = 0, line = 0, file = 0, col = 0;
+    uint64_t hit_line = 0, hit_file = 0, hit_col = 0;
+    while (cur_left(&r)) {
+        uint64_t da, v, f = file, cl;
+        if (!cur_uleb(&r, &da) || !cur_uleb(&r, &v))
+            return false;
+        if ((v & 1) && !cur_uleb(&r, &f))
+            return false;
+        if (!cur_uleb(&r, &cl))
+            return false;
+        addr += da;
+        if (addr > rel)
+            break;
+        uint64_t zz = v >> 1;
+        line += (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
+        file = f, col = cl;
+        hit_line = line, hit_file = file, hit_col = col;
+    }
+
+    /* The inline chain: at each level the last node that holds the address
+     * (llvm keeps the last DIE inserted for a range). */
+    uint64_t inl;
+    if (!cur_uleb(&c, &inl) || inl > cur_left(&c))
+        return false;
+    callsite chain[LINEINDEX_MAX_DEPTH];
+    size_t depth = 0;
+    size_t level_end = c.pos + (size_t)inl;
+    cursor t = cur_make(c.p, level_end);
+    t.pos = c.pos;
+    while (depth < LINEINDEX_MAX_DEPTH) {
+        bool found = false;
+        size_t kids = 0, kids_end = 0;
+        callsite hit = {0, 0, 0, 0};
+        while (cur_left(&t)) {
+            uint64_t nr, prev = 0, a, b;
+            bool in = false;
+            if (!cur_uleb(&t, &nr))
+                return false;
+            for (uint64_t i = 0; i < nr; i++) {
+                if (!cur_uleb(&t, &a) || !cur_uleb(&t, &b))
+                    return false;
+                uint64_t s = prev + a;
+                in |= rel >= s && rel - s < b;
+                prev = s + b;
+            }
+            callsite cs;
+            uint64_t cb;
+            if (!cur_uleb(&t, &cs.name) || !cur_uleb(&t, &cs.file) ||
+                !cur_uleb(&t, &cs.line) || !cur_uleb(&t, &cs.col) || !cur_uleb(&t, &cb) ||
+                cb > cur_left(&t))
+                return false;
+            if (in) {
+                found = true;
+                hit = cs;
+                kids = t.pos;
+                kids_end = t.pos + (size_t)cb;
+            }
+            t.pos += (size_t)cb;
+        }
+        if (!found)
+            break;
+        chain[depth++] = hit;
+        t = cur_make(c.p, kids_end);
+        t.pos = kids;
+    }
+
+    /* Innermost first: its place comes from the line table, every outer
+     * level's from the call site of the level inside it. */
+    size_t n = 0;
+    for (size_t i = depth; i-- > 0;) {
+        lineframe *f = &out->f[n];
+        set_name(ix, chain[i].name, f);
+        if (i == depth - 1) {
+            f->file = file_name(ix, hit_file);
+            f->line = f->file ? (uint32_t)hit_line : 0;
+            f->column = f->file ? (uint32_t)hit_col : 0;
+        } else {
+            f->file = file_name(ix, chain[i + 1].file);
+            f->line = (uint32_t)chain[i + 1].line;
+            f->column = (uint32_t)chain[i + 1].col;
+        }
+        n++;
+    }
+    lineframe *f = &out->f[n];
+    set_name(ix, name, f);
+    if (depth == 0) {
+        f->file = file_name(ix, hit_file);
+        f->line = f->file ? (uint32_t)hit_line : 0;
+        f->column = f->file ? (uint32_t)hit_col : 0;
+    } else {
+        f->file = file_name(ix, chain[0].file);
+        f->line = (uint32_t)chain[0].line;
+        f->column = (uint32_t)chain[0].col;
+    }
+    out->n = n + 1;
+    out->func_start = ix->base + origin;
+    return true;
+}
