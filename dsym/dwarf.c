@@ -819,6 +819,8 @@ static uint32_t hash_str(const char *s, size_t n)
 /* Interns s[0..n) into the string table; *off is its offset. */
 static bool intern(ctx *x, const char *s, size_t n, uint32_t *off)
 {
+    if (!n)
+        s = ""; /* an empty dynbuf has no data pointer */
     uint32_t h = hash_str(s, n);
     if ((x->strset_n + 1) * 2 > x->strset_cap) {
         size_t cap = x->strset_cap ? x->strset_cap * 2 : 4096;

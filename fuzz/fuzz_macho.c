@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../macho/macho.h"
+#include "../dsym/lineindex.h"
 #include "../store/symindex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -41,6 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         free(blob);
+        /* DWARF inside the slice (dSYM seeds), as an upload converts it. */
+        uint8_t *lines = NULL;
+        size_t llen;
+        lineindex_stats lst;
+        symd_err_clear(&err);
+        if (lineindex_build(&img, 1u << 26, &lines, &llen, &lst, &err) == SYMD_OK && lines) {
+            lineindex ix;
+            if (lineindex_open(lines, llen, &ix, &err) != SYMD_OK)
+                __builtin_trap();
+        }
+        free(lines);
         macho_image_free(&img);
     }
     return 0;

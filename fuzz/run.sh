@@ -14,6 +14,9 @@ for t in "$@"; do
       cp -n fixtures/dsym/*/Contents/Resources/DWARF/* "$corpus"/ 2>/dev/null || true
       cp -n fuzz/regress/macho-* "$corpus"/ 2>/dev/null || true
       extra=(-max_len=131072) ;;
+    fuzz_dwarf)
+      python3 fuzz/make_dwarf_seeds.py "$corpus" fixtures/dsym/*/Contents/Resources/DWARF/*
+      extra=(-max_len=262144) ;;
     fuzz_symbolicate)
       cp -n fuzz/seeds/symbolicate/* "$corpus"/
       extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;

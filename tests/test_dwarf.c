@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../dsym/lineindex.h"
+#include "../fuzz/dwarf_container.h"
 #include "../macho/macho.h"
 #include "../util/hex.h"
 #include "fixture_util.h"
@@ -151,4 +152,135 @@ TEST(dwarf_index_edges)
           "binary without DWARF gave an index: %s", err.msg);
     macho_image_free(&img);
     free(bin);
+}
+
+/* ---- hostile DWARF --------------------------------------------------------- */
+
+static const macho_section *find_sect(const macho_image *img, const char *name)
+{
+    for (size_t i = 0; i < img->nsects; i++)
+        if (strcmp(img->sects[i].segname, "__DWARF") == 0 &&
+            strcmp(img->sects[i].sectname, name) == 0)
+            return &img->sects[i];
+    return NULL;
+}
+
+/* One damage applied to a copy of a real dSYM: section, offset in it, bytes. */
+typedef struct {
+    const char *what, *sect;
+    size_t at;
+    uint8_t bytes[8];
+    size_t n;
+} damage;
+
+static const damage damages[] = {
+    /* unit_length past the end of .debug_info */
+    {"unit length past the section", "__debug_info", 0, {0xf0, 0xff, 0xff, 0x7f}, 4},
+    {"reserved unit length", "__debug_info", 0, {0xf3, 0xff, 0xff, 0xff}, 4},
+    {"DWARF version 9", "__debug_info", 4, {9, 0}, 2},
+    {"address size 3", "__debug_info", 10, {3}, 1},
+    {"abbreviation offset past .debug_abbrev", "__debug_info", 6, {0xff, 0xff, 0xff, 0x0f}, 4},
+    {"unknown abbreviation code", "__debug_info", 11, {0x7f}, 1},
+    /* the first abbreviation's first form becomes block4: its length is read
+     * from the DIE's bytes and runs past the unit */
+    {"form runs past the unit", "__debug_abbrev", 4, {0x04}, 1},
+    {"unknown form", "__debug_abbrev", 4, {0x7e}, 1},
+    {"line table length past the section", "__debug_line", 0, {0xf0, 0xff, 0xff, 0x7f}, 4},
+    {"line table version 1", "__debug_line", 4, {1, 0}, 2},
+};
+
+/* Every damage is refused as malformed debug info, never crashes, and an
+ * undamaged copy still converts. Also: the whole abbreviation table turned
+ * into continuation bytes (a ULEB that never ends) and every truncation of
+ * .debug_info's first unit. */
+TEST(dwarf_hostile_is_malformed_debug_info)
+{
+    const char *rel = dsyms[0].dwarf;
+    size_t len;
+    uint8_t *orig = read_fixture(rel, &len);
+    if (!orig)
+        return;
+    uint8_t *buf = malloc(len);
+    for (size_t k = 0; k <= sizeof damages / sizeof damages[0]; k++) {
+        memcpy(buf, orig, len);
+        macho_image img;
+        symd_err err = {0};
+        if (macho_parse_image(buf, len, &img, &err) != SYMD_OK) {
+            CHECK(0, "%s", err.msg);
+            break;
+        }
+        const char *what = "unterminated abbreviations";
+        if (k < sizeof damages / sizeof damages[0]) {
+            const damage *d = &damages[k];
+            const macho_section *s = find_sect(&img, d->sect);
+            CHECK(s && d->at + d->n <= s->size, "%s: no room", d->what);
+            if (s)
+                memcpy(buf + s->offset + d->at, d->bytes, d->n);
+            what = d->what;
+        } else {
+            const macho_section *s = find_sect(&img, "__debug_abbrev");
+            if (s)
+                memset(buf + s->offset, 0x80, (size_t)s->size);
+        }
+        uint8_t *blob = NULL;
+        size_t blen;
+        lineindex_stats st;
+        symd_status r = lineindex_build(&img, 1u << 30, &blob, &blen, &st, &err);
+        CHECK(r == SYMD_E_BAD_DEBUG_INFO && !blob, "%s: %s (%s)", what, symd_status_name(r),
+              err.msg);
+        CHECK(err.msg[0] != 0, "%s: no message", what);
+        free(blob);
+        macho_image_free(&img);
+    }
+    /* Truncations: shrink .debug_info's header size to every length of the
+     * first unit; each must fail cleanly or convert what remains. */
+    memcpy(buf, orig, len);
+    macho_image img;
+    symd_err err = {0};
+    if (macho_parse_image(buf, len, &img, &err) == SYMD_OK) {
+        macho_section *s = (macho_section *)find_sect(&img, "__debug_info");
+        uint64_t full = s ? s->size : 0;
+        int refused = 0;
+        for (uint64_t cut = 1; s && cut < full && cut < 2000; cut++) {
+            s->size = cut;
+            uint8_t *blob = NULL;
+            size_t blen;
+            lineindex_stats st;
+            symd_err_clear(&err);
+            symd_status r = lineindex_build(&img, 1u << 30, &blob, &blen, &st, &err);
+            CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "cut %llu: %s",
+                  (unsigned long long)cut, symd_status_name(r));
+            refused += r == SYMD_E_BAD_DEBUG_INFO;
+            free(blob);
+        }
+        CHECK(refused > 100, "only %d truncations refused", refused);
+        macho_image_free(&img);
+    }
+    free(buf);
+    free(orig);
+}
+
+/* Inputs fuzz_dwarf once crashed on (fuzz/regress/dwarf-*) stay fixed. */
+TEST(dwarf_fuzz_regressions)
+{
+    static const char *const files[] = {"fuzz/regress/dwarf-empty-path"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        size_t len;
+        uint8_t *buf = read_fixture(files[i], &len);
+        if (!buf)
+            continue;
+        macho_section sects[10];
+        macho_image img;
+        uint64_t lo, hi;
+        CHECK(dwarf_container_image(buf, len, sects, &img, &lo, &hi), "%s: short", files[i]);
+        uint8_t *blob = NULL;
+        size_t blen;
+        lineindex_stats st;
+        symd_err err = {0};
+        symd_status r = lineindex_build(&img, 1u << 26, &blob, &blen, &st, &err);
+        CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "%s: %s", files[i],
+              symd_status_name(r));
+        free(blob);
+        free(buf);
+    }
 }

@@ -100,7 +100,7 @@ TEST(hostile_fuzz_regressions)
     struct dirent *e;
     int n = 0;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "macho-", 6) != 0)
+        if (strncmp(e->d_name, "macho-", 6) != 0) /* dwarf-*: test_dwarf.c */
             continue;
         char rel[300];
         snprintf(rel, sizeof rel, "fuzz/regress/%s", e->d_name);
