@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cursor.h"
 #include "../util/hex.h"
 #include "fixture_util.h"
 #include "harness.h"
@@ -721,6 +722,188 @@ TEST(e2e_concurrent_clients)
     }
     CHECK(bad == 0, "%d of %d concurrent requests went wrong", bad, N * 60);
     CHECK(server_alive(&srv), "server alive");
+}
+
+/* Symbolicates every address of an expected .dsym.lines.tsv (adjust none,
+ * image loaded at LOAD) and compares every inline level with
+ * llvm-symbolizer's: function (raw name), file and line. */
+static void check_lines(const char *uuid, const char *arch, const char *expect,
+                        int *levels_checked)
+{
+    enum { MAX = 4000 };
+    tsv_row *rows = calloc(MAX, sizeof *rows);
+    char *tbuf = NULL;
+    int n = load_tsv(expect, rows, MAX, &tbuf);
+    CHECK(n > 0, "%s: no rows", expect);
+    /* One request with every distinct address. */
+    size_t cap = 64 + (size_t)n * 32;
+    char *req = malloc(cap);
+    size_t at = (size_t)snprintf(req, cap,
+                                 "{\"adjust\":\"none\",\"images\":[{\"uuid\":\"%s\",\"arch\":"
+                                 "\"%s\",\"load_address\":\"0x%llx\"}],\"threads\":[{"
+                                 "\"frames\":[",
+                                 uuid, arch, (unsigned long long)LOAD);
+    int naddr = 0;
+    for (int i = 0; i < n; i++) {
+        if (i && strcmp(rows[i].f[0], rows[i - 1].f[0]) == 0)
+            continue;
+        uint64_t a;
+        hex_parse_u64(rows[i].f[0], strlen(rows[i].f[0]), &a);
+        at += (size_t)snprintf(req + at, cap - at, "%s\"0x%llx\"", naddr ? "," : "",
+                               (unsigned long long)(a - 0x100000000ull + LOAD));
+        naddr++;
+    }
+    snprintf(req + at, cap - at, "]}]}");
+    int status;
+    json_t *j = post_json("/v1/symbolicate", req, &status);
+    CHECK(status == 200, "status %d", status);
+    json_t *frames = json_object_get(json_array_get(json_object_get(j, "threads"), 0), "frames");
+    CHECK(json_array_size(frames) == (size_t)n, "%s: %zu output frames, llvm-symbolizer %d",
+          expect, json_array_size(frames), n);
+    for (int i = 0; i < n && (size_t)i < json_array_size(frames); i++) {
+        json_t *f = json_array_get(frames, (size_t)i);
+        const tsv_row *r = &rows[i];
+        bool last = i + 1 == n || strcmp(rows[i + 1].f[0], r->f[0]) != 0;
+        const char *mangled = json_string_value(json_object_get(f, "mangled"));
+        const char *file = json_string_value(json_object_get(f, "file"));
+        json_int_t line = json_integer_value(json_object_get(f, "line"));
+        CHECK(mangled && strcmp(mangled, r->f[2]) == 0, "%s %s level %s: %s, expected %s",
+              expect, r->f[0], r->f[1], mangled ? mangled : "(none)", r->f[2]);
+        if (r->f[3][0])
+            CHECK(file && strcmp(file, r->f[3]) == 0 && line == atoi(r->f[4]),
+                  "%s %s level %s: %s:%lld, expected %s:%s", expect, r->f[0], r->f[1],
+                  file ? file : "(none)", (long long)line, r->f[3], r->f[4]);
+        else
+            CHECK(!file, "%s %s: a file where llvm-symbolizer has none", expect, r->f[0]);
+        CHECK(json_is_true(json_object_get(f, "inlined")) == !last,
+              "%s %s level %s: inlined flag", expect, r->f[0], r->f[1]);
+        if (last)
+            CHECK(json_object_get(f, "offset") != NULL, "%s %s: no offset", expect, r->f[0]);
+        (*levels_checked)++;
+    }
+    json_decref(j);
+    free(req);
+    free(rows);
+    free(tbuf);
+}
+
+static const char *upload_status(json_t *j, bool *debug_info)
+{
+    json_t *im = json_array_get(json_object_get(j, "images"), 0);
+    *debug_info = json_is_true(json_object_get(im, "debug_info"));
+    return json_string_value(json_object_get(im, "status"));
+}
+
+/* A dSYM merges with its binary in either order; then every sampled address
+ * answers every inline level the way llvm-symbolizer does. */
+TEST(e2e_dsym_merges_and_answers_inline_frames)
+{
+    int status, levels = 0;
+    bool dbg;
+    /* binary first, dSYM second */
+    json_t *j = upload_file("fixtures/bin/bigapp-x86_64", "bigapp", &status);
+    CHECK(status == 201 || status == 200, "binary: %d", status);
+    json_decref(j);
+    j = upload_file("fixtures/dsym/bigapp-x86_64.dSYM/Contents/Resources/DWARF/bigapp-x86_64",
+                    "bigapp-x86_64", &status);
+    const char *st = upload_status(j, &dbg);
+    CHECK(status == 201 && st && strcmp(st, "updated") == 0 && dbg,
+          "dSYM after binary: %d %s debug_info %d", status, st ? st : "?", dbg);
+    json_t *im = json_array_get(json_object_get(j, "images"), 0);
+    CHECK(strcmp(json_string_value(json_object_get(im, "kind")), "executable") == 0 &&
+              strcmp(json_string_value(json_object_get(im, "name")), "bigapp") == 0,
+          "dSYM changed the binary's kind or name");
+    json_decref(j);
+    j = upload_file("fixtures/dsym/bigapp-x86_64.dSYM/Contents/Resources/DWARF/bigapp-x86_64",
+                    "x", &status);
+    st = upload_status(j, &dbg);
+    CHECK(st && strcmp(st, "exists") == 0, "dSYM again: %s", st ? st : "?");
+    json_decref(j);
+    check_lines("4C4C4449-5555-3144-A163-BC5324B3F7D1", "x86_64",
+                "fixtures/expected/bigapp-x86_64.dsym.lines.tsv", &levels);
+
+    /* dSYM first (DWARF 5), binary second */
+    j = upload_file("fixtures/dsym/bigapp5-arm64.dSYM/Contents/Resources/DWARF/bigapp5-arm64",
+                    "bigapp5-arm64", &status);
+    st = upload_status(j, &dbg);
+    CHECK(status == 201 && st && strcmp(st, "created") == 0 && dbg, "dSYM first: %s",
+          st ? st : "?");
+    json_decref(j);
+    j = upload_file("fixtures/bin/bigapp5-arm64", "bigapp5", &status);
+    st = upload_status(j, &dbg);
+    im = json_array_get(json_object_get(j, "images"), 0);
+    CHECK(st && strcmp(st, "updated") == 0 && dbg &&
+              strcmp(json_string_value(json_object_get(im, "kind")), "executable") == 0 &&
+              strcmp(json_string_value(json_object_get(im, "name")), "bigapp5") == 0,
+          "binary after dSYM: %s", st ? st : "?");
+    json_decref(j);
+    char uuid[64] = "";
+    {
+        size_t len;
+        char *u = (char *)read_fixture("fixtures/expected/bigapp5-arm64.uuid", &len);
+        if (u) {
+            sscanf(u, "UUID: %63s", uuid);
+            free(u);
+        }
+    }
+    check_lines(uuid, "arm64", "fixtures/expected/bigapp5-arm64.dsym.lines.tsv", &levels);
+    CHECK(levels > 180, "only %d levels compared", levels);
+
+    /* Caller adjustment moves line lookups only: a return address with
+     * "caller" answers like the address 1 byte (x86_64) before it with
+     * "none", while symbol and offset describe the address as sent. */
+    char req[512];
+    snprintf(req, sizeof req,
+             "{\"images\":[{\"uuid\":\"4C4C4449-5555-3144-A163-BC5324B3F7D1\",\"arch\":"
+             "\"x86_64\",\"load_address\":\"0x%llx\"}],\"threads\":[{\"frames\":["
+             "{\"address\":\"0x%llx\",\"adjust\":\"none\"},"
+             "{\"address\":\"0x%llx\",\"adjust\":\"caller\"}]}]}",
+             (unsigned long long)LOAD, (unsigned long long)(LOAD + 0x9ff),
+             (unsigned long long)(LOAD + 0xa00));
+    j = post_json("/v1/symbolicate", req, &status);
+    json_t *fr = json_object_get(json_array_get(json_object_get(j, "threads"), 0), "frames");
+    size_t nf = json_array_size(fr);
+    CHECK(nf >= 2, "adjust: %zu frames", nf);
+    if (nf >= 2) {
+        json_t *a = json_array_get(fr, 0), *b = json_array_get(fr, nf / 2);
+        CHECK(json_integer_value(json_object_get(a, "line")) ==
+                  json_integer_value(json_object_get(b, "line")),
+              "caller-adjusted line differs");
+    }
+    json_decref(j);
+}
+
+/* A dSYM with broken DWARF is refused as a whole: 400 malformed_debug_info,
+ * nothing stored. */
+TEST(e2e_hostile_dsym_refused)
+{
+    size_t len;
+    uint8_t *buf = read_fixture(
+        "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64", &len);
+    if (!buf)
+        return;
+    long long images0, blobs0, images1, blobs1;
+    char integ[64];
+    port();
+    db_state(srv.db, &images0, &blobs0, integ);
+    /* The first unit's length now runs past .debug_info: find the section
+     * by name in the load commands. */
+    uint8_t *p = memmem(buf, len < 4096 ? len : 4096, "__debug_info", 12);
+    CHECK(p != NULL, "no __debug_info header");
+    if (p) {
+        uint32_t off = ld_u32le(p + 48);
+        buf[off] = 0xf0, buf[off + 1] = 0xff, buf[off + 2] = 0xff, buf[off + 3] = 0x7f;
+    }
+    http_resp r;
+    CHECK(http_do(port(), "POST", "/v1/images", NULL, buf, len, &r), "no answer");
+    CHECK(r.status == 400 && strcmp(error_code(&r), "malformed_debug_info") == 0,
+          "broken dSYM: %d %s", r.status, error_code(&r));
+    http_resp_free(&r);
+    db_state(srv.db, &images1, &blobs1, integ);
+    CHECK(images0 == images1 && blobs0 == blobs1 && strcmp(integ, "ok") == 0,
+          "store changed: %lld/%lld -> %lld/%lld (%s)", images0, blobs0, images1, blobs1,
+          integ);
+    free(buf);
 }
 
 /* Last e2e test: the server stops cleanly. */
