@@ -28,7 +28,7 @@ static void usage(FILE *f)
           "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N] [--upload-token T]\n"
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
           "  upload [--db FILE] FILE...          store binaries straight into the DB\n"
-          "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [--db FILE] ADDR...\n"
+          "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
           "\n"
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
@@ -191,8 +191,10 @@ static int cmd_upload(int argc, char **argv)
 /* The slice of a file matching arch (or the only one), parsed and indexed. */
 typedef struct {
     macho_image img;
-    uint8_t *blob;
+    uint8_t *blob, *lines;
     symindex idx;
+    lineindex lix;
+    bool has_lines;
     char name[256];
 } local_image;
 
@@ -228,21 +230,45 @@ static int load_local(const mapped *m, const char *path, const char *arch,
         macho_image_free(&out->img);
         return -1;
     }
+    size_t llen;
+    lineindex_stats lst;
+    if (lineindex_build(&out->img, (size_t)1 << 30, &out->lines, &llen, &lst, &err) != SYMD_OK ||
+        (out->lines && lineindex_open(out->lines, llen, &out->lix, &err) != SYMD_OK)) {
+        fprintf(stderr, "symd: %s: %s\n", path, err.msg);
+        free(out->blob);
+        free(out->lines);
+        out->blob = out->lines = NULL;
+        macho_image_free(&out->img);
+        return -1;
+    }
+    out->has_lines = out->lines != NULL;
     const char *id = out->img.dylib_id, *base = id ? strrchr(id, '/') : strrchr(path, '/');
     snprintf(out->name, sizeof out->name, "%s", base ? base + 1 : id ? id : path);
     return 0;
+}
+
+/* One atos line with a place: "name (in image) (file.c:12)". */
+static void print_level(const lineframe *f, const char *image)
+{
+    const char *file = f->file ? strrchr(f->file, '/') : NULL;
+    file = file ? file + 1 : f->file;
+    if (file)
+        printf("%s (in %s) (%s:%u)\n", f->name ? f->name : "??", image, file, f->line);
+    else
+        printf("%s (in %s)\n", f->name ? f->name : "??", image);
 }
 
 static int cmd_atos(int argc, char **argv)
 {
     const char *obj = NULL, *arch = NULL, *db = env_or("SYMD_DB", DEFAULT_DB);
     uint64_t load = 0, slide = 0;
-    bool has_load = false, has_slide = false;
+    bool has_load = false, has_slide = false, inlines = false;
     int i = 0;
     for (; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-o") == 0 && v) obj = v;
         else if (strcmp(a, "-arch") == 0 && v) arch = v;
+        else if (strcmp(a, "-i") == 0) { inlines = true; continue; }
         else if (strcmp(a, "--db") == 0 && v) db = v;
         else if (strcmp(a, "-l") == 0 && v) {
             if (!num_parse_u64(v, &load)) goto bad;
@@ -254,7 +280,7 @@ static int cmd_atos(int argc, char **argv)
         i++;
     }
     if (!obj || i >= argc || (has_load && has_slide)) {
-        fprintf(stderr, "usage: symd atos -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] "
+        fprintf(stderr, "usage: symd atos -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] "
                         "[--db FILE] ADDR...\n");
         return 2;
     }
@@ -265,6 +291,7 @@ static int cmd_atos(int argc, char **argv)
     store *s = NULL;
     store_loaded *sl = NULL;
     const symindex *idx;
+    const lineindex *lix = NULL;
     const char *name;
     uint64_t text_vmaddr;
     uint8_t uuid[16];
@@ -275,6 +302,7 @@ static int cmd_atos(int argc, char **argv)
             return 1;
         }
         idx = &li.idx;
+        lix = li.has_lines ? &li.lix : NULL;
         name = li.name;
         text_vmaddr = macho_text_vmaddr(&li.img);
     } else if (uuid_parse(obj, uuid)) {
@@ -286,6 +314,7 @@ static int cmd_atos(int argc, char **argv)
             return 1;
         }
         idx = &sl->sym;
+        lix = sl->has_lines ? &sl->lines : NULL;
         name = sl->meta.name;
         text_vmaddr = sl->meta.text_vmaddr;
     } else {
@@ -304,7 +333,18 @@ static int cmd_atos(int argc, char **argv)
         }
         symlook look;
         symindex_lookup(idx, addr - sl_, &look);
-        if (look.status == SYMLOOK_SYMBOL)
+        linelook ll;
+        bool lines = lix && lineindex_lookup(lix, addr - sl_, &ll);
+        /* atos -i: each inlined level on its own line, innermost first. */
+        for (size_t k = 0; lines && inlines && k + 1 < ll.n; k++)
+            print_level(&ll.f[k], name);
+        const char *fn = look.status == SYMLOOK_SYMBOL ? look.name
+                         : lines ? ll.f[ll.n - 1].name : NULL;
+        if (lines && fn && ll.f[ll.n - 1].file) {
+            lineframe outer = ll.f[ll.n - 1];
+            outer.name = fn;
+            print_level(&outer, name);
+        } else if (look.status == SYMLOOK_SYMBOL)
             printf("%s (in %s) + %llu\n", look.name, name, (unsigned long long)look.offset);
         else
             printf("0x%llx (in %s)\n", (unsigned long long)addr, name);
@@ -313,6 +353,7 @@ static int cmd_atos(int argc, char **argv)
         store_release(s, sl);
     store_close(s);
     free(li.blob);
+    free(li.lines);
     macho_image_free(&li.img);
     unmap_file(&m);
     return rc;

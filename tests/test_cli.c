@@ -104,3 +104,22 @@ TEST(cli_atos_offline_and_from_the_store)
     CHECK(st != 0 && strstr(out, "not uploaded"), "unknown uuid: %s", out);
     free(out);
 }
+
+/* atos -i through a dSYM: every inlined level, innermost first, with
+ * file:line (llvm-symbolizer: mix at app.c:14 inlined into static_square at
+ * app.c:20, see fixtures/expected/bigapp-arm64.dsym.lines.tsv). */
+TEST(cli_atos_inline_levels_from_dsym)
+{
+    char cmd[1024];
+    int st;
+    snprintf(cmd, sizeof cmd,
+             "%s atos -o %s -i 0x1000009f4 0x100000880 2>&1", bin(),
+             root_path("fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0, "exit %d: %s", st, out);
+    CHECK(strcmp(out, "mix (in bigapp-arm64) (app.c:14)\n"
+                      "static_square (in bigapp-arm64) (app.c:20)\n"
+                      "interpret (in bigapp-arm64) (app.c:39)\n") == 0,
+          "atos -i said:\n%s", out);
+    free(out);
+}
