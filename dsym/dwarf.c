@@ -210,6 +210,9 @@ typedef struct {
     uint32_t call_file; /* global file id + 1, 0 none */
     uint32_t call_line, call_col;
     size_t bytes, child_bytes; /* encoded subtree size, children's size */
+    uint64_t base, next;        /* where its ranges count from; its first child's */
+    uint32_t line_base, next_line; /* same for call lines */
+    uint32_t file_base, next_file; /* and call files */
 } node;
 
 typedef struct {
@@ -233,8 +236,7 @@ typedef struct {
     dynbuf strings, data;
     struct { uint32_t off, hash; } *strset;
     size_t strset_cap, strset_n;
-    VEC(uint32_t) name_raw; /* name id → raw string offset */
-    VEC(uint32_t) name_disp;
+    VEC(uint32_t) names;    /* name id → raw string offset | display flag */
     u64map name_by_raw;     /* raw string offset → name id */
     VEC(uint32_t) files;    /* file id → string offset */
     u64map file_by_str;
@@ -248,7 +250,7 @@ typedef struct {
     VEC(range) tmp;
     dynbuf path;
     lineindex_stats stats;
-    bool nested; /* a subprogram inside another this unit */
+    uint32_t shift; /* row address deltas in 1 << shift units (arm64: 4) */
 } ctx;
 
 static void nomem(ctx *x)
@@ -816,30 +818,11 @@ static uint32_t hash_str(const char *s, size_t n)
     return h;
 }
 
-/* Interns s[0..n) into the string table; *off is its offset. */
-static bool intern(ctx *x, const char *s, size_t n, uint32_t *off)
+/* Looks s[0..n) up in the string set: true with *off when present,
+ * otherwise false with *slot where it would go. */
+static bool strset_find(ctx *x, const char *s, size_t n, uint32_t h, uint32_t *off,
+                        size_t *slot)
 {
-    if (!n)
-        s = ""; /* an empty dynbuf has no data pointer */
-    uint32_t h = hash_str(s, n);
-    if ((x->strset_n + 1) * 2 > x->strset_cap) {
-        size_t cap = x->strset_cap ? x->strset_cap * 2 : 4096;
-        __typeof__(x->strset) ns = calloc(cap, sizeof *ns);
-        if (!ns)
-            return nomem(x), false;
-        for (size_t i = 0; i < x->strset_cap; i++) {
-            if (!x->strset[i].off)
-                continue;
-            size_t j = x->strset[i].hash & (cap - 1);
-            while (ns[j].off)
-                j = (j + 1) & (cap - 1);
-            ns[j] = x->strset[i];
-        }
-        free(x->strset);
-        x->strset = ns;
-        x->strset_cap = cap;
-    }
-    /* Offsets are stored + 1 so 0 marks an empty slot. */
     size_t i = h & (x->strset_cap - 1);
     for (; x->strset[i].off; i = (i + 1) & (x->strset_cap - 1)) {
         if (x->strset[i].hash != h)
@@ -850,16 +833,62 @@ static bool intern(ctx *x, const char *s, size_t n, uint32_t *off)
             return true;
         }
     }
+    *slot = i;
+    return false;
+}
+
+/* Room for one more entry in the string set. */
+static bool strset_room(ctx *x)
+{
+    if ((x->strset_n + 1) * 2 <= x->strset_cap)
+        return true;
+    size_t cap = x->strset_cap ? x->strset_cap * 2 : 4096;
+    __typeof__(x->strset) ns = calloc(cap, sizeof *ns);
+    if (!ns)
+        return nomem(x), false;
+    for (size_t i = 0; i < x->strset_cap; i++) {
+        if (!x->strset[i].off)
+            continue;
+        size_t j = x->strset[i].hash & (cap - 1);
+        while (ns[j].off)
+            j = (j + 1) & (cap - 1);
+        ns[j] = x->strset[i];
+    }
+    free(x->strset);
+    x->strset = ns;
+    x->strset_cap = cap;
+    return true;
+}
+
+/* Appends s[0..n) and a NUL to the string table. */
+static bool str_append(ctx *x, const char *s, size_t n, uint32_t *off)
+{
     size_t at = x->strings.len;
-    if (at >= UINT32_MAX - 1 || !dynbuf_add(&x->strings, s, n) ||
-        !dynbuf_add(&x->strings, "", 1)) {
+    if (at >= INT32_MAX || !dynbuf_add(&x->strings, s, n) ||
+        !dynbuf_add(&x->strings, "", 1))
         return symd_fail(x->err, SYMD_E_TOO_LARGE,
                          "debug info strings exceed the index size limit"), false;
-    }
-    x->strset[i].off = (uint32_t)at + 1;
-    x->strset[i].hash = h;
-    x->strset_n++;
     *off = (uint32_t)at;
+    return true;
+}
+
+/* Interns s[0..n) into the string table; *off is its offset. The set's
+ * offsets are stored + 1 so 0 marks an empty slot. */
+static bool intern(ctx *x, const char *s, size_t n, uint32_t *off)
+{
+    if (!n)
+        s = ""; /* an empty dynbuf has no data pointer */
+    uint32_t h = hash_str(s, n);
+    size_t slot;
+    if (!strset_room(x))
+        return false;
+    if (strset_find(x, s, n, h, off, &slot))
+        return true;
+    if (!str_append(x, s, n, off))
+        return false;
+    x->strset[slot].off = *off + 1;
+    x->strset[slot].hash = h;
+    x->strset_n++;
     return true;
 }
 
@@ -870,23 +899,43 @@ static char *display_name(const char *raw)
     return NULL;
 }
 
+/* The name id of a raw (linkage) name, demangled once. A name whose display
+ * form differs is stored as "raw\0display\0" and its table entry flagged. */
 static bool name_id(ctx *x, const char *raw, uint32_t *id)
 {
-    uint32_t off;
-    if (!intern(x, raw, strlen(raw), &off))
+    size_t n = strlen(raw), slot;
+    uint32_t h = hash_str(raw, n), off;
+    if (!strset_room(x))
         return false;
-    if (map_get(&x->name_by_raw, off, id))
+    if (strset_find(x, raw, n, h, &off, &slot) && map_get(&x->name_by_raw, off, id))
         return true;
-    uint32_t disp = off;
+    uint32_t entry;
     char *d = display_name(raw);
     if (d) {
-        bool ok = intern(x, d, strlen(d), &disp);
+        uint32_t doff;
+        bool ok = str_append(x, raw, n, &off) && str_append(x, d, strlen(d), &doff);
         free(d);
         if (!ok)
             return false;
+        entry = off | 0x80000000u;
+        /* Later lookups of this raw name find this copy. */
+        uint32_t dummy;
+        if (!strset_find(x, raw, n, h, &dummy, &slot)) {
+            x->strset[slot].off = off + 1;
+            x->strset[slot].hash = h;
+            x->strset_n++;
+        } else {
+            off = dummy; /* the raw text was already there (say, as a path) */
+        }
+    } else {
+        if (!intern(x, raw, n, &off))
+            return false;
+        entry = off;
     }
-    *id = (uint32_t)x->name_raw.n;
-    if (!VEC_PUSH(x, x->name_raw, off) || !VEC_PUSH(x, x->name_disp, disp))
+    if (map_get(&x->name_by_raw, off, id))
+        return true;
+    *id = (uint32_t)x->names.n;
+    if (!VEC_PUSH(x, x->names, entry))
         return false;
     if (!map_put(&x->name_by_raw, off, *id))
         return nomem(x), false;
@@ -1577,36 +1626,50 @@ static bool add_node(ctx *x, uint32_t func, uint32_t parent, uint32_t depth,
     return VEC_PUSH(x, x->nodes, nd);
 }
 
-/* Size (write == NULL) or bytes of one inline node's own fields. */
-static size_t node_fields(ctx *x, const node *nd, uint64_t origin, dynbuf *write)
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* Size (write == NULL) or bytes of one inline node's own fields. Positions
+ * are relative to the previous sibling's end (the parent's start for a first
+ * child) and lengths in address quanta when all of them divide; call lines
+ * relative to the previous sibling's (see lineindex.h). */
+static size_t node_fields(ctx *x, const node *nd, dynbuf *write)
 {
     const range *r = &x->cu_ranges.v[nd->r0];
-    size_t nr = 0, sz = 0;
-    for (uint32_t i = 0; i < nd->nr; i++)
-        nr += r[i].lo >= origin;
-    uint64_t f[5] = {nr, 0, 0, 0, 0};
-    sz += uleb_len(nr);
-    if (write && !put_uleb(x, write, nr))
-        return 0;
-    uint64_t prev = origin;
+    uint64_t mask = ((uint64_t)1 << x->shift) - 1;
+    bool q = true;
+    uint64_t prev = nd->base;
     for (uint32_t i = 0; i < nd->nr; i++) {
-        if (r[i].lo < origin)
-            continue;
-        uint64_t a = r[i].lo - prev, b = r[i].hi - r[i].lo;
-        sz += uleb_len(a) + uleb_len(b);
-        if (write && (!put_uleb(x, write, a) || !put_uleb(x, write, b)))
-            return 0;
+        q &= !((r[i].lo - prev) & mask) && !((r[i].hi - r[i].lo) & mask);
         prev = r[i].hi;
     }
-    f[1] = nd->name == NONE ? 0 : (uint64_t)(nd->name >> 1) + 1;
-    f[2] = nd->call_file;
-    f[3] = nd->call_line;
-    f[4] = nd->call_col;
-    for (int i = 1; i < 5; i++) {
-        sz += uleb_len(f[i]);
-        if (write && !put_uleb(x, write, f[i]))
-            return 0;
+    unsigned sh = q ? x->shift : 0;
+    size_t sz = 0;
+#define PUT(v)                                                   \
+    do {                                                         \
+        uint64_t v_ = (v);                                       \
+        sz += uleb_len(v_);                                      \
+        if (write && !put_uleb(x, write, v_))                    \
+            return 0;                                            \
+    } while (0)
+    bool same_file = nd->call_file == nd->file_base, kids = nd->child_bytes > 0;
+    PUT((uint64_t)nd->nr << 3 | (uint64_t)q << 2 | (uint64_t)kids << 1 | same_file);
+    prev = nd->base;
+    for (uint32_t i = 0; i < nd->nr; i++) {
+        PUT(zigzag((int64_t)(r[i].lo - prev) >> sh));
+        PUT((r[i].hi - r[i].lo) >> sh);
+        prev = r[i].hi;
     }
+    PUT(nd->name == NONE ? 0 : (uint64_t)(nd->name >> 1) + 1);
+    if (!same_file)
+        PUT(nd->call_file);
+    PUT(zigzag((int64_t)nd->call_line - (int64_t)nd->line_base));
+    PUT(nd->call_col);
+    if (kids)
+        PUT(nd->child_bytes);
+#undef PUT
     return sz;
 }
 
@@ -1628,8 +1691,11 @@ static ptrdiff_t row_at(const ctx *x, uint64_t addr)
 static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynbuf *b,
                         uint32_t *count)
 {
-    uint64_t paddr = origin, pline = 0;
-    uint32_t pfile = 0, pcol = 0;
+    /* Two (file, line) registers: the current one and the one before it, so
+     * code alternating between a function's file and an inlined header's
+     * costs one byte a row (see lineindex.h). */
+    uint64_t paddr = origin, line = 0, pline = 0;
+    uint32_t file = 0, pfile = 0, col = 0;
     bool first = true;
     for (size_t k = 0; k < nr; k++) {
         ptrdiff_t i = row_at(x, r[k].lo);
@@ -1647,18 +1713,41 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
                 addr = row.addr < r[k].lo ? r[k].lo : row.addr;
             }
             if (!row.file)
-                row.line = (uint32_t)pline, row.col = 0;
-            if (!first && row.file == pfile && row.line == pline && row.col == pcol)
+                row.line = (uint32_t)line, row.col = 0;
+            if (!first && row.file == file && row.line == line && row.col == col)
                 continue;
-            int64_t d = (int64_t)row.line - (int64_t)pline;
-            uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
-            bool fchg = row.file != pfile || first;
-            if (!put_uleb(x, b, addr - paddr) || !put_uleb(x, b, zz << 1 | fchg) ||
-                (fchg && !put_uleb(x, b, row.file)) || !put_uleb(x, b, row.col))
-                return false;
+            uint64_t da = addr - paddr, q = da >> x->shift;
+            bool swap = !first && row.file != file && row.file == pfile;
+            uint64_t base = swap ? pline : line;
+            int64_t d = (int64_t)row.line - (int64_t)base;
+            uint8_t op;
+            bool ok;
+            if ((first || row.file == file || swap) && !(first && row.file) && d >= -3 &&
+                d <= 4 && (q << x->shift) == da && q < 8) {
+                op = (uint8_t)((swap ? 0x40 : 0) | q << 3 | (uint64_t)(d + 3));
+                ok = dynbuf_add(b, &op, 1);
+                if (swap) {
+                    pfile = file, pline = line;
+                    file = row.file;
+                }
+            } else {
+                bool fchg = row.file != file || first;
+                d = (int64_t)row.line - (int64_t)line;
+                uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+                op = 0x80;
+                ok = dynbuf_add(b, &op, 1) && put_uleb(x, b, da) &&
+                     put_uleb(x, b, zz << 1 | fchg) && (!fchg || put_uleb(x, b, row.file));
+                if (fchg) {
+                    pfile = file, pline = line;
+                    file = row.file;
+                }
+            }
+            if (!ok || !put_uleb(x, b, row.col))
+                return symd_fail(x->err, SYMD_E_TOO_LARGE,
+                                 "line index exceeds its size limit"), false;
             (*count)++;
             first = false;
-            paddr = addr, pline = row.line, pfile = row.file, pcol = row.col;
+            paddr = addr, line = row.line, col = row.col;
         }
     }
     return true;
@@ -1703,13 +1792,29 @@ static symd_status encode_unit(ctx *x, uint32_t nfuncs)
         node *root = &x->nodes.v[perm[a]];
         const range *fr = &x->cu_ranges.v[root->r0];
         uint64_t origin = fr[0].lo;
+        /* Preorder: a node's bases come from its parent's running cursor. */
+        root->next = origin;
+        root->next_line = 0;
+        root->next_file = 0;
+        for (size_t k = a + 1; k < b; k++) {
+            node *nd = &x->nodes.v[perm[k]], *p = &x->nodes.v[nd->parent];
+            const range *r = &x->cu_ranges.v[nd->r0];
+            nd->base = p->next;
+            nd->line_base = p->next_line;
+            nd->file_base = p->next_file;
+            p->next = r[nd->nr - 1].hi;
+            p->next_line = nd->call_line;
+            p->next_file = nd->call_file;
+            nd->next = r[0].lo;
+            nd->next_line = 0;
+            nd->next_file = 0;
+        }
         for (size_t k = b; k-- > a;) {
             node *nd = &x->nodes.v[perm[k]];
             nd->bytes = 0;
             if (k == a)
                 break;
-            nd->bytes = node_fields(x, nd, origin, NULL) + uleb_len(nd->child_bytes) +
-                        nd->child_bytes;
+            nd->bytes = node_fields(x, nd, NULL) + nd->child_bytes;
             x->nodes.v[nd->parent].child_bytes += nd->bytes;
         }
         rows.len = 0;
@@ -1733,8 +1838,7 @@ static symd_status encode_unit(ctx *x, uint32_t nfuncs)
         }
         for (size_t k = a + 1; k < b; k++) {
             node *nd = &x->nodes.v[perm[k]];
-            if (!node_fields(x, nd, origin, &x->data) ||
-                !put_uleb(x, &x->data, nd->child_bytes)) {
+            if (!node_fields(x, nd, &x->data)) {
                 st = symd_fail(x->err, SYMD_E_TOO_LARGE, "line index exceeds its size limit");
                 goto out;
             }
@@ -1873,10 +1977,10 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
         k++;
     }
     n = k;
-    size_t nn = x->name_raw.n, nf = x->files.n;
+    size_t nn = x->names.n, nf = x->files.n;
     size_t total = 48, part;
     if (!size_mul(n, 12, &part) || !size_add(total, part, &total) ||
-        !size_mul(nn, 8, &part) || !size_add(total, part, &total) ||
+        !size_mul(nn, 4, &part) || !size_add(total, part, &total) ||
         !size_mul(nf, 4, &part) || !size_add(total, part, &total) ||
         !size_add(total, x->data.len, &total) || !size_add(total, x->strings.len, &total) ||
         total > x->data.max || n > UINT32_MAX || x->data.len > UINT32_MAX ||
@@ -1893,17 +1997,16 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
     st_u32le(p + 24, (uint32_t)nf);
     st_u32le(p + 28, (uint32_t)x->data.len);
     st_u32le(p + 32, (uint32_t)x->strings.len);
-    memset(p + 36, 0, 12);
+    st_u32le(p + 36, x->shift);
+    memset(p + 40, 0, 8);
     p += 48;
     for (size_t i = 0; i < n; i++, p += 12) {
         st_u32le(p, f[i].start);
         st_u32le(p + 4, f[i].size);
         st_u32le(p + 8, f[i].data);
     }
-    for (size_t i = 0; i < nn; i++, p += 8) {
-        st_u32le(p, x->name_raw.v[i]);
-        st_u32le(p + 4, x->name_disp.v[i]);
-    }
+    for (size_t i = 0; i < nn; i++, p += 4)
+        st_u32le(p, x->names.v[i]);
     for (size_t i = 0; i < nf; i++, p += 4)
         st_u32le(p, x->files.v[i]);
     if (x->data.len)
@@ -1934,8 +2037,7 @@ static void ctx_free(ctx *x)
     dynbuf_free(&x->data);
     dynbuf_free(&x->path);
     free(x->strset);
-    free(x->name_raw.v);
-    free(x->name_disp.v);
+    free(x->names.v);
     free(x->files.v);
     free(x->funcs.v);
     free(x->cu_files.v);
@@ -1987,6 +2089,7 @@ symd_status lineindex_build(const macho_image *img, size_t max_bytes, uint8_t **
     if (!x.ncode)
         goto out; /* no code: nothing to index */
     x.base = x.code[0].lo;
+    x.shift = img->cputype == 0x0100000cu ? 2 : 0; /* CPU_TYPE_ARM64 */
     x.code_end = x.code[x.ncode - 1].hi;
     if (x.code_end - x.base > UINT32_MAX) {
         st = symd_fail(err, SYMD_E_UNSUPPORTED, "code spans more than 4 GiB");

@@ -28,13 +28,16 @@ symd_status lineindex_open(const uint8_t *blob, size_t len, lineindex *ix,
     ix->nfiles = ld_u32le(blob + 24);
     ix->datasize = ld_u32le(blob + 28);
     ix->strsize = ld_u32le(blob + 32);
-    uint64_t need = HDR + (uint64_t)ix->nfuncs * 12 + (uint64_t)ix->nnames * 8 +
+    ix->shift = ld_u32le(blob + 36);
+    if (ix->shift > 3)
+        return SYMD_CORRUPT(err, "line index: address shift %u", ix->shift);
+    uint64_t need = HDR + (uint64_t)ix->nfuncs * 12 + (uint64_t)ix->nnames * 4 +
                     (uint64_t)ix->nfiles * 4 + ix->datasize + ix->strsize;
     if (need != len)
         return SYMD_CORRUPT(err, "line index: sizes do not add up");
     ix->funcs = blob + HDR;
     ix->names = ix->funcs + (size_t)ix->nfuncs * 12;
-    ix->files = ix->names + (size_t)ix->nnames * 8;
+    ix->files = ix->names + (size_t)ix->nnames * 4;
     ix->data = ix->files + (size_t)ix->nfiles * 4;
     ix->strings = (const char *)ix->data + ix->datasize;
     uint64_t prev_end = 0;
@@ -45,10 +48,12 @@ symd_status lineindex_open(const uint8_t *blob, size_t len, lineindex *ix,
             return SYMD_CORRUPT(err, "line index: function %u out of order", i);
         prev_end = start + size;
     }
-    for (uint32_t i = 0; i < ix->nnames; i++)
-        if (!str_ok(ix, ld_u32le(ix->names + (size_t)i * 8)) ||
-            !str_ok(ix, ld_u32le(ix->names + (size_t)i * 8 + 4)))
+    for (uint32_t i = 0; i < ix->nnames; i++) {
+        uint32_t e = ld_u32le(ix->names + (size_t)i * 4), raw = e & 0x7fffffffu;
+        if (!str_ok(ix, raw) ||
+            ((e >> 31) && !str_ok(ix, raw + (uint32_t)strlen(ix->strings + raw) + 1)))
             return SYMD_CORRUPT(err, "line index: name %u out of range", i);
+    }
     for (uint32_t i = 0; i < ix->nfiles; i++)
         if (!str_ok(ix, ld_u32le(ix->files + (size_t)i * 4)))
             return SYMD_CORRUPT(err, "line index: file %u out of range", i);
@@ -62,9 +67,9 @@ static void set_name(const lineindex *ix, uint64_t n, lineframe *f)
     f->name = f->mangled = NULL;
     if (n == 0 || n > ix->nnames)
         return;
-    const uint8_t *e = ix->names + (size_t)(n - 1) * 8;
-    f->mangled = ix->strings + ld_u32le(e);
-    f->name = ix->strings + ld_u32le(e + 4);
+    uint32_t e = ld_u32le(ix->names + (size_t)(n - 1) * 4);
+    f->mangled = ix->strings + (e & 0x7fffffffu);
+    f->name = (e >> 31) ? f->mangled + strlen(f->mangled) + 1 : f->mangled;
 }
 
 static const char *file_name(const lineindex *ix, uint64_t n)
@@ -109,22 +114,40 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
     /* The last row at or below the address. */
     cursor r = cur_make(c.p + c.pos, (size_t)rows_bytes);
     c.pos += (size_t)rows_bytes;
-    uint64_t addr = 0, line = 0, file = 0, col = 0;
+    uint64_t addr = 0, line = 0, file = 0, col = 0, pline = 0, pfile = 0;
     uint64_t hit_line = 0, hit_file = 0, hit_col = 0;
     while (cur_left(&r)) {
-        uint64_t da, v, f = file, cl;
-        if (!cur_uleb(&r, &da) || !cur_uleb(&r, &v))
-            return false;
-        if ((v & 1) && !cur_uleb(&r, &f))
-            return false;
+        uint64_t da, nline, nfile = file, npline = pline, npfile = pfile, cl;
+        uint8_t op;
+        cur_u8(&r, &op);
+        if (op < 0x80) {
+            da = (uint64_t)(op >> 3 & 7) << ix->shift;
+            if (op & 0x40) { /* back to the file before */
+                npfile = file, npline = line;
+                nfile = pfile, nline = pline;
+            } else {
+                nline = line;
+            }
+            nline += (uint64_t)((int64_t)(op & 7) - 3);
+        } else {
+            uint64_t v, f = file;
+            if (op != 0x80 || !cur_uleb(&r, &da) || !cur_uleb(&r, &v))
+                return false;
+            if ((v & 1) && !cur_uleb(&r, &f))
+                return false;
+            uint64_t zz = v >> 1;
+            nline = line + (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
+            if (v & 1) {
+                npfile = file, npline = line;
+                nfile = f;
+            }
+        }
         if (!cur_uleb(&r, &cl))
             return false;
         addr += da;
         if (addr > rel)
             break;
-        uint64_t zz = v >> 1;
-        line += (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
-        file = f, col = cl;
+        line = nline, file = nfile, pline = npline, pfile = npfile, col = cl;
         hit_line = line, hit_file = file, hit_col = col;
     }
 
@@ -138,41 +161,59 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
     size_t level_end = c.pos + (size_t)inl;
     cursor t = cur_make(c.p, level_end);
     t.pos = c.pos;
+    /* Bases the next sibling's fields count from. */
+    uint64_t cursor_pos = origin, cursor_line = 0, cursor_file = 0;
     while (depth < LINEINDEX_MAX_DEPTH) {
         bool found = false;
         size_t kids = 0, kids_end = 0;
+        uint64_t kids_pos = 0;
         callsite hit = {0, 0, 0, 0};
         while (cur_left(&t)) {
-            uint64_t nr, prev = 0, a, b;
+            uint64_t nr, a, b, first = 0;
             bool in = false;
             if (!cur_uleb(&t, &nr))
                 return false;
+            unsigned sh = (nr & 4) ? ix->shift : 0;
+            bool has_kids = nr & 2, same_file = nr & 1;
+            nr >>= 3;
+            uint64_t prev = cursor_pos;
             for (uint64_t i = 0; i < nr; i++) {
                 if (!cur_uleb(&t, &a) || !cur_uleb(&t, &b))
                     return false;
-                uint64_t s = prev + a;
-                in |= rel >= s && rel - s < b;
-                prev = s + b;
+                uint64_t s = prev + ((uint64_t)((int64_t)(a >> 1) ^ -(int64_t)(a & 1)) << sh);
+                if (i == 0)
+                    first = s;
+                in |= off - s < b << sh; /* modular: s above off never holds it */
+                prev = s + (b << sh);
             }
             callsite cs;
-            uint64_t cb;
-            if (!cur_uleb(&t, &cs.name) || !cur_uleb(&t, &cs.file) ||
-                !cur_uleb(&t, &cs.line) || !cur_uleb(&t, &cs.col) || !cur_uleb(&t, &cb) ||
-                cb > cur_left(&t))
+            uint64_t cb = 0, zl;
+            cs.file = cursor_file;
+            if (!cur_uleb(&t, &cs.name) || (!same_file && !cur_uleb(&t, &cs.file)) ||
+                !cur_uleb(&t, &zl) || !cur_uleb(&t, &cs.col) ||
+                (has_kids && !cur_uleb(&t, &cb)) || cb > cur_left(&t))
                 return false;
+            cs.line = cursor_line + (uint64_t)((int64_t)(zl >> 1) ^ -(int64_t)(zl & 1));
             if (in) {
                 found = true;
                 hit = cs;
                 kids = t.pos;
                 kids_end = t.pos + (size_t)cb;
+                kids_pos = first;
             }
             t.pos += (size_t)cb;
+            cursor_pos = prev;
+            cursor_line = cs.line;
+            cursor_file = cs.file;
         }
         if (!found)
             break;
         chain[depth++] = hit;
         t = cur_make(c.p, kids_end);
         t.pos = kids;
+        cursor_pos = kids_pos;
+        cursor_line = 0;
+        cursor_file = 0;
     }
 
     /* Innermost first: its place comes from the line table, every outer

@@ -4,9 +4,11 @@
  *
  * Layout (little-endian):
  *   header  "LINX" u32 version, u64 base, u32 nfuncs, u32 nnames,
- *           u32 nfiles, u32 datasize, u32 strsize, u32 reserved[3] (48 bytes)
+ *           u32 nfiles, u32 datasize, u32 strsize, u32 shift,
+ *           u32 reserved[2]                                   (48 bytes)
  *   funcs   nfuncs x {u32 start - base, u32 size, u32 data}  ascending, disjoint
- *   names   nnames x {u32 raw, u32 display}    string offsets (display = demangled)
+ *   names   nnames x u32 raw name's string offset; bit 31 set: the display
+ *           (demangled) name is the string right after it
  *   files   nfiles x u32 string offset         full paths
  *   data    datasize bytes of function records (below)
  *   strings strsize bytes of NUL-terminated strings
@@ -14,9 +16,12 @@
  * A function record (all numbers ULEB128; "name"/"file" are index + 1, 0 =
  * none; addresses relative to origin = the function's lowest address):
  *   origin - base, name, rows_bytes, rows[], inline_bytes, nodes[]
- *   row  = addr delta (from the previous row; the first from origin),
- *          zigzag(line delta) << 1 | file_changed, [file if changed], column
- *          (file 0 = no line information from here on)
+ *   row  = one byte op < 240: address delta (op >> 3) << shift, line delta
+ *          (op & 7) - 3, same file; then column
+ *        | 0xff, address delta, zigzag(line delta) << 1 | file_changed,
+ *          [file if changed], column
+ *          (address deltas from the previous row, the first from origin;
+ *          file 0 = no line information from here on)
  *   node = nranges, {lo delta, length} x nranges (lo relative to origin for
  *          the first, then to the previous range's end), name, call_file,
  *          call_line, call_column, children_bytes, children nodes[]
@@ -55,7 +60,7 @@ typedef struct {
     const uint8_t *blob;
     size_t len;
     uint64_t base;
-    uint32_t nfuncs, nnames, nfiles, datasize, strsize;
+    uint32_t nfuncs, nnames, nfiles, datasize, strsize, shift;
     const uint8_t *funcs, *names, *files, *data;
     const char *strings;
 } lineindex;
