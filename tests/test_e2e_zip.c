@@ -34,19 +34,25 @@ __attribute__((destructor)) static void stop_zip_server(void)
         server_stop(&zsrv);
 }
 
-static long long image_count(void)
+/* One integer from the server's database (-1 on error). */
+static long long db_int(const char *sql)
 {
     sqlite3 *h;
     long long n = -1;
     if (sqlite3_open_v2(zsrv.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return -1;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM images", -1, &st, NULL) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     sqlite3_close(h);
     return n;
+}
+
+static long long image_count(void)
+{
+    return db_int("SELECT (SELECT count(*) FROM images) + (SELECT count(*) FROM image_data)");
 }
 
 /* A multipart body of fixture files: (rel, filename) pairs. */
@@ -208,7 +214,7 @@ TEST(e2e_zip_hostile_uploads_store_nothing)
     http_resp_free(&r);
     free(lib);
     long long before = image_count();
-    CHECK(before == 1, "one image before, %lld", before);
+    CHECK(before == 2, "one image and its blob before, %lld rows", before);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char rel[256];
         snprintf(rel, sizeof rel, "fixtures/zip/%s", cases[i].zip);
@@ -224,7 +230,7 @@ TEST(e2e_zip_hostile_uploads_store_nothing)
         CHECK(ok && r.body && strstr(r.body, cases[i].msg), "%s: message %.300s lacks '%s'",
               cases[i].zip, r.body ? r.body : "", cases[i].msg);
         http_resp_free(&r);
-        CHECK(image_count() == before, "%s: images %lld → %lld", cases[i].zip, before,
+        CHECK(image_count() == before, "%s: rows %lld → %lld", cases[i].zip, before,
               image_count());
     }
     /* In a multipart upload: a good binary and a bad zip store neither. */
@@ -248,12 +254,14 @@ TEST(e2e_zip_hostile_uploads_store_nothing)
               "multipart %zu: %d %.300s", i, r.status, r.body ? r.body : "");
         http_resp_free(&r);
         free(body);
-        CHECK(image_count() == before, "multipart %zu: images %lld → %lld", i, before,
+        CHECK(image_count() == before, "multipart %zu: rows %lld → %lld", i, before,
               image_count());
     }
     CHECK(server_alive(&zsrv), "server alive");
     CHECK(http_do(p, "GET", "/healthz", NULL, NULL, 0, &r) && r.status == 200, "healthz");
     http_resp_free(&r);
+    CHECK(db_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'") == 1,
+          "integrity_check");
 }
 
 TEST(e2e_zip_uploads_store_every_macho_member)
