@@ -17,7 +17,7 @@ for t in "$@"; do
     fuzz_unzip)
       cp -n fixtures/zip/*.zip "$corpus"/ 2>/dev/null || true
       cp -n fuzz/regress/unzip-* "$corpus"/ 2>/dev/null || true
-      extra=(-max_len=131072) ;;
+      extra=(-dict=fuzz/dict_unzip.txt -max_len=131072) ;;
     fuzz_symbolicate)
       cp -n fuzz/seeds/symbolicate/* "$corpus"/
       extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;
