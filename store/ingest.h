@@ -32,7 +32,7 @@ typedef struct {
     bool zip;           /* the upload was a zip archive */
     bool zip_corrupt;   /* the SYMD_E_CORRUPT returned is about the archive
                            itself (a malformed zip), not about a Mach-O member */
-    size_t members;     /* regular-file members read from the archive */
+    size_t members;     /* file members read from the archive */
     size_t macho;       /* of which Mach-O (the rest were skipped) */
 } ingest_upload_info;
 

@@ -125,8 +125,8 @@ static symd_status read_member(zip_t *za, zip_uint64_t idx, const char *name,
             break;
         len += (size_t)n;
     }
-    /* Closing checks nothing more; the CRC and size were checked when the
-     * last read returned 0. */
+    /* libzip checked the CRC when a read reached the end; the size is
+     * checked by the caller; closing checks nothing. */
     zip_fclose(zf);
     if (st != SYMD_OK) {
         free(data);
