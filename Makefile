@@ -7,7 +7,11 @@ BUILD    := build/$(if $(SANITIZE),san,rel)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
             -fno-strict-aliasing
-LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson -pthread
+# libzip (Debian libzip-dev) reads uploaded .zip archives.
+ZIP_CFLAGS := $(shell pkg-config --cflags libzip 2>/dev/null)
+ZIP_LIBS   := $(shell pkg-config --libs libzip 2>/dev/null || echo -lzip)
+CFLAGS   += $(ZIP_CFLAGS)
+LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -15,7 +19,7 @@ endif
 
 # Everything but main.c goes into a library the tests and fuzzers link too.
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c \
-           macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c \
+           macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
            parser/backtrace.c server/symbolicate.c server/http.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
@@ -24,7 +28,7 @@ SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)
@@ -65,7 +69,7 @@ FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread \
 fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/%)
 build/fuzz/%: fuzz/%.c $(LIB_SRC) build/.deps-ok
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(ZIP_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
 
 fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -17,6 +17,10 @@ for t in "$@"; do
     fuzz_dwarf)
       python3 fuzz/make_dwarf_seeds.py "$corpus" fixtures/dsym/*/Contents/Resources/DWARF/*
       extra=(-max_len=262144) ;;
+    fuzz_unzip)
+      cp -n fixtures/zip/*.zip "$corpus"/ 2>/dev/null || true
+      cp -n fuzz/regress/unzip-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_unzip.txt -max_len=131072) ;;
     fuzz_symbolicate)
       cp -n fuzz/seeds/symbolicate/* "$corpus"/
       extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;

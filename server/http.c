@@ -130,7 +130,7 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
 
 /* Maps an error from the lower layers to a status and code. corrupt_code
  * names what was being read, so corrupt input gets its own code
- * ("malformed_macho"). A 500 means our bug and is logged. */
+ * ("malformed_macho", "malformed_zip"). A 500 means our bug and is logged. */
 static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
                                     const char *corrupt_code)
 {
@@ -200,10 +200,12 @@ static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
     ingest_batch_init(&batch);
     symd_err err = {0};
     symd_status st = SYMD_OK;
+    ingest_upload_info info = {0}; /* of the last file read: the failing one */
+    const unzip_limits *zl = &srv->cfg->unzip;
     if (rs->pp) {
         for (size_t i = 0; i < rs->nfiles && st == SYMD_OK; i++) {
-            st = ingest_add_file(&batch, rs->files[i].data.data, rs->files[i].data.len,
-                                 rs->files[i].name, &err);
+            st = ingest_add_upload(&batch, rs->files[i].data.data, rs->files[i].data.len,
+                                   rs->files[i].name, zl, &info, &err);
             if (st != SYMD_OK && rs->nfiles > 1) {
                 char msg[sizeof err.msg + 64];
                 snprintf(msg, sizeof msg, "file %zu: %s", i + 1, err.msg);
@@ -213,10 +215,10 @@ static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
             }
         }
     } else {
-        st = ingest_add_file(&batch, rs->body.data, rs->body.len,
-                             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-                                                         "name"),
-                             &err);
+        st = ingest_add_upload(&batch, rs->body.data, rs->body.len,
+                               MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+                                                           "name"),
+                               zl, &info, &err);
     }
     store_put_result *results = NULL;
     store_image *stored = NULL;
@@ -230,7 +232,7 @@ static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
         st = ingest_commit(srv->st, &batch, results, stored, &err);
     enum MHD_Result ret;
     if (st != SYMD_OK) {
-        ret = reply_status(c, &err, "malformed_macho");
+        ret = reply_status(c, &err, info.zip_corrupt ? "malformed_zip" : "malformed_macho");
     } else {
         bool any_new = false;
         json_t *arr = json_array();

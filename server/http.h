@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../store/unzip.h"
+
 typedef struct {
     const char *listen;       /* "host:port", "[v6]:port" or "port"; port 0 = any */
     const char *db;           /* SQLite file */
@@ -12,6 +14,7 @@ typedef struct {
     const char *upload_token; /* NULL: writes are open */
     uint64_t max_upload;      /* bytes per upload request */
     uint64_t max_json;        /* bytes per JSON request body */
+    unzip_limits unzip;       /* zip uploads: entries, inflated bytes */
     int threads;              /* worker threads; 0 = one per core */
 } server_config;
 

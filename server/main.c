@@ -27,13 +27,17 @@ static void usage(FILE *f)
           "\n"
           "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N] [--upload-token T]\n"
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
-          "  upload [--db FILE] FILE...          store binaries straight into the DB\n"
+          "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
+          "         [--max-zip-members N]\n"
+          "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
           "\n"
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
-          "SYMD_THREADS. Flags win over the environment.\n",
+          "SYMD_THREADS, SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
+          "SYMD_MAX_ZIP_MEMBERS (upload reads the last three too). Flags win\n"
+          "over the environment.\n",
           f);
 }
 
@@ -93,6 +97,23 @@ static int parse_size_opt(const char *name, const char *v, uint64_t *out)
     return 0;
 }
 
+/* Zip limits: the defaults, then the environment. Returns -1 on a bad value. */
+static int zip_limits_from_env(unzip_limits *l)
+{
+    *l = unzip_default_limits();
+    const char *v;
+    if ((v = env_or("SYMD_MAX_UNZIPPED", NULL)) &&
+        parse_size_opt("SYMD_MAX_UNZIPPED", v, &l->max_total))
+        return -1;
+    if ((v = env_or("SYMD_MAX_UNZIPPED_MEMBER", NULL)) &&
+        parse_size_opt("SYMD_MAX_UNZIPPED_MEMBER", v, &l->max_member))
+        return -1;
+    if ((v = env_or("SYMD_MAX_ZIP_MEMBERS", NULL)) &&
+        parse_size_opt("SYMD_MAX_ZIP_MEMBERS", v, &l->max_members))
+        return -1;
+    return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     server_config cfg = {0};
@@ -107,7 +128,8 @@ static int cmd_serve(int argc, char **argv)
                        &cfg.max_upload) ||
         parse_size_opt("SYMD_MAX_JSON", env_or("SYMD_MAX_JSON", "33554432"),
                        &cfg.max_json) ||
-        parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads))
+        parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads) ||
+        zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -119,6 +141,12 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
         else if (strcmp(a, "--threads") == 0) bad = parse_size_opt(a, v, &threads);
+        else if (strcmp(a, "--max-unzipped") == 0)
+            bad = parse_size_opt(a, v, &cfg.unzip.max_total);
+        else if (strcmp(a, "--max-unzipped-member") == 0)
+            bad = parse_size_opt(a, v, &cfg.unzip.max_member);
+        else if (strcmp(a, "--max-zip-members") == 0)
+            bad = parse_size_opt(a, v, &cfg.unzip.max_members);
         else {
             fprintf(stderr, "symd serve: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -149,6 +177,9 @@ static int cmd_upload(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    unzip_limits zl;
+    if (zip_limits_from_env(&zl))
+        return 2;
     store *s;
     symd_err err = {0};
     if (store_open(db, 1, 0, &s, &err) != SYMD_OK) {
@@ -165,11 +196,21 @@ static int cmd_upload(int argc, char **argv)
         ingest_batch b;
         ingest_batch_init(&b);
         symd_err e = {0};
-        store_put_result res[MACHO_MAX_SLICES];
-        store_image stored[MACHO_MAX_SLICES];
-        if (ingest_add_file(&b, m.data, m.len, argv[i], &e) != SYMD_OK ||
-            ingest_commit(s, &b, res, stored, &e) != SYMD_OK) {
-            fprintf(stderr, "symd: %s: %s (%s)\n", argv[i], e.msg, symd_status_name(e.kind));
+        ingest_upload_info info;
+        store_put_result *res = NULL;
+        store_image *stored = NULL;
+        symd_status st = ingest_add_upload(&b, m.data, m.len, argv[i], &zl, &info, &e);
+        if (st == SYMD_OK) { /* a zip may hold any number of slices */
+            res = calloc(b.n ? b.n : 1, sizeof *res);
+            stored = calloc(b.n ? b.n : 1, sizeof *stored);
+            if (!res || !stored)
+                st = symd_fail(&e, SYMD_E_NOMEM, "out of memory");
+        }
+        if (st == SYMD_OK)
+            st = ingest_commit(s, &b, res, stored, &e);
+        if (st != SYMD_OK) {
+            fprintf(stderr, "symd: %s: %s (%s)\n", argv[i], e.msg,
+                    info.zip_corrupt ? "malformed_zip" : symd_status_name(e.kind));
             rc = 1;
         } else {
             for (size_t k = 0; k < b.n; k++) {
@@ -181,6 +222,8 @@ static int cmd_upload(int argc, char **argv)
                        u, stored[k].arch, stored[k].name, stored[k].symbols);
             }
         }
+        free(res);
+        free(stored);
         ingest_batch_free(&b);
         unmap_file(&m);
     }

@@ -7,6 +7,8 @@
 
 #include "../macho/macho.h"
 #include "../dsym/lineindex.h"
+#include "../util/cursor.h"
+#include "../util/util.h"
 #include "symindex.h"
 
 /* A line index larger than this is refused (the DWARF behind it would be
@@ -185,4 +187,106 @@ symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,
                           store_image *stored, symd_err *err)
 {
     return store_put_images(s, b->puts, b->n, results, stored, err);
+}
+
+/* ---- uploads: a file or a zip of them ------------------------------------ */
+
+typedef struct {
+    ingest_batch *b;
+    ingest_upload_info *info;
+    bool member_failed; /* the error came from a member's Mach-O */
+} upload_ctx;
+
+/* Whether a member is for the Mach-O reader: anything but SYMD_E_NOT_MACHO
+ * from the magic check. 0xcafebabe also starts Java class files, where the
+ * next word is the class-file version (45 and up); fat headers list a few
+ * architectures, so those are skipped too. */
+static bool member_is_macho(const uint8_t *data, size_t len)
+{
+    macho_slice sl[MACHO_MAX_SLICES];
+    size_t n;
+    if (macho_parse_slices(data, len, sl, &n, NULL) == SYMD_E_NOT_MACHO)
+        return false;
+    return !(len >= 8 && ld_u32be(data) == 0xcafebabeu && ld_u32be(data + 4) >= 45);
+}
+
+/* The last path component of a member ('/' or '\' separated), as a name of
+ * at most out_size - 1 bytes cut on a UTF-8 boundary, invalid bytes as '?'. */
+static void member_image_name(const char *path, char *out, size_t out_size)
+{
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\')
+            base = p + 1;
+    const unsigned char *p = (const unsigned char *)base,
+                        *end = p + strlen(base);
+    size_t o = 0;
+    while (p < end) {
+        size_t k = utf8_seq_len(p, end);
+        if (k == 0) {
+            if (o + 1 >= out_size)
+                break;
+            out[o++] = '?';
+            p++;
+            continue;
+        }
+        if (o + k >= out_size)
+            break;
+        memcpy(out + o, p, k);
+        o += k;
+        p += k;
+    }
+    out[o] = 0;
+}
+
+static symd_status add_member(void *vctx, const char *name, const uint8_t *data,
+                              size_t len, symd_err *err)
+{
+    upload_ctx *c = vctx;
+    c->info->members++;
+    if (!member_is_macho(data, len))
+        return SYMD_OK;
+    char image_name[256];
+    member_image_name(name, image_name, sizeof image_name);
+    symd_err e = {0};
+    symd_status st = ingest_add_file(c->b, data, len, image_name, &e);
+    if (st != SYMD_OK) {
+        /* Keep the member's kind (malformed_macho, no_uuid, ...), say which. */
+        symd_fail_at(err, st, e.src_file, e.src_line, "zip member '%.96s': %s", name,
+                     e.msg);
+        c->member_failed = true;
+        return st;
+    }
+    c->info->macho++;
+    return SYMD_OK;
+}
+
+symd_status ingest_add_upload(ingest_batch *b, const uint8_t *buf, size_t len,
+                              const char *name_hint, const unzip_limits *lim,
+                              ingest_upload_info *info, symd_err *err)
+{
+    ingest_upload_info scratch;
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+    if (!unzip_is_zip(buf, len))
+        return ingest_add_file(b, buf, len, name_hint, err);
+
+    info->zip = true;
+    unzip_limits defaults = unzip_default_limits();
+    upload_ctx c = {b, info, false};
+    size_t before = b->n;
+    symd_status st = unzip_each(buf, len, lim ? lim : &defaults, add_member, &c, err);
+    if (st == SYMD_OK && info->macho == 0)
+        st = symd_fail(err, SYMD_E_NOT_MACHO,
+                       "the zip archive holds no Mach-O file (%zu member%s, none "
+                       "Mach-O or fat)",
+                       info->members, info->members == 1 ? "" : "s");
+    if (st != SYMD_OK) {
+        info->zip_corrupt = st == SYMD_E_CORRUPT && !c.member_failed;
+        for (size_t i = before; i < b->n; i++)
+            free(b->blobs[i]);
+        b->n = before;
+    }
+    return st;
 }

@@ -8,6 +8,7 @@
 
 #include "../util/err.h"
 #include "store.h"
+#include "unzip.h"
 
 /* Slices parsed and indexed but not stored yet, from one or more files. */
 typedef struct {
@@ -29,6 +30,30 @@ void ingest_batch_free(ingest_batch *b);
  * SYMD_E_UNSUPPORTED, SYMD_E_TOO_LARGE, SYMD_E_NOMEM. */
 symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
                             const char *name_hint, symd_err *err);
+
+/* What ingest_add_upload found, for messages and replies. */
+typedef struct {
+    bool zip;           /* the upload was a zip archive */
+    bool zip_corrupt;   /* the SYMD_E_CORRUPT returned is about the archive
+                           itself (a malformed zip), not about a Mach-O member */
+    size_t members;     /* file members read from the archive */
+    size_t macho;       /* of which Mach-O (the rest were skipped) */
+} ingest_upload_info;
+
+/* Adds one uploaded file, recognized by content: a zip archive (see
+ * unzip_is_zip) has every Mach-O member (thin or fat, e.g. the DWARF file of
+ * each .dSYM bundle inside, nested ones included) added as by
+ * ingest_add_file, named by the member's last path component; other members
+ * (Info.plist, ...) are skipped. Anything else goes to ingest_add_file as it
+ * is. One member's error fails the whole upload, with the member's path in
+ * the message. On error nothing from this upload is added. lim bounds the
+ * archive (NULL: the defaults); info may be NULL.
+ * Errors: those of ingest_add_file; SYMD_E_NOT_MACHO for an archive without
+ * a Mach-O member; from the archive, SYMD_E_TOO_LARGE and SYMD_E_CORRUPT
+ * (then info->zip_corrupt is set). */
+symd_status ingest_add_upload(ingest_batch *b, const uint8_t *buf, size_t len,
+                              const char *name_hint, const unzip_limits *lim,
+                              ingest_upload_info *info, symd_err *err);
 
 /* Stores the whole batch in one transaction. results/stored need b->n slots. */
 symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,

@@ -88,3 +88,18 @@ int load_tsv(const char *rel, tsv_row *rows, int max, char **bufp)
     }
     return n;
 }
+
+int load_uuids(const char *rel, fixture_slice *out, int max)
+{
+    size_t len;
+    char *buf = (char *)read_fixture(rel, &len), *p = buf, *line;
+    if (!buf)
+        return -1;
+    int n = 0;
+    while ((line = next_line(&p)) && n < max) {
+        if (sscanf(line, "UUID: %36s (%15[^)])", out[n].uuid, out[n].arch) == 2)
+            n++;
+    }
+    free(buf);
+    return n;
+}

@@ -24,4 +24,13 @@ typedef struct {
 } tsv_row;
 int load_tsv(const char *rel, tsv_row *rows, int max, char **buf);
 
+/* The (UUID, arch) lines of an llvm-dwarfdump --uuid listing (a .uuid file):
+ * "UUID: 4C4C4490-5555-3144-A17C-64A339EDE13A (arm64) bin/...". Returns count
+ * (-1 on error). */
+typedef struct {
+    char uuid[37];
+    char arch[16];
+} fixture_slice;
+int load_uuids(const char *rel, fixture_slice *out, int max);
+
 #endif

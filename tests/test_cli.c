@@ -123,3 +123,41 @@ TEST(cli_atos_inline_levels_from_dsym)
           "atos -i said:\n%s", out);
     free(out);
 }
+
+/* symd upload takes zips too, with the zip limits from the environment. */
+TEST(cli_upload_zips)
+{
+    char cmd[2048], db[600];
+    int st;
+    snprintf(db, sizeof db, "%s/cli-zip.db", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/zip/dsym-nested.zip"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0 && strstr(out, "created 4C4C4449-5555-3144-A163-BC5324B3F7D1 x86_64 bigapp ") &&
+              strstr(out, "created 4C4C4448-5555-3144-A188-0C3B883681D9 arm64 libfix.dylib") &&
+              strstr(out, "created 4C4C44DD-5555-3144-A17D-28F7A86CD2F7 arm64 bigapp5-arm64"),
+          "upload nested zip: %d\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/zip/truncated.zip"));
+    out = run(cmd, &st);
+    CHECK(st == 1 && strstr(out, "(malformed_zip)"), "truncated zip: %d %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "SYMD_MAX_ZIP_MEMBERS=100 %s upload --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/zip/many.zip"));
+    out = run(cmd, &st);
+    CHECK(st == 1 && strstr(out, "200 entries (limit 100)") && strstr(out, "(too_large)"),
+          "many members: %d %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "SYMD_MAX_UNZIPPED=1000000 %s upload --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/zip/bomb-bzip2.zip"));
+    out = run(cmd, &st);
+    CHECK(st == 1 && strstr(out, "(too_large)"), "bomb: %d %s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/zip/corrupt-macho.zip"));
+    out = run(cmd, &st);
+    CHECK(st == 1 && strstr(out, "zip member 'bad/bigapp'") && strstr(out, "(corrupt)"),
+          "corrupt member: %d %s", st, out);
+    free(out);
+}

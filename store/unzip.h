@@ -1,0 +1,56 @@
+/* Zip archives in memory: the members of an uploaded .zip, one at a time.
+ *
+ * Reads untrusted bytes: callers pass (buf, len), nothing does I/O and
+ * nothing is written to disk (member names are reported, never used as
+ * paths). Decompressed sizes are counted on the bytes libzip actually
+ * produces; sizes declared in the archive's headers are never trusted for an
+ * allocation or a limit. */
+#ifndef SYMD_UNZIP_H
+#define SYMD_UNZIP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/err.h"
+
+#define UNZIP_DEFAULT_MAX_MEMBERS 10000u
+#define UNZIP_DEFAULT_MAX_TOTAL (2ull << 30)  /* 2 GiB inflated per archive */
+#define UNZIP_DEFAULT_MAX_MEMBER (1ull << 30) /* 1 GiB inflated per member */
+
+typedef struct {
+    uint64_t max_members; /* entries in the central directory (folders too) */
+    uint64_t max_total;   /* bytes inflated over all members handed out */
+    uint64_t max_member;  /* bytes inflated for one member */
+} unzip_limits;
+
+/* The defaults above. */
+unzip_limits unzip_default_limits(void);
+
+/* True when buf starts like a zip archive: a local file header ("PK\3\4"),
+ * an empty archive's end record ("PK\5\6") or a split marker ("PK\7\x8").
+ * A Mach-O or fat file never does. */
+bool unzip_is_zip(const uint8_t *buf, size_t len);
+
+/* Called once per file member, in central-directory order. name is
+ * the member path as stored (UTF-8, may hold "..", start with "/", or be
+ * empty); data/len its inflated bytes, valid only during the call. A status
+ * other than SYMD_OK stops the walk and is returned by unzip_each. */
+typedef symd_status (*unzip_member_fn)(void *ctx, const char *name,
+                                       const uint8_t *data, size_t len,
+                                       symd_err *err);
+
+/* Opens the archive in buf (read-only), and hands each file member to fn;
+ * folders and symbolic links are skipped. Each
+ * member is inflated in bounded chunks into a buffer that grows with the
+ * bytes actually produced and never past what the limits leave, and is freed
+ * before the next one is read, so memory peaks at one member.
+ * Errors: SYMD_E_TOO_LARGE (more entries than max_members, or inflating past
+ * max_member or max_total: a zip bomb), SYMD_E_CORRUPT (not a readable
+ * archive, truncated, inconsistent headers, CRC mismatch, a size other than
+ * declared, encrypted
+ * members, unsupported compression), SYMD_E_NOMEM, or fn's own error. */
+symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
+                       unzip_member_fn fn, void *ctx, symd_err *err);
+
+#endif

@@ -1,0 +1,366 @@
+/* store/unzip.c and ingest_add_upload: zip archives of dSYMs and binaries,
+ * against the UUIDs llvm-dwarfdump gives for their members, and every
+ * hostile archive of fixtures/zip. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/ingest.h"
+#include "../store/unzip.h"
+#include "../util/hex.h"
+#include "fixture_util.h"
+#include "test.h"
+
+static const unzip_limits defaults = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
+                                      UNZIP_DEFAULT_MAX_MEMBER};
+
+typedef struct {
+    char name[32][160];
+    size_t len[32];
+    size_t n;
+} member_list;
+
+static symd_status list_member(void *ctx, const char *name, const uint8_t *data, size_t len,
+                               symd_err *err)
+{
+    (void)data;
+    (void)err;
+    member_list *l = ctx;
+    if (l->n < 32) {
+        snprintf(l->name[l->n], sizeof l->name[0], "%s", name);
+        l->len[l->n] = len;
+    }
+    l->n++;
+    return SYMD_OK;
+}
+
+static bool listed(const member_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n && i < 32; i++)
+        if (strcmp(l->name[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Ingests a fixture zip into b (which may already hold slices). */
+static symd_status upload_zip(ingest_batch *b, const char *zip, const unzip_limits *lim,
+                              ingest_upload_info *info, symd_err *err)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "fixtures/zip/%s", zip);
+    size_t len;
+    uint8_t *buf = read_fixture(rel, &len);
+    if (!buf)
+        return SYMD_E_IO;
+    symd_status st = ingest_add_upload(b, buf, len, zip, lim, info, err);
+    free(buf);
+    return st;
+}
+
+/* The batch holds exactly the slices the listed .uuid files name (one
+ * (UUID, arch) each, whatever the file), and their kinds and names. */
+typedef struct {
+    const char *uuid_file; /* under fixtures/expected; NULL ends */
+    const char *name, *kind;
+} want_file;
+
+static void check_batch(const char *zip, const ingest_batch *b, const want_file *want)
+{
+    fixture_slice all[32];
+    const char *names[32], *kinds[32];
+    int n = 0;
+    for (const want_file *w = want; w->uuid_file; w++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "fixtures/expected/%s", w->uuid_file);
+        int k = load_uuids(rel, all + n, 32 - n);
+        CHECK(k > 0, "%s: no UUIDs in %s", zip, rel);
+        for (int i = 0; i < k; i++) {
+            names[n + i] = w->name;
+            kinds[n + i] = w->kind;
+        }
+        n += k > 0 ? k : 0;
+    }
+    CHECK(b->n == (size_t)n, "%s: %zu slices in the batch, %d expected", zip, b->n, n);
+    for (int i = 0; i < n; i++) {
+        bool found = false;
+        for (size_t j = 0; j < b->n; j++) {
+            char u[37];
+            uuid_format(b->puts[j].meta.uuid, u);
+            if (strcmp(u, all[i].uuid) != 0 || strcmp(b->puts[j].meta.arch, all[i].arch) != 0)
+                continue;
+            found = true;
+            CHECK(strcmp(b->puts[j].meta.name, names[i]) == 0, "%s: %s %s named %s, want %s",
+                  zip, u, all[i].arch, b->puts[j].meta.name, names[i]);
+            CHECK(strcmp(b->puts[j].meta.kind, kinds[i]) == 0, "%s: %s %s kind %s, want %s",
+                  zip, u, all[i].arch, b->puts[j].meta.kind, kinds[i]);
+        }
+        CHECK(found, "%s: %s (%s) not in the batch", zip, all[i].uuid, all[i].arch);
+    }
+}
+
+TEST(unzip_recognizes_zips_by_content)
+{
+    static const uint8_t local[] = "PK\3\4rest", empty[] = "PK\5\6", split[] = "PK\7\x8",
+                         macho[] = {0xcf, 0xfa, 0xed, 0xfe}, fat[] = {0xca, 0xfe, 0xba, 0xbe},
+                         other[] = "PK\1\2";
+    CHECK(unzip_is_zip(local, 4) && unzip_is_zip(empty, 4) && unzip_is_zip(split, 4),
+          "zip signatures");
+    CHECK(!unzip_is_zip(macho, 4) && !unzip_is_zip(fat, 4) && !unzip_is_zip(other, 4) &&
+              !unzip_is_zip(local, 3) && !unzip_is_zip(NULL, 0),
+          "not zips");
+}
+
+TEST(unzip_single_dsym)
+{
+    ingest_batch b;
+    ingest_batch_init(&b);
+    ingest_upload_info info;
+    symd_err err = {0};
+    CHECK(upload_zip(&b, "dsym-single.zip", NULL, &info, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(info.zip && info.members == 2 && info.macho == 1,
+          "zip %d, %zu members, %zu Mach-O (Info.plist skipped)", info.zip, info.members,
+          info.macho);
+    check_batch("dsym-single.zip", &b,
+                (const want_file[]){{"bigapp-arm64.dSYM.uuid", "bigapp-arm64", "dsym"},
+                                    {NULL, NULL, NULL}});
+    ingest_batch_free(&b);
+}
+
+TEST(unzip_nested_dsyms_skip_plists_folders_and_links)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/zip/dsym-nested.zip", &len);
+    if (!buf)
+        return;
+    member_list l = {0};
+    symd_err err = {0};
+    CHECK(unzip_each(buf, len, &defaults, list_member, &l, &err) == SYMD_OK, "%s", err.msg);
+    const char *e = "Embedded.app.dSYM/";
+    char p[256];
+    CHECK(l.n == 7, "7 file members handed out, got %zu", l.n);
+    snprintf(p, sizeof p, "%sbigapp.app.dSYM/Contents/Resources/DWARF/bigapp", e);
+    CHECK(listed(&l, p), "%s", p);
+    snprintf(p, sizeof p, "%sFrameworks/libfix.framework.dSYM/Contents/Resources/DWARF/libfix", e);
+    CHECK(listed(&l, p), "%s", p);
+    snprintf(p, sizeof p, "%sbigapp.app.dSYM/Contents/Info.plist", e);
+    CHECK(listed(&l, p), "the plist is a member (ingest skips it)");
+    snprintf(p, sizeof p, "%sCurrent", e);
+    CHECK(!listed(&l, p), "the symlink is not handed out");
+    for (size_t i = 0; i < l.n && i < 32; i++)
+        CHECK(l.name[i][strlen(l.name[i]) - 1] != '/', "folder %s handed out", l.name[i]);
+    free(buf);
+
+    ingest_batch b;
+    ingest_batch_init(&b);
+    ingest_upload_info info;
+    CHECK(upload_zip(&b, "dsym-nested.zip", NULL, &info, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(info.members == 7 && info.macho == 3, "%zu members, %zu Mach-O", info.members,
+          info.macho);
+    check_batch("dsym-nested.zip", &b,
+                (const want_file[]){{"bigapp-x86_64.dSYM.uuid", "bigapp", "dsym"},
+                                    {"libfix-arm64.dylib.uuid", "libfix.dylib", "dylib"},
+                                    {"bigapp5-arm64.dSYM.uuid", "bigapp5-arm64", "dsym"},
+                                    {NULL, NULL, NULL}});
+    ingest_batch_free(&b);
+}
+
+TEST(unzip_mixed_binaries_and_dsyms)
+{
+    ingest_batch b;
+    ingest_batch_init(&b);
+    ingest_upload_info info;
+    symd_err err = {0};
+    CHECK(upload_zip(&b, "mixed.zip", NULL, &info, &err) == SYMD_OK, "%s", err.msg);
+    /* README.txt, Info.plist, the YAML and the Java class file are skipped. */
+    CHECK(info.members == 7 && info.macho == 3, "%zu members, %zu Mach-O", info.members,
+          info.macho);
+    check_batch("mixed.zip", &b,
+                (const want_file[]){{"bigapp-fat.uuid", "bigapp-fat", "executable"},
+                                    {"libfix-x86_64.dylib.uuid", "libfix.dylib", "dylib"},
+                                    {"bigapp5-arm64.dSYM.uuid", "bigapp5-arm64", "dsym"},
+                                    {NULL, NULL, NULL}});
+    ingest_batch_free(&b);
+}
+
+TEST(unzip_member_paths_are_only_names)
+{
+    ingest_batch b;
+    ingest_batch_init(&b);
+    ingest_upload_info info;
+    symd_err err = {0};
+    CHECK(upload_zip(&b, "paths.zip", NULL, &info, &err) == SYMD_OK, "%s", err.msg);
+    check_batch("paths.zip", &b,
+                (const want_file[]){{"strippy-arm64-stripped.uuid", "x", "executable"},
+                                    {"libfix-x86_64.dylib.uuid", "libfix.dylib", "dylib"},
+                                    {NULL, NULL, NULL}});
+    ingest_batch_free(&b);
+}
+
+/* Every hostile archive: its status, who is blamed, and a batch that already
+ * held a file keeps exactly that file. */
+TEST(unzip_hostile_archives_leave_the_batch_alone)
+{
+    const unzip_limits small = {100, 4000000, 4000000};
+    static const struct {
+        const char *zip;
+        bool small_limits;
+        symd_status want;
+        bool zip_corrupt;
+        const char *msg; /* a substring of the message */
+    } cases[] = {
+        {"bomb.zip", true, SYMD_E_TOO_LARGE, false, "inflates to more than 4000000 bytes"},
+        {"bomb-bzip2.zip", true, SYMD_E_TOO_LARGE, false, "zeros.bin"},
+        {"many.zip", true, SYMD_E_TOO_LARGE, false, "200 entries (limit 100)"},
+        {"many.zip", false, SYMD_E_NOT_MACHO, false, "200 members"},
+        {"truncated.zip", false, SYMD_E_CORRUPT, true, "truncated"},
+        {"no-macho.zip", false, SYMD_E_NOT_MACHO, false, "holds no Mach-O"},
+        {"corrupt-macho.zip", false, SYMD_E_CORRUPT, false, "zip member 'bad/bigapp'"},
+        {"liar-small.zip", false, SYMD_E_CORRUPT, true, "declares 1000 bytes"},
+        {"liar-huge.zip", false, SYMD_E_CORRUPT, true, "declares 4294967280 bytes"},
+        {"encrypted.zip", false, SYMD_E_CORRUPT, true, "encrypted"},
+        {"method97.zip", false, SYMD_E_CORRUPT, true, "compression method 97"},
+        {"bad-crc.zip", false, SYMD_E_CORRUPT, true, "CRC"},
+    };
+    size_t blen;
+    uint8_t *bin = read_fixture("fixtures/bin/bigapp-arm64", &blen);
+    if (!bin)
+        return;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ingest_batch b;
+        ingest_batch_init(&b);
+        symd_err err = {0};
+        CHECK(ingest_add_file(&b, bin, blen, "bigapp", &err) == SYMD_OK && b.n == 1, "seed");
+        ingest_upload_info info;
+        symd_status st = upload_zip(&b, cases[i].zip, cases[i].small_limits ? &small : NULL,
+                                    &info, &err);
+        CHECK(st == cases[i].want, "%s: %s (%s), want %s", cases[i].zip, symd_status_name(st),
+              err.msg, symd_status_name(cases[i].want));
+        CHECK(info.zip && info.zip_corrupt == cases[i].zip_corrupt,
+              "%s: zip_corrupt %d, want %d", cases[i].zip, info.zip_corrupt,
+              cases[i].zip_corrupt);
+        CHECK(strstr(err.msg, cases[i].msg), "%s: message '%s' lacks '%s'", cases[i].zip,
+              err.msg, cases[i].msg);
+        CHECK(b.n == 1 && strcmp(b.puts[0].meta.name, "bigapp") == 0,
+              "%s: batch holds %zu slices after the failure", cases[i].zip, b.n);
+        ingest_batch_free(&b);
+    }
+    free(bin);
+}
+
+/* The limits count inflated bytes exactly: the archive's total, one byte
+ * less, and the same for one member and for the entry count. */
+TEST(unzip_limits_are_exact)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/zip/dsym-single.zip", &len);
+    if (!buf)
+        return;
+    member_list l = {0};
+    symd_err err = {0};
+    CHECK(unzip_each(buf, len, &defaults, list_member, &l, &err) == SYMD_OK, "%s", err.msg);
+    uint64_t total = 0, biggest = 0;
+    for (size_t i = 0; i < l.n && i < 32; i++) {
+        total += l.len[i];
+        biggest = l.len[i] > biggest ? l.len[i] : biggest;
+    }
+    CHECK(total == 641 + 19092 && biggest == 19092, "members of %llu bytes",
+          (unsigned long long)total);
+    /* Folders count as entries: bigapp-arm64.dSYM/, Contents/, Resources/,
+     * DWARF/, and the two files. */
+    uint64_t entries = 6;
+    struct {
+        unzip_limits lim;
+        symd_status want;
+    } cases[] = {
+        {{entries, total, biggest}, SYMD_OK},
+        {{entries - 1, total, biggest}, SYMD_E_TOO_LARGE},
+        {{entries, total - 1, biggest}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest - 1}, SYMD_E_TOO_LARGE},
+        {{entries, 0, 0}, SYMD_E_TOO_LARGE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        member_list m = {0};
+        symd_err_clear(&err);
+        symd_status st = unzip_each(buf, len, &cases[i].lim, list_member, &m, &err);
+        CHECK(st == cases[i].want, "case %zu: %s (%s)", i, symd_status_name(st), err.msg);
+    }
+    free(buf);
+
+    /* The liar that hides 1 MiB behind "1000 bytes" is caught while
+     * inflating when the limit is lower. */
+    ingest_batch b;
+    ingest_batch_init(&b);
+    ingest_upload_info info;
+    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1};
+    symd_err_clear(&err);
+    CHECK(upload_zip(&b, "liar-small.zip", &lim, &info, &err) == SYMD_E_TOO_LARGE &&
+              strstr(err.msg, "member"),
+          "liar under the member limit: %s", err.msg);
+    ingest_batch_free(&b);
+}
+
+/* A member callback's error stops the walk and comes back as is. */
+static symd_status refuse(void *ctx, const char *name, const uint8_t *data, size_t len,
+                          symd_err *err)
+{
+    (void)data;
+    (void)len;
+    (*(int *)ctx)++;
+    return symd_fail(err, SYMD_E_INVALID, "refused %s", name);
+}
+
+TEST(unzip_callback_errors_stop_the_walk)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/zip/mixed.zip", &len);
+    if (!buf)
+        return;
+    int calls = 0;
+    symd_err err = {0};
+    CHECK(unzip_each(buf, len, &defaults, refuse, &calls, &err) == SYMD_E_INVALID &&
+              calls == 1 && strcmp(err.msg, "refused README.txt") == 0,
+          "%d calls, %s", calls, err.msg);
+    free(buf);
+}
+
+/* Every truncation and a sweep of byte flips of a real archive: a clean
+ * answer each time (ASan watches the rest), nothing left in the batch on
+ * failure. */
+TEST(unzip_truncations_and_flips)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/zip/dsym-nested.zip", &len);
+    if (!buf)
+        return;
+    const unzip_limits lim = {100, 1 << 20, 1 << 20};
+    size_t runs = 0, bad = 0;
+    for (size_t cut = 0; cut < len; cut += 61) {
+        ingest_batch b;
+        ingest_batch_init(&b);
+        ingest_upload_info info;
+        symd_err err = {0};
+        symd_status st = ingest_add_upload(&b, buf, cut, "cut", &lim, &info, &err);
+        bool ok = cut < 4 ? st == SYMD_E_NOT_MACHO
+                          : st == SYMD_E_CORRUPT && info.zip_corrupt && b.n == 0;
+        bad += !ok;
+        CHECK(ok, "cut at %zu: %s (%s)", cut, symd_status_name(st), err.msg);
+        ingest_batch_free(&b);
+        runs++;
+    }
+    uint8_t *copy = malloc(len);
+    for (size_t at = 0; at < len; at += 37) {
+        memcpy(copy, buf, len);
+        copy[at] ^= 0xff;
+        ingest_batch b;
+        ingest_batch_init(&b);
+        symd_err err = {0};
+        symd_status st = ingest_add_upload(&b, copy, len, "flip", &lim, NULL, &err);
+        bool ok = st == SYMD_OK ? b.n > 0 : b.n == 0 && err.msg[0];
+        bad += !ok;
+        CHECK(ok, "flip at %zu: %s with %zu slices", at, symd_status_name(st), b.n);
+        ingest_batch_free(&b);
+        runs++;
+    }
+    free(copy);
+    free(buf);
+    printf("    %zu truncated or flipped archives, %zu answered wrongly\n", runs, bad);
+}
