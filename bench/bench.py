@@ -832,7 +832,13 @@ def cmd_dw_upload(a):
         fail(f"binary upload answer has no arm64 image: {images}")
     res["images"] = images
     uuid, text_vmaddr = arm["uuid"], int(arm["text_vmaddr"], 16)
-    probe = read_json(a.samples)["samples"][0]["vmaddr"]
+    # The probe: the first sample whose every level has a file and a line > 0
+    # in llvm-symbolizer's answer (line 0 is "no line" to some readers).
+    ref = read_json(a.reference)
+    probe = next((v for v, fr in zip(ref["vmaddrs"], ref["raw"])
+                  if all(x[1] and x[2] > 0 for x in fr)), None)
+    if probe is None:
+        fail("no sampled address has a file and line on every level in llvm-symbolizer's answer")
     with open(a.dwarf, "rb") as f:
         dwarf = f.read()
     res["dwarf_bytes"] = len(dwarf)
@@ -1329,7 +1335,7 @@ def main():
     s.add_argument("--binary", required=True)
     s.add_argument("--dwarf", required=True)
     s.add_argument("--name", default="bench-dwarf")
-    s.add_argument("--samples", required=True, help="the first sample is the probe")
+    s.add_argument("--reference", required=True, help="dw-reference output (picks the probe)")
     s.add_argument("--server-pid", type=int, required=True)
     s.add_argument("--timeout", type=float, default=30.0)
     s.add_argument("--out", required=True)

@@ -266,7 +266,7 @@ if want dwarf; then
     say "DWARF: upload the binary, then the dSYM: upload -> queryable with file:line"
     dw_ok=1
     $PY dw-upload --url "$URL" --binary "$PROG" --dwarf "$DWFILE" \
-        --samples "$WORK/dw-samples.json" --server-pid "$SERVER_PID" \
+        --reference "$WORK/dw-reference.json" --server-pid "$SERVER_PID" \
         --timeout "$BENCH_DWARF_WAIT" --out "$RES/dw-upload.json" || dw_ok=0
     $PY dw-index --db "$DB" --out "$RES/dw-index.json" || true
     if [ "$dw_ok" = 1 ]; then
