@@ -16,6 +16,16 @@ something, writes a small JSON result that `summary` turns into the report:
   load         how busy the machine is before the throughput runs
   wrk          one wrk run (bench/symbolicate.lua), with the CPU each side used
   summary      print the summary block; exit status says pass or fail
+
+DWARF section (bench/gen_program.py's program and its dSYM):
+  dw-stats     functions, sizes, DWARF counts, UUID of the generated program
+  dw-gsym      llvm-gsymutil --convert: best-of-3 time, GSYM size, max RSS
+  dw-reference llvm-symbolizer --inlining through the dSYM on the samples
+  dw-upload    POST binary, then dSYM: upload -> queryable (file:line), RSS
+  dw-index     bytes of the 'lines' and 'symbols' blobs in the database
+  dw-accuracy  symd's frames vs llvm-symbolizer's, every inlined level
+  dw-summary   print the DWARF summary block
+(`bodies --adjust none`, `symbolizer --extra=...` and `wrk` serve both.)
 """
 import argparse
 import http.client
@@ -28,6 +38,7 @@ import resource
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 LOAD_ADDRESS = 0x104A38000  # where the bench pretends the image was loaded
@@ -172,13 +183,16 @@ def post(conn, path, body, ctype):
     return r.status, r.read()
 
 
-def symbolicate_body(uuid, arch, vmaddrs, text_vmaddr):
+def symbolicate_body(uuid, arch, vmaddrs, text_vmaddr, adjust=None):
     slide = LOAD_ADDRESS - text_vmaddr
     frames = [{"address": "0x%x" % (v + slide)} for v in vmaddrs]
-    return json.dumps({"images": [{"uuid": uuid, "arch": arch,
-                                   "load_address": "0x%x" % LOAD_ADDRESS}],
-                       "threads": [{"id": 0, "frames": frames}]},
-                      separators=(",", ":")).encode()
+    doc = {"images": [{"uuid": uuid, "arch": arch, "load_address": "0x%x" % LOAD_ADDRESS}],
+           "threads": [{"id": 0, "frames": frames}]}
+    if adjust:
+        # The DWARF bench: addresses are looked up as given, as
+        # llvm-symbolizer does, not as return addresses.
+        doc["adjust"] = adjust
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def cmd_upload(a):
@@ -406,7 +420,7 @@ def cmd_bodies(a):
         chosen = [rng.choice(pool) for _ in range(a.frames)]
         addrs.extend(chosen)
         with open(os.path.join(a.dir, "body-%03d.json" % i), "wb") as f:
-            f.write(symbolicate_body(uuid, "arm64", chosen, text_vmaddr))
+            f.write(symbolicate_body(uuid, "arm64", chosen, text_vmaddr, a.adjust))
     with open(os.path.join(a.dir, "addrs.txt"), "w") as f:
         f.writelines("0x%x\n" % v for v in addrs)
     print(f"{a.count} bodies of {a.frames} frames, {len(addrs)} addresses, in {a.dir}")
@@ -437,9 +451,11 @@ SYMBOLIZER_VARIANTS = [
 ]
 
 
-def timed_variant(slice_path, infile, outfile, variant, expect):
-    """One run of a variant: seconds, the CPU it used and the CPU others used."""
+def timed_variant(slice_path, infile, outfile, variant, expect, base=()):
+    """One run of a variant: seconds, the CPU it used and the CPU others used.
+    base: arguments every variant gets (the DWARF bench: --dsym-hint, --inlining)."""
     label, extra, sink = variant
+    extra = list(base) + extra
     m0, r0 = machine_cpu(), resource.getrusage(resource.RUSAGE_CHILDREN)
     dt = time_symbolizer(slice_path, infile, os.devnull if sink == "null" else outfile, extra)
     m1, r1 = machine_cpu(), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -465,10 +481,11 @@ def cmd_symbolizer(a):
     n = one.count("\n")
     if a.phase != "before" and not a.reps_from:
         die("--reps-from is needed after the first phase")
+    base = a.extra or []
     work = os.path.dirname(os.path.abspath(a.out))
     infile = os.path.join(work, "symbolizer-in.txt")
     outfile = os.path.join(work, "symbolizer-out.txt")
-    res = {"addresses": n, "phase": a.phase}
+    res = {"addresses": n, "phase": a.phase, "base_args": base}
     if a.reps_from:
         reps = read_json(a.reps_from)["reps"]
         with open(infile, "w") as f:
@@ -478,14 +495,18 @@ def cmd_symbolizer(a):
         # would for any batch. Startup alone, for the record: one address.
         with open(infile, "w") as f:
             f.write(one[:one.index("\n") + 1])
-        res["startup_s"] = time_symbolizer(a.slice, infile, os.devnull, [])
+        res["startup_s"] = time_symbolizer(a.slice, infile, os.devnull, base)
         print(f"llvm-symbolizer startup (1 address): {res['startup_s'] * 1e3:.0f} ms")
         # Repeat the address list until the headline run lasts >= min_seconds.
         reps = 1
         while True:
             with open(infile, "w") as f:
                 f.write(one * reps)
-            dt = time_symbolizer(a.slice, infile, outfile, [])
+            dt = time_symbolizer(a.slice, infile, outfile, base)
+            if reps == 1:
+                # One pass over the list, process start included: for DWARF
+                # that includes reading it (cold); the repeats run warm.
+                res["one_pass_s"] = dt
             if dt >= a.min_seconds:
                 break
             reps = max(reps + 1, math.ceil(reps * a.min_seconds * 1.15 / dt))
@@ -493,7 +514,7 @@ def cmd_symbolizer(a):
     variants = SYMBOLIZER_VARIANTS if a.phase == "before" else SYMBOLIZER_VARIANTS[:1]
     res["variants"] = []
     for i, v in enumerate(variants):
-        runs = [timed_variant(a.slice, infile, outfile, v, n * reps)
+        runs = [timed_variant(a.slice, infile, outfile, v, n * reps, base)
                 for _ in range(a.runs if i == 0 else 1)]
         res["variants"].append({"label": v[0], "args": v[1], "sink": v[2], "runs": runs})
         print(f"llvm-symbolizer {v[0]:30} {n} addrs x {reps}: " + ", ".join(
@@ -580,6 +601,520 @@ def cmd_wrk(a):
           f"({' + '.join(map(str, per_thread))}), wrk {client:.2f}, "
           f"other {res['other_cores']:.2f}"
           + ("; ONE symd thread served every connection" if one_thread else ""))
+
+
+# ---- DWARF -------------------------------------------------------------------
+#
+# The generated program (bench/gen_program.py), its dSYM, llvm-gsymutil and
+# llvm-symbolizer --inlining on one side, symd with line + inline data on the
+# other. The symd response contract these steps check: one input frame gives
+# one output frame per inlined level, innermost first ("inlined": true), then
+# the function that contains the address ("inlined": false), all with the
+# address as sent; each has "file", "line" ("column" when known), "symbol"
+# (demangled) and "mangled" (raw, compared with llvm-symbolizer --no-demangle).
+
+
+def vm_status(pid):
+    """VmRSS and VmHWM of a process, in bytes."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM"):
+                out[k] = int(v.split()[0]) * 1024
+    return out
+
+
+class RssSampler(threading.Thread):
+    """Samples a process's VmRSS every `period` seconds; keeps the maximum."""
+
+    def __init__(self, pid, period=0.01):
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.peak, self.samples = 0, 0
+        self.halt = threading.Event()
+
+    def run(self):
+        while True:
+            try:
+                rss = vm_status(self.pid).get("VmRSS", 0)
+            except OSError:
+                return
+            self.peak = max(self.peak, rss)
+            self.samples += 1
+            if self.halt.wait(self.period):
+                return
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+        return self.peak
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (wall seconds, max RSS bytes of that child, output)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    dt = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    if p.returncode != 0:
+        die(f"{' '.join(cmd)} failed ({p.returncode}):\n{out}")
+    return dt, ru.ru_maxrss * 1024, out
+
+
+def cmd_dw_stats(a):
+    """What the generated program is: functions, text, dSYM, DWARF counts; and
+    its image (UUID, __TEXT vmaddr) as bench.py bodies wants it."""
+    table = function_table(a.binary)
+    text_start, text_end = table["text_start"], table["text_end"]
+    m = re.search(r"UUID: (\S+) \(arm64\)", run(["llvm-dwarfdump", "--uuid", a.binary]))
+    if not m:
+        die(f"{a.binary}: no arm64 UUID")
+    dm = re.search(r"UUID: (\S+) \(arm64\)", run(["llvm-dwarfdump", "--uuid", a.dwarf]))
+    if not dm or dm.group(1) != m.group(1):
+        die(f"{a.dwarf} does not belong to {a.binary} (UUID)")
+    st = json.loads(run(["llvm-dwarfdump", "--statistics", a.dwarf]))
+    text_vmaddr = seg = None
+    for line in run(["llvm-objdump", "--macho", "--private-headers", a.binary]).splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] == "segname":
+            seg = f[1]
+        elif len(f) == 2 and f[0] == "vmaddr" and seg == "__TEXT" and text_vmaddr is None:
+            text_vmaddr = int(f[1], 16)
+    res = {"functions": len(table["functions"]), "text_bytes": text_end - text_start,
+           "binary_bytes": os.path.getsize(a.binary), "dwarf_bytes": os.path.getsize(a.dwarf),
+           "subprograms": st.get("#functions"), "inlined_subroutines": st.get("#inlined functions"),
+           "uuid": m.group(1), "text_vmaddr": "0x%x" % text_vmaddr,
+           # What `bodies` reads (image_of): the image as an upload answer has it.
+           "images": [{"arch": "arm64", "uuid": m.group(1), "text_vmaddr": "0x%x" % text_vmaddr}]}
+    write_json(a.out, res)
+    print(f"{a.binary}: {res['functions']} functions, __text {res['text_bytes'] / 1e6:.2f} MB, "
+          f"binary {res['binary_bytes'] / 1e6:.1f} MB; dSYM DWARF {res['dwarf_bytes'] / 1e6:.1f} MB "
+          f"with {res['subprograms']} subprograms and {res['inlined_subroutines']} inlined "
+          f"subroutines; UUID {res['uuid']}")
+
+
+def cmd_dw_gsym(a):
+    """llvm-gsymutil --convert of the dSYM's DWARF file: best of N wall times
+    with its default thread count (one per core) and with one thread."""
+    out = os.path.join(a.work, "bench.gsym")
+    res = {"input_bytes": os.path.getsize(a.dwarf), "cores": os.cpu_count(), "configs": []}
+    for label, extra in (("default threads", []), ("--num-threads=1", ["--num-threads=1"])):
+        runs = []
+        for _ in range(a.runs):
+            if os.path.exists(out):
+                os.unlink(out)
+            dt, rss, text = run_measured(["llvm-gsymutil", "--convert=" + a.dwarf,
+                                          "--out-file=" + out] + extra)
+            runs.append({"seconds": dt, "max_rss": rss})
+        loaded = re.search(r"Loaded (\d+) functions from DWARF", text)
+        res["configs"].append({"label": label, "args": extra, "runs": runs,
+                               "best_s": min(r["seconds"] for r in runs),
+                               "max_rss": max(r["max_rss"] for r in runs),
+                               "gsym_bytes": os.path.getsize(out),
+                               "functions_from_dwarf": int(loaded.group(1)) if loaded else None})
+        c = res["configs"][-1]
+        print(f"llvm-gsymutil --convert ({label}): best {c['best_s'] * 1e3:.0f} ms of "
+              + ", ".join(f"{r['seconds'] * 1e3:.0f}" for r in runs)
+              + f" ms; GSYM {c['gsym_bytes']:,} bytes; {c['functions_from_dwarf']} functions "
+              f"from DWARF; max RSS {c['max_rss'] / 2**20:.0f} MiB")
+    os.unlink(out)
+    res["gsym_bytes"] = res["configs"][0]["gsym_bytes"]
+    res["best_s"] = res["configs"][0]["best_s"]
+    write_json(a.out, res)
+
+
+def reference_frames(binary, dsym, vmaddrs, demangle):
+    """llvm-symbolizer --inlining through the dSYM, as fixtures/gen_expected.py
+    asks it: --obj=BINARY --dsym-hint=DSYM, file addresses (vmaddrs) on stdin.
+    One list of [function, file, line, column] per address, innermost first."""
+    args = ["llvm-symbolizer", "--obj=" + binary, "--dsym-hint=" + dsym, "--inlining",
+            "--output-style=JSON"] + ([] if demangle else ["--no-demangle"])
+    out = run(args, input="".join("0x%x\n" % v for v in vmaddrs))
+    res = []
+    for line in out.splitlines():
+        if line.strip():
+            j = json.loads(line)
+            if "Error" in j:
+                die(f"llvm-symbolizer: {j['Error']}")
+            res.append([[s["FunctionName"], s["FileName"], s["Line"], s["Column"]]
+                        for s in j["Symbol"]])
+    if len(res) != len(vmaddrs):
+        die(f"llvm-symbolizer answered {len(res)} of {len(vmaddrs)} addresses")
+    return res
+
+
+def cmd_dw_reference(a):
+    s = read_json(a.samples)
+    vmaddrs = [x["vmaddr"] for x in s["samples"]]
+    t = time.perf_counter()
+    raw = reference_frames(a.binary, a.dsym, vmaddrs, False)
+    dem = reference_frames(a.binary, a.dsym, vmaddrs, True)
+    dt = time.perf_counter() - t
+    hist = {}
+    for fr in raw:
+        hist[len(fr)] = hist.get(len(fr), 0) + 1
+    nolines = sum(1 for fr in raw if not fr[0][1])
+    nframes = sum(len(fr) for fr in raw)
+    write_json(a.out, {"vmaddrs": vmaddrs, "raw": raw, "demangled": dem})
+    print(f"llvm-symbolizer --inlining: {len(raw)} addresses, {nframes} frames "
+          f"({nframes / len(raw):.2f} per address; addresses with N frames: "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(hist.items()))
+          + f"), {nolines} without line info; {dt:.1f} s for both runs")
+    if nolines == len(raw):
+        die("llvm-symbolizer found no line info through the dSYM")
+
+
+def frame_groups(frames, n):
+    """Splits symd's output frames into n groups, one per input frame: the
+    inlined levels (inlined: true) and the frame that ends them."""
+    groups, cur = [], []
+    for f in frames:
+        cur.append(f)
+        if f.get("inlined") is not True:
+            groups.append(cur)
+            cur = []
+    if cur or len(groups) != n:
+        raise ValueError(f"{len(frames)} output frames do not split into {n} groups "
+                         f"(got {len(groups)} groups, {len(cur)} frames left over); "
+                         "is every output frame's \"inlined\" set?")
+    return groups
+
+
+def symd_frames(conn, uuid, text_vmaddr, vmaddrs):
+    """The frame groups symd gives for vmaddrs (adjust none), in order."""
+    status, body = post(conn, "/v1/symbolicate",
+                        symbolicate_body(uuid, "arm64", vmaddrs, text_vmaddr, "none"),
+                        "application/json")
+    if status != 200:
+        raise ValueError(f"/v1/symbolicate answered {status}: {body[:300]!r}")
+    frames = json.loads(body)["threads"][0]["frames"]
+    groups = frame_groups(frames, len(vmaddrs))
+    slide = LOAD_ADDRESS - text_vmaddr
+    for v, g in zip(vmaddrs, groups):
+        want = "0x%x" % (v + slide)
+        if any(f.get("address") != want for f in g):
+            raise ValueError(f"frames of {want} carry other addresses: {g}")
+    return groups
+
+
+def has_line(group):
+    return any(f.get("file") and isinstance(f.get("line"), int) for f in group)
+
+
+def cmd_dw_upload(a):
+    """Binary first, then the dSYM's DWARF file. Upload -> queryable of the
+    dSYM: from sending it until a symbolicate of one sampled address returns
+    a frame with file and line. The server's peak RSS meanwhile: VmHWM before
+    and after, and VmRSS sampled every 10 ms."""
+    res = {"status": "fail"}
+
+    def fail(msg):
+        res["message"] = msg
+        write_json(a.out, res)
+        print("FAIL: " + msg)
+        sys.exit(1)
+
+    conn = connect(a.url)
+    with open(a.binary, "rb") as f:
+        binary = f.read()
+    t = time.perf_counter()
+    status, body = post(conn, "/v1/images?name=" + a.name, binary, "application/octet-stream")
+    res["binary_upload_ms"] = (time.perf_counter() - t) * 1e3
+    if status not in (200, 201):
+        fail(f"binary upload answered {status}: {body[:300]!r}")
+    images = json.loads(body)["images"]
+    arm = next((i for i in images if i["arch"] == "arm64"), None)
+    if not arm:
+        fail(f"binary upload answer has no arm64 image: {images}")
+    res["images"] = images
+    uuid, text_vmaddr = arm["uuid"], int(arm["text_vmaddr"], 16)
+    # The probe: the first sample whose every level has a file and a line > 0
+    # in llvm-symbolizer's answer (line 0 is "no line" to some readers).
+    ref = read_json(a.reference)
+    probe = next((v for v, fr in zip(ref["vmaddrs"], ref["raw"])
+                  if all(x[1] and x[2] > 0 for x in fr)), None)
+    if probe is None:
+        fail("no sampled address has a file and line on every level in llvm-symbolizer's answer")
+    with open(a.dwarf, "rb") as f:
+        dwarf = f.read()
+    res["dwarf_bytes"] = len(dwarf)
+    before = vm_status(a.server_pid)
+    res["rss_before"], res["hwm_before"] = before["VmRSS"], before["VmHWM"]
+    sampler = RssSampler(a.server_pid)
+    sampler.start()
+    t0 = time.perf_counter()
+    status, body = post(conn, "/v1/images?name=" + a.name + ".dSYM", dwarf,
+                        "application/octet-stream")
+    t1 = time.perf_counter()
+    res["dsym_upload_ms"] = (t1 - t0) * 1e3
+    res["dsym_upload_status"] = status
+    try:
+        res["dsym_images"] = json.loads(body).get("images")
+    except ValueError:
+        res["dsym_images"] = None
+    if status not in (200, 201, 202):
+        sampler.stop()
+        fail(f"dSYM upload answered {status}: {body[:300]!r}")
+    tries, last = 0, None
+    while True:
+        tries += 1
+        try:
+            g = symd_frames(conn, uuid, text_vmaddr, [probe])[0]
+            last = g
+            if has_line(g):
+                break
+        except ValueError as e:
+            last = str(e)
+        if time.perf_counter() - t0 > a.timeout:
+            sampler.stop()
+            fail(f"symd returned no line data (no frame with file and line) for "
+                 f"0x{probe:x} within {a.timeout:.0f} s of the dSYM upload "
+                 f"(answered {status}); the last answer: {json.dumps(last)[:400]}. "
+                 "Does this symd read DWARF?")
+        time.sleep(0.001)
+    t2 = time.perf_counter()
+    time.sleep(0.05)  # let the sampler see the settled process too
+    res["rss_peak_sampled"] = sampler.stop()
+    res["rss_samples"] = sampler.samples
+    after = vm_status(a.server_pid)
+    res["rss_after"], res["hwm_after"] = after["VmRSS"], after["VmHWM"]
+    res.update({"status": "ok", "queryable_ms": (t2 - t0) * 1e3, "tries": tries,
+                "probe": "0x%x" % probe, "probe_frames": last})
+    write_json(a.out, res)
+    print(f"binary upload {res['binary_upload_ms']:.0f} ms; dSYM ({len(dwarf) / 1e6:.1f} MB) "
+          f"upload {res['dsym_upload_ms']:.0f} ms (status {status}), upload->queryable "
+          f"{res['queryable_ms']:.0f} ms ({tries} probes)")
+    print(f"symd RSS: {res['rss_before'] / 2**20:.0f} MiB before, sampled peak "
+          f"{res['rss_peak_sampled'] / 2**20:.0f} MiB, VmHWM {res['hwm_before'] / 2**20:.0f} -> "
+          f"{res['hwm_after'] / 2**20:.0f} MiB, {res['rss_after'] / 2**20:.0f} MiB after")
+
+
+def cmd_dw_index(a):
+    """Bytes of each kind of index blob in the database (image_data)."""
+    out = run(["sqlite3", a.db, "SELECT kind, count(*), sum(length(data)) FROM image_data "
+               "GROUP BY kind ORDER BY kind"])
+    kinds = {}
+    for line in out.splitlines():
+        k, n, b = line.split("|")
+        kinds[k] = {"blobs": int(n), "bytes": int(b or 0)}
+    wal = a.db + "-wal"
+    res = {"kinds": kinds, "db_bytes": os.path.getsize(a.db)
+           + (os.path.getsize(wal) if os.path.exists(wal) else 0)}
+    write_json(a.out, res)
+    print("image_data: " + (", ".join(f"{k} {v['bytes']:,} bytes ({v['blobs']} blob(s))"
+                                      for k, v in kinds.items()) or "empty")
+          + f"; database file + WAL {res['db_bytes']:,} bytes")
+    if "lines" not in kinds:
+        print("FAIL: no image_data row with kind 'lines' (the line + inline index)")
+
+
+def norm_file(f):
+    return os.path.normpath(f) if f else ""
+
+
+def cmd_dw_accuracy(a):
+    """symd against llvm-symbolizer --inlining on every sampled address: the
+    same number of levels, and on each level the same function (symd's
+    "mangled", else "symbol", vs --no-demangle), file (both normalized: "./a.c"
+    and "a.c" are one file) and line. Demangled names ("symbol" vs the default
+    output) are counted too, for information."""
+    ref = read_json(a.reference)
+    up = read_json(a.upload)
+    arm = next(i for i in up["images"] if i["arch"] == "arm64")
+    uuid, text_vmaddr = arm["uuid"], int(arm["text_vmaddr"], 16)
+    conn = connect(a.url)
+    vmaddrs = ref["vmaddrs"]
+    res = {"n": len(vmaddrs), "agree": 0, "levels": 0, "levels_agree": 0,
+           "depth_differs": 0, "no_lines": 0, "demangled_agree": 0, "first_disagreements": []}
+    try:
+        groups = []
+        for i in range(0, len(vmaddrs), a.batch):
+            groups += symd_frames(conn, uuid, text_vmaddr, vmaddrs[i:i + a.batch])
+    except ValueError as e:
+        res["error"] = str(e)
+        write_json(a.out, res)
+        print(f"FAIL: accuracy: {e}")
+        sys.exit(1)
+    for v, g, want, wdem in zip(vmaddrs, groups, ref["raw"], ref["demangled"]):
+        got = [[f.get("mangled") or f.get("symbol"), f.get("file") or "", f.get("line") or 0]
+               for f in g]
+        exp = [[x[0], x[1], x[2]] for x in want]
+        res["levels"] += len(exp)
+        res["no_lines"] += not has_line(g)
+        res["depth_differs"] += len(got) != len(exp)
+        ok_levels = sum(1 for x, y in zip(got, exp)
+                        if x[0] == y[0] and norm_file(x[1]) == norm_file(y[1]) and x[2] == y[2])
+        res["levels_agree"] += ok_levels if len(got) == len(exp) else 0
+        ok = len(got) == len(exp) and ok_levels == len(exp)
+        res["agree"] += ok
+        res["demangled_agree"] += [f.get("symbol") for f in g] == [x[0] for x in wdem]
+        if not ok and len(res["first_disagreements"]) < 20:
+            res["first_disagreements"].append({
+                "vmaddr": "0x%x" % v,
+                "symd": [{k: f.get(k) for k in ("symbol", "mangled", "file", "line", "column",
+                                                "inlined", "status")} for f in g],
+                "llvm_symbolizer": want})
+    write_json(a.out, res)
+    print(f"accuracy: {res['agree']}/{res['n']} addresses agree with llvm-symbolizer "
+          f"--inlining on every level (function, file, line); levels {res['levels_agree']}/"
+          f"{res['levels']}; {res['depth_differs']} with another number of levels; "
+          f"{res['no_lines']} without any file:line; demangled names {res['demangled_agree']}/"
+          f"{res['n']}")
+    for b in res["first_disagreements"][:3]:
+        print("  DISAGREE " + json.dumps(b))
+
+
+def cmd_dw_summary(a):
+    d = a.dir
+
+    def opt(name):
+        p = os.path.join(d, name)
+        return read_json(p) if os.path.exists(p) else None
+
+    st, gs, up, idx, acc = (opt("dw-stats.json"), opt("dw-gsym.json"), opt("dw-upload.json"),
+                            opt("dw-index.json"), opt("dw-accuracy.json"))
+    before = opt("dw-symbolizer-before.json")
+    load = opt("dw-load.json")
+    runs = sorted((read_json(os.path.join(d, f)) for f in os.listdir(d)
+                   if f.startswith("dw-wrk-") and f.endswith(".json")),
+                  key=lambda r: r["connections"])
+    after = {r["connections"]: opt(f"dw-symbolizer-after-c{r['connections']}.json") for r in runs}
+
+    def mark(ok):
+        return "ok" if ok else "FAIL"
+
+    mib = 2 ** 20
+    failed, perf_failed = [], []
+    lines = [f"DWARF: generated program, {st['functions']} functions, __text "
+             f"{st['text_bytes'] / 1e6:.2f} MB, dSYM DWARF {st['dwarf_bytes'] / 1e6:.1f} MB "
+             f"({st['subprograms']} subprograms, {st['inlined_subroutines']} inlined subroutines)"]
+    gbest = gs["best_s"]
+    g1 = gs["configs"][1]["best_s"]
+    symd_ok = up is not None and up.get("status") == "ok"
+    if symd_ok:
+        q = up["queryable_ms"] / 1e3
+        conv_ok = q <= 2 * gbest
+        if not conv_ok:
+            perf_failed.append("conversion")
+        lines.append(f"dSYM upload->queryable: {q * 1e3:.0f} ms (upload alone "
+                     f"{up['dsym_upload_ms']:.0f} ms); llvm-gsymutil --convert: {gbest * 1e3:.0f} ms "
+                     f"({gs['cores']} threads; 1 thread {g1 * 1e3:.0f} ms): {q / gbest:.2f}x "
+                     f"(goal <= 2x) {mark(conv_ok)}")
+    else:
+        failed.append("upload")
+        msg = up["message"] if up else "dw-upload.json missing"
+        lines.append(f"dSYM upload->queryable: FAIL: {msg}")
+        lines.append(f"llvm-gsymutil --convert: {gbest * 1e3:.0f} ms ({gs['cores']} threads; "
+                     f"1 thread {g1 * 1e3:.0f} ms)")
+    gsym = gs["gsym_bytes"]
+    if idx and "lines" in idx["kinds"]:
+        lb = idx["kinds"]["lines"]["bytes"]
+        sb = sum(v["bytes"] for k, v in idx["kinds"].items() if k == "symbols")
+        size_ok = lb + sb <= gsym
+        if not size_ok:
+            perf_failed.append("size")
+        lines.append(f"index: lines {lb:,} bytes, lines+symbols {lb + sb:,} bytes; GSYM "
+                     f"{gsym:,} bytes: {lb / gsym:.2f}x and {(lb + sb) / gsym:.2f}x "
+                     f"(goal lines+symbols <= GSYM) {mark(size_ok)}")
+    else:
+        failed.append("index")
+        have = ", ".join(f"{k} {v['bytes']:,}" for k, v in idx["kinds"].items()) if idx else "?"
+        lines.append(f"index: FAIL: no 'lines' blob in image_data (have: {have or 'nothing'}); "
+                     f"GSYM {gsym:,} bytes")
+    gmax = max(c["max_rss"] for c in gs["configs"])
+    if symd_ok:
+        lines.append(f"symd peak RSS during the dSYM upload: {up['hwm_after'] / mib:.0f} MiB "
+                     f"VmHWM (was {up['hwm_before'] / mib:.0f} MiB; RSS {up['rss_before'] / mib:.0f} "
+                     f"MiB before, sampled peak {up['rss_peak_sampled'] / mib:.0f} MiB, "
+                     f"{up['rss_after'] / mib:.0f} MiB after); llvm-gsymutil max RSS "
+                     f"{gmax / mib:.0f} MiB")
+    else:
+        lines.append(f"symd peak RSS: not measured; llvm-gsymutil max RSS {gmax / mib:.0f} MiB")
+    if acc and "error" not in acc:
+        acc_ok = acc["agree"] == acc["n"]
+        if not acc_ok:
+            failed.append("accuracy")
+        lines.append(f"accuracy: {acc['agree']}/{acc['n']} addresses match llvm-symbolizer "
+                     f"--inlining on every level (function, file, line) {mark(acc_ok)}")
+    else:
+        failed.append("accuracy")
+        lines.append("accuracy: FAIL: " + (acc["error"] if acc else "not run (no line data)"))
+    head_runs = []
+    if before:
+        head_runs = before["variants"][0]["runs"] + [
+            x for c in sorted(after) if after[c] for x in after[c]["variants"][0]["runs"]]
+        head = max(head_runs, key=lambda r: r["frames_per_s"])
+    if runs and before:
+        best = max(runs, key=lambda r: r["frames_per_s"])
+        ratio = best["frames_per_s"] / head["frames_per_s"]
+        if ratio < 2:
+            perf_failed.append("throughput")
+        bad = sum(r["non2xx"] + r["socket_errors"] for r in runs)
+        if bad:
+            failed.append("requests")
+        lines += [
+            f"symd /v1/symbolicate (lines+inlines): {best['frames_per_s']:8.0f} frames/s (wrk "
+            f"{best['seconds']} s, {best['connections']} conns, {bad} non-2xx/socket errors)",
+            f"llvm-symbolizer --inlining:          {head['frames_per_s']:8.0f} frames/s "
+            f"({before['addresses']} addrs x {before['reps']})",
+            f"ratio: {ratio:.2f}x (goal >= 2x) {mark(ratio >= 2)}"]
+    else:
+        lines += ["symd /v1/symbolicate (lines+inlines): FAIL: not measured (no line data)",
+                  f"llvm-symbolizer --inlining:          {head['frames_per_s']:8.0f} frames/s "
+                  f"({before['addresses']} addrs x {before['reps']})" if before else
+                  "llvm-symbolizer --inlining: not measured"]
+    lines.append("details:")
+    if runs and before:
+        lines.append(f"  symd best run: -t{best['threads']} -c{best['connections']}, latency avg "
+                     f"{best['latency_avg']} p99 {best['latency_p99']}; symd used "
+                     f"{best['server_cores']:.2f} cores, wrk {best['wrk_cores']:.2f}; runs: "
+                     + ", ".join(f"c{r['connections']} {r['frames_per_s']:.0f}" for r in runs))
+        lines.append("  each against the llvm-symbolizer run right after it: " + ", ".join(
+            f"c{r['connections']} "
+            f"{r['frames_per_s'] / after[r['connections']]['variants'][0]['runs'][0]['frames_per_s']:.2f}x"
+            for r in runs if after.get(r["connections"])))
+        symd_cpu = best["frames_per_s"] / best["server_cores"]
+        llvm_cpu = head["frames_per_s"] * head["seconds"] / head["cpu_s"]
+        lines.append(f"  per CPU-second: symd {symd_cpu:.0f} frames, llvm-symbolizer {llvm_cpu:.0f} "
+                     f"({symd_cpu / llvm_cpu:.2f}x)")
+    if before:
+        lines.append(f"  llvm-symbolizer --inlining (default output, stdout to a file, 1 core): "
+                     f"startup {before['startup_s'] * 1e3:.0f} ms; frames/s "
+                     + ", ".join(f"{r['frames_per_s']:.0f}" for r in head_runs))
+        if before.get("one_pass_s"):
+            lines.append(f"  llvm-symbolizer --inlining, one cold pass over the {before['addresses']} "
+                         f"addresses (reading the DWARF included): {before['one_pass_s']:.2f} s = "
+                         f"{before['addresses'] / before['one_pass_s']:.0f} frames/s")
+        for v in before["variants"][1:]:
+            r = v["runs"][0]
+            lines.append(f"  llvm-symbolizer --inlining {v['label']:29} {r['frames_per_s']:8.0f} "
+                         "frames/s")
+    if acc and "error" not in acc:
+        lines.append(f"  accuracy levels: {acc['levels_agree']}/{acc['levels']} agree; "
+                     f"{acc['depth_differs']} addresses with another number of levels; "
+                     f"{acc['no_lines']} without file:line; demangled names (symbol vs "
+                     f"llvm-symbolizer's default) {acc['demangled_agree']}/{acc['n']}")
+    for c in gs["configs"]:
+        lines.append(f"  llvm-gsymutil --convert {c['label']}: "
+                     + ", ".join(f"{r['seconds'] * 1e3:.0f}" for r in c["runs"])
+                     + f" ms; max RSS {c['max_rss'] / mib:.0f} MiB")
+    if idx:
+        lines.append(f"  database file + WAL after the uploads: {idx['db_bytes']:,} bytes")
+    if load and load["busy_cores"] > 0.25:
+        lines.append(f"WARNING: other processes used {load['busy_cores']:.2f} cores before the "
+                     "throughput runs; frames/s figures are unreliable")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(a.out, "w") as f:
+        f.write(text)
+    if failed:
+        print(f"DWARF bench: symd failed: {', '.join(failed)}", file=sys.stderr)
+    fail = bool(failed) or (a.strict and bool(perf_failed))
+    sys.exit(1 if fail else 0)
 
 
 # ---- summary -----------------------------------------------------------------
@@ -732,6 +1267,7 @@ def main():
     s.add_argument("--count", type=int, default=64)
     s.add_argument("--frames", type=int, default=200)
     s.add_argument("--seed", default="1")
+    s.add_argument("--adjust", help='request-level "adjust" (the DWARF bench: none)')
     s.set_defaults(fn=cmd_bodies)
 
     s = sub.add_parser("symbolizer")
@@ -743,6 +1279,8 @@ def main():
                         'runs the headline again (e.g. after a wrk run)')
     s.add_argument("--reps-from", help="reuse the repeat count of an earlier phase")
     s.add_argument("--runs", type=int, default=2, help="runs of the headline variant")
+    s.add_argument("--extra", action="append",
+                   help="an argument for every llvm-symbolizer run (repeat; use --extra=--x)")
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_symbolizer)
 
@@ -771,6 +1309,56 @@ def main():
     s.add_argument("--strict", action="store_true",
                    help="also fail when a performance goal is missed")
     s.set_defaults(fn=cmd_summary)
+
+    s = sub.add_parser("dw-stats")
+    s.add_argument("--binary", required=True)
+    s.add_argument("--dwarf", required=True, help="the dSYM's DWARF file")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_stats)
+
+    s = sub.add_parser("dw-gsym")
+    s.add_argument("--dwarf", required=True)
+    s.add_argument("--work", required=True)
+    s.add_argument("--runs", type=int, default=3)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_gsym)
+
+    s = sub.add_parser("dw-reference")
+    s.add_argument("--binary", required=True)
+    s.add_argument("--dsym", required=True)
+    s.add_argument("--samples", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_reference)
+
+    s = sub.add_parser("dw-upload")
+    s.add_argument("--url", required=True)
+    s.add_argument("--binary", required=True)
+    s.add_argument("--dwarf", required=True)
+    s.add_argument("--name", default="bench-dwarf")
+    s.add_argument("--reference", required=True, help="dw-reference output (picks the probe)")
+    s.add_argument("--server-pid", type=int, required=True)
+    s.add_argument("--timeout", type=float, default=30.0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_upload)
+
+    s = sub.add_parser("dw-index")
+    s.add_argument("--db", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_index)
+
+    s = sub.add_parser("dw-accuracy")
+    s.add_argument("--url", required=True)
+    s.add_argument("--upload", required=True)
+    s.add_argument("--reference", required=True)
+    s.add_argument("--batch", type=int, default=2000)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_dw_accuracy)
+
+    s = sub.add_parser("dw-summary")
+    s.add_argument("--dir", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--strict", action="store_true")
+    s.set_defaults(fn=cmd_dw_summary)
 
     a = p.parse_args()
     a.fn(a)

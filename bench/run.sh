@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make bench: symd against llvm-symbolizer on a real third-party binary.
+# make bench: symd against llvm-symbolizer on a real third-party binary
+# (symbol tables), then against llvm-symbolizer --inlining and llvm-gsymutil
+# on a generated program with a dSYM (DWARF: lines and inlined frames).
 # See bench/README.md for what is measured and how to read the output.
 #
 # Knobs (environment):
@@ -13,6 +15,11 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
+#   BENCH_SECTIONS="symtab dwarf"  which parts to run
+#   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
+#   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
+#   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
+#   BENCH_JOBS=2           parallel compiles of the generated program
 set -euo pipefail
 
 if [ -n "${BENCH_SYMD:-}" ]; then BENCH_SYMD=$(realpath "$BENCH_SYMD"); fi
@@ -30,6 +37,13 @@ BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
+BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf"}
+BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
+BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
+BENCH_DWARF_CXX_UNITS=${BENCH_DWARF_CXX_UNITS:-4}
+BENCH_DWARF_WAIT=${BENCH_DWARF_WAIT:-30}
+BENCH_JOBS=${BENCH_JOBS:-2}
+want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
 PKG=@sentry/cli-darwin@3.8.0
 TARBALL=sentry-cli-darwin-3.8.0.tgz
@@ -52,41 +66,23 @@ apt_install() {
         die "apt-get install $2 failed"
 }
 command -v wrk >/dev/null || apt_install wrk wrk
-for t in llvm-nm llvm-objdump llvm-lipo llvm-symbolizer; do
+for t in llvm-nm llvm-objdump llvm-lipo llvm-symbolizer llvm-dwarfdump llvm-gsymutil \
+         clang ld64.lld dsymutil; do
     if ! command -v $t >/dev/null; then
-        apt_install $t llvm-14
+        case $t in clang) pkg=clang-14 ;; ld64.lld) pkg=lld-14 ;; *) pkg=llvm-14 ;; esac
+        apt_install $t $pkg
         PATH=$(llvm-config-14 --bindir):$PATH
     fi
 done
-command -v npm >/dev/null || apt_install npm npm
+if want symtab; then command -v npm >/dev/null || apt_install npm npm; fi
+command -v sqlite3 >/dev/null || apt_install sqlite3 sqlite3
 command -v python3 >/dev/null || die "python3 is missing"
 export PATH
 if [ -z "${BENCH_SYMD:-}" ] && [ ! -x "$SYMD" ]; then make -C "$ROOT" symd >/dev/null; fi
 [ -x "$SYMD" ] || die "$SYMD is not an executable"
 PY="python3 $BENCH/bench.py"
 
-# ---- fetch --------------------------------------------------------------------
-mkdir -p "$CACHE"
-if [ -f "$CACHE/$TARBALL" ] && [ "$(sha1sum <"$CACHE/$TARBALL" | cut -d' ' -f1)" != "$TARBALL_SHA1" ]; then
-    say "cached $TARBALL has the wrong checksum; fetching again"
-    rm -f "$CACHE/$TARBALL" "$CACHE/sentry-cli"
-fi
-if [ ! -f "$CACHE/$TARBALL" ]; then
-    say "fetching $PKG"
-    (cd "$CACHE" && npm pack --silent "$PKG" >/dev/null)
-    [ -f "$CACHE/$TARBALL" ] || die "npm pack did not produce $TARBALL"
-fi
-FAT=$CACHE/sentry-cli
-if [ ! -f "$FAT" ] || [ ! -f "$CACHE/arm64" ] || [ ! -f "$CACHE/x86_64" ]; then
-    tar -xzf "$CACHE/$TARBALL" -C "$CACHE" package/bin/sentry-cli
-    mv "$CACHE/package/bin/sentry-cli" "$FAT"
-    rm -rf "$CACHE/package"
-    llvm-lipo -thin arm64 "$FAT" -output "$CACHE/arm64"
-    llvm-lipo -thin x86_64 "$FAT" -output "$CACHE/x86_64"
-fi
-say "binary: $(llvm-lipo -info "$FAT" | sed 's/.*: //') ($(stat -c %s "$FAT") bytes)"
-
-# ---- server -------------------------------------------------------------------
+# ---- work directory, server ----------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/symd-bench.XXXXXX")
 RES=$WORK/results
 mkdir -p "$RES"
@@ -100,75 +96,220 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say "sampling $BENCH_SAMPLES addresses per arch (seed $BENCH_SEED)"
-for arch in arm64 x86_64; do
-    $PY sample --slice "$CACHE/$arch" --arch $arch --n "$BENCH_SAMPLES" \
-        --seed "$BENCH_SEED" --out "$WORK/samples-$arch.json"
-done
+# start_server NAME: symd serve on an ephemeral port and a fresh database
+# $WORK/NAME.db; sets SERVER_PID, URL, DB.
+start_server() {
+    DB=$WORK/$1.db
+    say "starting $SYMD serve (database $1.db)"
+    local server_args=(serve --listen 127.0.0.1:0 --db "$DB")
+    [ -n "$BENCH_SERVER_THREADS" ] && server_args+=(--threads "$BENCH_SERVER_THREADS")
+    "$SYMD" "${server_args[@]}" >"$WORK/serve-$1.out" 2>"$WORK/serve-$1.err" &
+    SERVER_PID=$!
+    SERVER_NAME=$1
+    URL=
+    for _ in $(seq 200); do
+        URL=$(sed -n 's/^symd: listening on \(http:[^ ]*\)$/\1/p' "$WORK/serve-$1.out")
+        [ -n "$URL" ] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve-$1.err" >&2; die "symd serve exited"; }
+        sleep 0.05
+    done
+    [ -n "$URL" ] || die "symd serve did not report its address"
+    echo "$URL (pid $SERVER_PID, db $DB)"
+}
+stop_server() {
+    if [ -n "$SERVER_PID" ]; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=
+    fi
+    if [ -s "$WORK/serve-$SERVER_NAME.err" ]; then
+        say "symd serve stderr ($SERVER_NAME)"
+        cat "$WORK/serve-$SERVER_NAME.err"
+    fi
+}
 
-say "starting $SYMD serve"
-server_args=(serve --listen 127.0.0.1:0 --db "$WORK/bench.db")
-[ -n "$BENCH_SERVER_THREADS" ] && server_args+=(--threads "$BENCH_SERVER_THREADS")
-"$SYMD" "${server_args[@]}" >"$WORK/serve.out" 2>"$WORK/serve.err" &
-SERVER_PID=$!
-URL=
-for _ in $(seq 200); do
-    URL=$(sed -n 's/^symd: listening on \(http:[^ ]*\)$/\1/p' "$WORK/serve.out")
-    [ -n "$URL" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve.err" >&2; die "symd serve exited"; }
-    sleep 0.05
-done
-[ -n "$URL" ] || die "symd serve did not report its address"
-echo "$URL (pid $SERVER_PID, db $WORK/bench.db)"
+# ---- symbol tables: sentry-cli ---------------------------------------------
+if want symtab; then
+    # ---- fetch --------------------------------------------------------------------
+    mkdir -p "$CACHE"
+    if [ -f "$CACHE/$TARBALL" ] && [ "$(sha1sum <"$CACHE/$TARBALL" | cut -d' ' -f1)" != "$TARBALL_SHA1" ]; then
+        say "cached $TARBALL has the wrong checksum; fetching again"
+        rm -f "$CACHE/$TARBALL" "$CACHE/sentry-cli"
+    fi
+    if [ ! -f "$CACHE/$TARBALL" ]; then
+        say "fetching $PKG"
+        (cd "$CACHE" && npm pack --silent "$PKG" >/dev/null)
+        [ -f "$CACHE/$TARBALL" ] || die "npm pack did not produce $TARBALL"
+    fi
+    FAT=$CACHE/sentry-cli
+    if [ ! -f "$FAT" ] || [ ! -f "$CACHE/arm64" ] || [ ! -f "$CACHE/x86_64" ]; then
+        tar -xzf "$CACHE/$TARBALL" -C "$CACHE" package/bin/sentry-cli
+        mv "$CACHE/package/bin/sentry-cli" "$FAT"
+        rm -rf "$CACHE/package"
+        llvm-lipo -thin arm64 "$FAT" -output "$CACHE/arm64"
+        llvm-lipo -thin x86_64 "$FAT" -output "$CACHE/x86_64"
+    fi
+    say "binary: $(llvm-lipo -info "$FAT" | sed 's/.*: //') ($(stat -c %s "$FAT") bytes)"
 
-say "upload -> queryable"
-$PY upload --url "$URL" --file "$FAT" --samples "$WORK/samples-arm64.json" \
-    --out "$RES/upload.json"
+    say "sampling $BENCH_SAMPLES addresses per arch (seed $BENCH_SEED)"
+    for arch in arm64 x86_64; do
+        $PY sample --slice "$CACHE/$arch" --arch $arch --n "$BENCH_SAMPLES" \
+            --seed "$BENCH_SEED" --out "$WORK/samples-$arch.json"
+    done
 
-say "accuracy: symd vs llvm-symbolizer --no-demangle (and vs llvm-nm)"
-for arch in arm64 x86_64; do
-    $PY accuracy --url "$URL" --arch $arch --slice "$CACHE/$arch" \
-        --samples "$WORK/samples-$arch.json" --upload "$RES/upload.json" \
-        --out "$RES/accuracy-$arch.json"
-done
+    start_server bench
+    say "upload -> queryable"
+    $PY upload --url "$URL" --file "$FAT" --samples "$WORK/samples-arm64.json" \
+        --out "$RES/upload.json"
 
-say "alias probe: symbols moved onto one address in a copy of the slice (symd atos)"
-for arch in arm64 x86_64; do
-    $PY aliases --slice "$CACHE/$arch" --symd "$SYMD" --out "$RES/aliases-$arch.json"
-done
+    say "accuracy: symd vs llvm-symbolizer --no-demangle (and vs llvm-nm)"
+    for arch in arm64 x86_64; do
+        $PY accuracy --url "$URL" --arch $arch --slice "$CACHE/$arch" \
+            --samples "$WORK/samples-$arch.json" --upload "$RES/upload.json" \
+            --out "$RES/accuracy-$arch.json"
+    done
 
-say "throughput: $BENCH_BODIES bodies x $BENCH_FRAMES frames of arm64 addresses"
-$PY bodies --samples "$WORK/samples-arm64.json" --upload "$RES/upload.json" \
-    --dir "$WORK/bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
-    --seed "$BENCH_SEED"
-$PY load --out "$RES/load.json"
+    say "alias probe: symbols moved onto one address in a copy of the slice (symd atos)"
+    for arch in arm64 x86_64; do
+        $PY aliases --slice "$CACHE/$arch" --symd "$SYMD" --out "$RES/aliases-$arch.json"
+    done
 
-# llvm-symbolizer first (calibration and every variant), then after each wrk
-# run again: each symd figure has an llvm-symbolizer figure next to it in time,
-# which matters on a shared host whose speed drifts.
-say "llvm-symbolizer --obj=arm64 on the same addresses (batch on stdin)"
-$PY symbolizer --phase before --slice "$CACHE/arm64" --addrs "$WORK/bodies/addrs.txt" \
-    --out "$RES/symbolizer-before.json"
+    say "throughput: $BENCH_BODIES bodies x $BENCH_FRAMES frames of arm64 addresses"
+    $PY bodies --samples "$WORK/samples-arm64.json" --upload "$RES/upload.json" \
+        --dir "$WORK/bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
+        --seed "$BENCH_SEED"
+    $PY load --out "$RES/load.json"
 
-say "symd: wrk POST /v1/symbolicate, each run followed by llvm-symbolizer"
-for c in $BENCH_CONNS; do
-    $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/bodies" \
-        --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
-        --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
-        --log "$WORK/wrk-$c.log" --out "$RES/wrk-$c.json"
-    $PY symbolizer --phase "after-c$c" --runs 1 --slice "$CACHE/arm64" \
-        --addrs "$WORK/bodies/addrs.txt" --reps-from "$RES/symbolizer-before.json" \
-        --out "$RES/symbolizer-after-c$c.json"
-done
+    # llvm-symbolizer first (calibration and every variant), then after each wrk
+    # run again: each symd figure has an llvm-symbolizer figure next to it in time,
+    # which matters on a shared host whose speed drifts.
+    say "llvm-symbolizer --obj=arm64 on the same addresses (batch on stdin)"
+    $PY symbolizer --phase before --slice "$CACHE/arm64" --addrs "$WORK/bodies/addrs.txt" \
+        --out "$RES/symbolizer-before.json"
 
-if [ -s "$WORK/serve.err" ]; then
-    say "symd serve stderr"
-    cat "$WORK/serve.err"
+    say "symd: wrk POST /v1/symbolicate, each run followed by llvm-symbolizer"
+    for c in $BENCH_CONNS; do
+        $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/bodies" \
+            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
+            --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
+            --log "$WORK/wrk-$c.log" --out "$RES/wrk-$c.json"
+        $PY symbolizer --phase "after-c$c" --runs 1 --slice "$CACHE/arm64" \
+            --addrs "$WORK/bodies/addrs.txt" --reps-from "$RES/symbolizer-before.json" \
+            --out "$RES/symbolizer-after-c$c.json"
+    done
+
+    stop_server
+
+fi
+
+# ---- DWARF: a generated program with a dSYM ---------------------------------
+# build_dwarf_program: bench/gen_program.py's sources, compiled for arm64
+# (-O2 -g, DWARF 4), linked by ld64.lld, dSYM by dsymutil 14, all under
+# $CACHE/dwarf and rebuilt only when the generator, its arguments, the flags
+# or the tools change. The objects are deleted once the dSYM exists.
+build_dwarf_program() {
+    local dir=$CACHE/dwarf
+    local src=$dir/src obj=$dir/obj
+    local gen_args=(--seed "$BENCH_SEED" --functions "$BENCH_DWARF_FUNCTIONS"
+                    --units "$BENCH_DWARF_UNITS" --cxx-units "$BENCH_DWARF_CXX_UNITS")
+    local cflags="-target arm64-apple-macos11 -O2 -g -fdebug-compilation-dir=."
+    local key
+    key=$({ cat "$BENCH/gen_program.py"; echo "${gen_args[*]} $cflags"; clang --version
+            ld64.lld --version; dsymutil --version; } | sha256sum | cut -d' ' -f1)
+    if [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp")" = "$key" ] && [ -f "$dir/prog" ] &&
+       [ -f "$dir/prog.dSYM/Contents/Resources/DWARF/prog" ] && [ -f "$dir/stats.json" ]; then
+        say "DWARF: program cached in $dir"
+        $PY dw-stats --binary "$dir/prog" --dwarf "$dir/prog.dSYM/Contents/Resources/DWARF/prog" \
+            --out "$dir/stats.json" >/dev/null
+        return
+    fi
+    say "DWARF: generating and building the program ($BENCH_DWARF_FUNCTIONS functions, $BENCH_DWARF_UNITS units, -j$BENCH_JOBS)"
+    rm -rf "$dir"
+    mkdir -p "$src" "$obj"
+    local t0=$SECONDS
+    python3 "$BENCH/gen_program.py" --out "$src" "${gen_args[@]}"
+    # shellcheck disable=SC2016
+    (cd "$src" && CFLAGS_DW=$cflags xargs -P "$BENCH_JOBS" -I{} sh -c '
+        case "$1" in *.cpp) x="-nostdinc++ -fno-exceptions -fno-rtti" ;; *) x= ;; esac
+        exec clang $CFLAGS_DW $x -c "$1" -o "$2/$1.o"' sh {} "$obj" <units.txt) ||
+        die "compiling the generated program failed"
+    ZERO_AR_DATE=1 ld64.lld -arch arm64 -platform_version macos 11.0 11.0 -e _main \
+        -undefined dynamic_lookup -oso_prefix "$obj/" -o "$dir/prog" "$obj"/*.o
+    dsymutil --num-threads "$BENCH_JOBS" --oso-prepend-path="$obj" -o "$dir/prog.dSYM" "$dir/prog"
+    rm -rf "$obj"
+    echo "built in $((SECONDS - t0)) s"
+    $PY dw-stats --binary "$dir/prog" --dwarf "$dir/prog.dSYM/Contents/Resources/DWARF/prog" \
+        --out "$dir/stats.json"
+    echo "$key" >"$dir/stamp"
+}
+
+if want dwarf; then
+    mkdir -p "$CACHE"
+    build_dwarf_program
+    PROG=$CACHE/dwarf/prog
+    DSYM=$CACHE/dwarf/prog.dSYM
+    DWFILE=$DSYM/Contents/Resources/DWARF/prog
+    cp "$CACHE/dwarf/stats.json" "$RES/dw-stats.json"
+
+    say "DWARF: sampling $BENCH_SAMPLES addresses inside functions (seed $BENCH_SEED)"
+    $PY sample --slice "$PROG" --arch arm64 --n "$BENCH_SAMPLES" --seed "$BENCH_SEED" \
+        --out "$WORK/dw-samples.json"
+
+    say "DWARF: llvm-gsymutil --convert of the dSYM's DWARF file (best of 3)"
+    $PY dw-gsym --dwarf "$DWFILE" --work "$WORK" --out "$RES/dw-gsym.json"
+
+    say "DWARF: reference answers, llvm-symbolizer --inlining --obj=prog --dsym-hint=prog.dSYM"
+    $PY dw-reference --binary "$PROG" --dsym "$DSYM" --samples "$WORK/dw-samples.json" \
+        --out "$WORK/dw-reference.json"
+
+    start_server dwarf
+    say "DWARF: upload the binary, then the dSYM: upload -> queryable with file:line"
+    dw_ok=1
+    $PY dw-upload --url "$URL" --binary "$PROG" --dwarf "$DWFILE" \
+        --reference "$WORK/dw-reference.json" --server-pid "$SERVER_PID" \
+        --timeout "$BENCH_DWARF_WAIT" --out "$RES/dw-upload.json" || dw_ok=0
+    $PY dw-index --db "$DB" --out "$RES/dw-index.json" || true
+    if [ "$dw_ok" = 1 ]; then
+        say "DWARF accuracy: symd vs llvm-symbolizer --inlining --no-demangle, every inlined level"
+        $PY dw-accuracy --url "$URL" --upload "$RES/dw-upload.json" \
+            --reference "$WORK/dw-reference.json" --out "$RES/dw-accuracy.json" || dw_ok=0
+    fi
+
+    say "DWARF throughput: $BENCH_BODIES bodies x $BENCH_FRAMES frames, \"adjust\": \"none\""
+    $PY bodies --samples "$WORK/dw-samples.json" --upload "$RES/dw-stats.json" \
+        --dir "$WORK/dw-bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
+        --seed "$BENCH_SEED" --adjust none
+    $PY load --out "$RES/dw-load.json"
+    say "llvm-symbolizer --inlining --obj=prog --dsym-hint=prog.dSYM on the same addresses"
+    $PY symbolizer --phase before --slice "$PROG" --extra=--dsym-hint="$DSYM" --extra=--inlining \
+        --addrs "$WORK/dw-bodies/addrs.txt" --out "$RES/dw-symbolizer-before.json"
+    if [ "$dw_ok" = 1 ]; then
+        say "symd: wrk POST /v1/symbolicate (lines + inlines), each run followed by llvm-symbolizer"
+        for c in $BENCH_CONNS; do
+            $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/dw-bodies" \
+                --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
+                --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
+                --log "$WORK/dw-wrk-$c.log" --out "$RES/dw-wrk-$c.json"
+            $PY symbolizer --phase "after-c$c" --runs 1 --slice "$PROG" \
+                --extra=--dsym-hint="$DSYM" --extra=--inlining \
+                --addrs "$WORK/dw-bodies/addrs.txt" --reps-from "$RES/dw-symbolizer-before.json" \
+                --out "$RES/dw-symbolizer-after-c$c.json"
+        done
+    else
+        say "DWARF: FAIL: symd gave no usable line data; its throughput is not measured"
+    fi
+    stop_server
 fi
 
 say "summary"
 rm -rf "$CACHE/last" && mkdir -p "$CACHE/last" # kept for a look after the run
-cp "$RES"/*.json "$WORK"/wrk-*.log "$CACHE/last/"
+cp "$RES"/*.json "$CACHE/last/"
+cp "$WORK"/*wrk-*.log "$CACHE/last/" 2>/dev/null || true
 rc=0
-$PY summary --dir "$RES" --out "$CACHE/last-summary.txt" ${BENCH_STRICT:+--strict} || rc=$?
+if want symtab; then
+    $PY summary --dir "$RES" --out "$CACHE/last-summary.txt" ${BENCH_STRICT:+--strict} || rc=$?
+fi
+if want dwarf; then
+    $PY dw-summary --dir "$RES" --out "$CACHE/last-summary-dwarf.txt" ${BENCH_STRICT:+--strict} || rc=1
+fi
 exit $rc
