@@ -38,6 +38,16 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* Drops (and frees) every slice added after the first n. */
+static void batch_truncate(ingest_batch *b, size_t n)
+{
+    for (size_t i = n; i < b->n; i++) {
+        free(b->blobs[i]);
+        free(b->lines[i]);
+    }
+    b->n = n;
+}
+
 static bool batch_reserve(ingest_batch *b, size_t more)
 {
     if (b->n + more <= b->cap)
@@ -174,11 +184,7 @@ symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
         st = add_slice(b, buf + slices[i].offset, (size_t)slices[i].size, name_hint,
                        i, slices[i].cputype, err);
     if (st != SYMD_OK) {
-        for (size_t i = before; i < b->n; i++) {
-            free(b->blobs[i]);
-            free(b->lines[i]);
-        }
-        b->n = before;
+        batch_truncate(b, before);
     }
     return st;
 }
@@ -284,9 +290,7 @@ symd_status ingest_add_upload(ingest_batch *b, const uint8_t *buf, size_t len,
                        info->members, info->members == 1 ? "" : "s");
     if (st != SYMD_OK) {
         info->zip_corrupt = st == SYMD_E_CORRUPT && !c.member_failed;
-        for (size_t i = before; i < b->n; i++)
-            free(b->blobs[i]);
-        b->n = before;
+        batch_truncate(b, before);
     }
     return st;
 }
