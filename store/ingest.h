@@ -25,7 +25,9 @@ void ingest_batch_free(ingest_batch *b);
  * DWARF, and adds it to the batch; a slice already in the batch under the
  * same (UUID, arch) merges with it (a binary and its dSYM in one upload).
  * name_hint (a file name, may be NULL) names executables; dylibs use their
- * install name. On error nothing from this file is added. Errors:
+ * install name. On error no slice of this file is left in the batch, but one
+ * merged into an earlier entry may have changed it: an upload that fails is
+ * dropped whole (ingest_batch_free), never committed. Errors:
  * SYMD_E_NOT_MACHO, SYMD_E_NO_UUID, SYMD_E_CORRUPT, SYMD_E_BAD_DEBUG_INFO,
  * SYMD_E_UNSUPPORTED, SYMD_E_TOO_LARGE, SYMD_E_NOMEM. */
 symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
