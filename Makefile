@@ -7,14 +7,14 @@ BUILD    := build/$(if $(SANITIZE),san,rel)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
             -fno-strict-aliasing
-LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson -pthread
+LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson -liberty -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
 # Everything but main.c goes into a library the tests and fuzzers link too.
-LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c \
+LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c store/symindex.c store/store.c store/ingest.c \
            parser/backtrace.c server/symbolicate.c server/http.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
