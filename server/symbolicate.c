@@ -93,14 +93,16 @@ static void write_frame(jsonw *w, const bt_frame *f, const rimage *r,
     JW_LIT(w, ",\"vmaddr\":");
     jw_hex(w, vmaddr);
     if (found) {
-        /* Demangling arrives with the DWARF work; until then both agree,
-         * so the escaped name is written once and copied. */
+        /* A name with nothing to demangle is escaped once and copied. */
         JW_LIT(w, ",\"symbol\":");
         size_t at = w->b->len;
         jw_str(w, look.name);
         size_t n = w->b->len - at;
         JW_LIT(w, ",\"mangled\":");
-        jw_copy(w, at, n);
+        if (look.mangled == look.name)
+            jw_copy(w, at, n);
+        else
+            jw_str(w, look.mangled);
     }
     if (look.has_sym_addr) {
         JW_LIT(w, ",\"symbol_address\":");
