@@ -24,7 +24,7 @@ SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_symbolicate
+FUZZ_TARGETS := fuzz_macho fuzz_symbolicate fuzz_demangle
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)
