@@ -126,6 +126,7 @@ TEST(demangle_leaves_other_names_alone)
         "_GLOBAL__sub_I_app.cpp", "_GLOBAL__I_a", /* llvm-symbolizer leaves these */
         "", "_", "_Z", "_R", "_ZN", "_ZN999999999", "_RNvC", "_Rubbish",
         "_ZN2ns4workEi_block_invoke", "_Z1fv\xff", "_ZN3foo17h0123456789abcdefEjunk",
+        "_RNvC0au8gdel_5qa", /* fuzz_demangle: an empty identifier printed as (NULL, 0) */
     };
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
         expect(same[i], NULL);

@@ -45,6 +45,8 @@ static bool all_ascii(const char *s, size_t n)
 static void sink_put(const char *s, size_t n, void *opaque)
 {
     sink *k = opaque;
+    if (n == 0)
+        return; /* libiberty prints empty identifiers as (NULL, 0) */
     if (!k->over && n <= SYMD_DEMANGLE_MAX_OUT - k->len && !memchr(s, 0, n)) {
         memcpy(k->buf + k->len, s, n);
         k->len += n;
