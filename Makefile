@@ -11,14 +11,14 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
 ZIP_CFLAGS := $(shell pkg-config --cflags libzip 2>/dev/null)
 ZIP_LIBS   := $(shell pkg-config --libs libzip 2>/dev/null || echo -lzip)
 CFLAGS   += $(ZIP_CFLAGS)
-LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -pthread
+LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -liberty -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
 # Everything but main.c goes into a library the tests and fuzzers link too.
-LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c \
+LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
            parser/backtrace.c server/symbolicate.c server/http.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -28,7 +28,7 @@ SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

@@ -285,11 +285,14 @@ def compare(a, s, points, uuid, text_vmaddr):
     vmaddrs = [x["vmaddr"] for x in points]
     server = server_answers(a.url, uuid, a.arch, text_vmaddr, vmaddrs)
     llvm = symbolizer_answers(a.slice, vmaddrs)
-    agree = nm_agree = 0
+    agree = nm_agree = demangled = 0
     bad = []
     for x, got, (lname, lstart) in zip(points, server, llvm):
         v = x["vmaddr"]
-        sname = got.get("symbol") if got.get("status") == "symbolicated" else None
+        # symd's raw name ("mangled") against llvm-symbolizer --no-demangle;
+        # "symbol" is the display name (demangled by libiberty).
+        sname = got.get("mangled") if got.get("status") == "symbolicated" else None
+        demangled += sname is not None and got.get("symbol") != sname
         soff = got.get("offset")
         loff = v - lstart if lstart is not None else None
         vm_ok = got.get("vmaddr") == "0x%x" % v
@@ -302,11 +305,12 @@ def compare(a, s, points, uuid, text_vmaddr):
             bad.append({"vmaddr": "0x%x" % v, "function": "0x%x" % x["function"],
                         "nm_names": nm_names,
                         "server": {k: got.get(k) for k in
-                                   ("status", "vmaddr", "symbol", "symbol_address", "offset")},
+                                   ("status", "vmaddr", "symbol", "mangled", "symbol_address",
+                                    "offset")},
                         "llvm_symbolizer": {"symbol": lname, "offset": loff,
                                             "start": None if lstart is None
                                             else "0x%x" % lstart}})
-    return {"n": len(points), "agree": agree, "nm_agree": nm_agree,
+    return {"n": len(points), "agree": agree, "nm_agree": nm_agree, "demangled": demangled,
             "disagreements": len(bad), "first_disagreements": bad[:20]}
 
 
@@ -324,7 +328,8 @@ def cmd_accuracy(a):
     write_json(a.out, res)
     print(f"accuracy {a.arch}: {res['agree']}/{res['n']} sampled addresses agree with "
           f"llvm-symbolizer, {res['nm_agree']}/{res['n']} with the llvm-nm table; "
-          f"function edges: {edges['agree']}/{edges['n']} and {edges['nm_agree']}/{edges['n']}")
+          f"function edges: {edges['agree']}/{edges['n']} and {edges['nm_agree']}/{edges['n']}; "
+          f"{res['demangled']}/{res['n']} symbols demangled")
     for b in (res["first_disagreements"] + edges["first_disagreements"])[:5]:
         print("  DISAGREE " + json.dumps(b))
 
@@ -375,8 +380,13 @@ def cmd_aliases(a):
     def move(s, to):
         struct.pack_into("<Q", buf, symoff + 16 * s["index"] + 8, to["value"])
 
-    text_locs = [s for s in map(sym, locs) if s["text"]]
-    text_exts = [s for s in map(sym, exts) if s["text"]]
+    # Names nothing demangles (C, assembly, Swift), so that `symd atos`, which
+    # prints display names, and llvm-symbolizer --no-demangle name alike.
+    def plain(s):
+        return s["text"] and not s["name"].startswith(("_Z", "_R", "___Z"))
+
+    text_locs = [s for s in map(sym, locs) if plain(s)]
+    text_exts = [s for s in map(sym, exts) if plain(s)]
     cases = []
     # 1. an external and a local with a greater name: symd keeps externals first.
     e = text_exts[len(text_exts) // 2]
@@ -442,7 +452,8 @@ def count_answers(outfile, style):
 
 
 # What is timed. The first is the headline: the tool as the issue names it,
-# default output style (which demangles), answers written to a file.
+# default output style (which demangles, as symd does), answers written to a
+# file.
 SYMBOLIZER_VARIANTS = [
     ("default", [], "file"),
     ("default, stdout to /dev/null", [], "null"),

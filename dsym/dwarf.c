@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/demangle.h"
 #include "../util/dynbuf.h"
 #include "../util/util.h"
 
@@ -251,6 +252,7 @@ typedef struct {
     dynbuf path;
     lineindex_stats stats;
     uint32_t shift; /* row address deltas in 1 << shift units (arm64: 4) */
+    size_t display_bytes, display_budget; /* demangled names so far, limit */
 } ctx;
 
 static void nomem(ctx *x)
@@ -892,11 +894,17 @@ static bool intern(ctx *x, const char *s, size_t n, uint32_t *off)
     return true;
 }
 
-/* Demangled display name of a raw name; NULL when it stays as is. */
-static char *display_name(const char *raw)
+/* Demangled display name of a raw name; NULL when it stays as is. The
+ * display bytes of one index are budgeted like the symbol index's, so a
+ * hostile dSYM cannot make demangling grow the index without bound. */
+static char *display_name(ctx *x, const char *raw)
 {
-    (void)raw;
-    return NULL;
+    if (x->display_bytes >= x->display_budget)
+        return NULL;
+    char *d = symd_demangle(raw);
+    if (d)
+        x->display_bytes += strlen(d) + 1;
+    return d;
 }
 
 /* The name id of a raw (linkage) name, demangled once. A name whose display
@@ -910,7 +918,7 @@ static bool name_id(ctx *x, const char *raw, uint32_t *id)
     if (strset_find(x, raw, n, h, &off, &slot) && map_get(&x->name_by_raw, off, id))
         return true;
     uint32_t entry;
-    char *d = display_name(raw);
+    char *d = display_name(x, raw);
     if (d) {
         uint32_t doff;
         bool ok = str_append(x, raw, n, &off) && str_append(x, d, strlen(d), &doff);
@@ -2090,6 +2098,8 @@ symd_status lineindex_build(const macho_image *img, size_t max_bytes, uint8_t **
         goto out; /* no code: nothing to index */
     x.base = x.code[0].lo;
     x.shift = img->cputype == 0x0100000cu ? 2 : 0; /* CPU_TYPE_ARM64 */
+    /* Demangled names may add at most 4x the DWARF's string bytes + 64 KiB. */
+    x.display_budget = 4 * (x.s[S_STR].len + x.s[S_LINE_STR].len) + (64u << 10);
     x.code_end = x.code[x.ncode - 1].hi;
     if (x.code_end - x.base > UINT32_MAX) {
         st = symd_fail(err, SYMD_E_UNSUPPORTED, "code spans more than 4 GiB");

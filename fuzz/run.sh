@@ -24,6 +24,9 @@ for t in "$@"; do
     fuzz_symbolicate)
       cp -n fuzz/seeds/symbolicate/* "$corpus"/
       extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;
+    fuzz_demangle)
+      cp -n fuzz/seeds/demangle/* "$corpus"/
+      extra=(-dict=fuzz/dict_demangle.txt -max_len=5000) ;;
     *) extra=() ;;
   esac
   echo "== $t: ${secs}s"

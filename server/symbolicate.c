@@ -166,7 +166,7 @@ static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage 
     /* Like llvm-symbolizer, the symbol table names the outermost function;
      * DWARF fills in where the symbol table has nothing. */
     if (look.status == SYMLOOK_SYMBOL) {
-        write_names(w, look.name, look.name);
+        write_names(w, look.name, look.mangled);
     } else if (outer && outer->mangled) {
         write_names(w, outer->name, outer->mangled);
         look.has_sym_addr = true;

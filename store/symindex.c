@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/demangle.h"
 
 #define HDR 32u
 #define SYM 12u
@@ -36,6 +37,14 @@ static size_t upper_bound_u64(const uint64_t *v, size_t n, uint64_t key)
     return lo;
 }
 
+static void free_display(char **display, size_t n)
+{
+    if (display)
+        for (size_t i = 0; i < n; i++)
+            free(display[i]);
+    free(display);
+}
+
 symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
                            uint32_t *nsyms_out, uint32_t *nstarts_out,
                            symd_err *err)
@@ -61,25 +70,37 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
     if (img->nfstarts && img->fstarts[0] < base)
         base = img->fstarts[0];
 
+    char **display = NULL; /* demangled names, NULL where there is none */
+    uint8_t *out = NULL;
     size_t strsize = 0;
     for (size_t i = 0; i < n; i++)
         if (!size_add(strsize, strlen(syms[i].name) + 1, &strsize))
             goto too_big;
+    if (n && !(display = calloc(n, sizeof *display)))
+        goto nomem;
+    size_t budget = SYMINDEX_DISPLAY_BUDGET(strsize), used = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *d = symd_demangle(syms[i].name);
+        size_t l = d ? strlen(d) + 1 : 0;
+        if (d && l <= budget - used) {
+            display[i] = d;
+            used += l;
+        } else {
+            free(d);
+        }
+    }
     size_t total;
-    if (!size_mul(n, SYM, &total) || !size_add(total, HDR, &total) ||
-        !size_add(total, img->nfstarts * 4, &total) ||
-        !size_add(total, strsize, &total) || strsize > UINT32_MAX ||
-        n > UINT32_MAX || img->nfstarts > UINT32_MAX)
+    if (!size_add(strsize, used, &strsize) || !size_mul(n, SYM, &total) ||
+        !size_add(total, HDR, &total) || !size_add(total, img->nfstarts * 4, &total) ||
+        !size_add(total, strsize, &total) || strsize > UINT32_MAX || n > UINT32_MAX ||
+        img->nfstarts > UINT32_MAX)
         goto too_big;
     for (size_t i = 0; i < img->nfstarts; i++)
         if (img->fstarts[i] - base > UINT32_MAX)
             goto too_big;
 
-    uint8_t *out = malloc(total);
-    if (!out) {
-        free(syms);
-        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    }
+    if (!(out = malloc(total)))
+        goto nomem;
     memcpy(out, "SYMX", 4);
     st_u32le(out + 4, SYMINDEX_VERSION);
     st_u64le(out + 8, base);
@@ -97,19 +118,24 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
         size_t f = upper_bound_u64(img->fstarts, img->nfstarts, syms[i].addr);
         if (f < img->nfstarts && img->fstarts[f] < end)
             end = img->fstarts[f];
-        if (syms[i].addr - base > UINT32_MAX || end - syms[i].addr > UINT32_MAX) {
-            free(out);
+        if (syms[i].addr - base > UINT32_MAX || end - syms[i].addr >= SYMINDEX_DEMANGLED)
             goto too_big;
-        }
+        uint32_t size = (uint32_t)(end - syms[i].addr);
         st_u32le(sp + i * SYM, (uint32_t)(syms[i].addr - base));
-        st_u32le(sp + i * SYM + 4, (uint32_t)(end - syms[i].addr));
+        st_u32le(sp + i * SYM + 4, display[i] ? size | SYMINDEX_DEMANGLED : size);
         st_u32le(sp + i * SYM + 8, (uint32_t)stroff);
         size_t l = strlen(syms[i].name) + 1;
         memcpy(strings + stroff, syms[i].name, l);
         stroff += l;
+        if (display[i]) {
+            l = strlen(display[i]) + 1;
+            memcpy(strings + stroff, display[i], l);
+            stroff += l;
+        }
     }
     for (size_t i = 0; i < img->nfstarts; i++)
         st_u32le(fp + i * 4, (uint32_t)(img->fstarts[i] - base));
+    free_display(display, n);
     free(syms);
     *blob = out;
     *len = total;
@@ -120,9 +146,17 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
     return SYMD_OK;
 
 too_big:
+    st = symd_fail(err, SYMD_E_UNSUPPORTED,
+                   "image code spans more than 4 GiB (or one function more than "
+                   "2 GiB); not supported");
+    goto fail;
+nomem:
+    st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+fail:
+    free(out);
+    free_display(display, n);
     free(syms);
-    return symd_fail(err, SYMD_E_UNSUPPORTED,
-                     "image code spans more than 4 GiB; not supported");
+    return st;
 }
 
 symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
@@ -131,8 +165,11 @@ symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
     memset(idx, 0, sizeof *idx);
     if (len < HDR || memcmp(blob, "SYMX", 4) != 0)
         return SYMD_CORRUPT(err, "symbol index: bad header");
-    if (ld_u32le(blob + 4) != SYMINDEX_VERSION)
-        return SYMD_CORRUPT(err, "symbol index: version %u unknown", ld_u32le(blob + 4));
+    idx->version = ld_u32le(blob + 4);
+    if (idx->version != 1 && idx->version != 2)
+        return SYMD_CORRUPT(err, "symbol index: version %u unknown", idx->version);
+    /* Version 1 has no flag: its sizes use all 32 bits. */
+    idx->size_mask = idx->version == 1 ? UINT32_MAX : ~SYMINDEX_DEMANGLED;
     idx->blob = blob;
     idx->len = len;
     idx->base = ld_u64le(blob + 8);
@@ -151,9 +188,18 @@ symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
     uint64_t prev_end = 0;
     for (uint32_t i = 0; i < idx->nsyms; i++) {
         const uint8_t *e = idx->syms + (size_t)i * SYM;
-        uint64_t off = ld_u32le(e), size = ld_u32le(e + 4);
-        if ((i && off < prev_end) || ld_u32le(e + 8) >= idx->strsize)
+        uint32_t sz = ld_u32le(e + 4), name = ld_u32le(e + 8);
+        uint64_t off = ld_u32le(e), size = sz & idx->size_mask;
+        if ((i && off < prev_end) || name >= idx->strsize)
             return SYMD_CORRUPT(err, "symbol index: entry %u out of order or range", i);
+        if (sz & ~idx->size_mask) {
+            /* The display name starts after the raw name's NUL, and is
+             * neither empty nor past the (terminated) strings. */
+            const char *raw = idx->strings + name;
+            const char *nul = memchr(raw, 0, idx->strsize - name);
+            if ((size_t)(nul + 1 - idx->strings) >= idx->strsize || nul[1] == 0)
+                return SYMD_CORRUPT(err, "symbol index: entry %u: display name out of range", i);
+        }
         prev_end = off + size;
         if (size == 0)
             prev_end = off + 1; /* strictly ascending starts */
@@ -197,10 +243,13 @@ void symindex_lookup(const symindex *idx, uint64_t vmaddr, symlook *out)
     uint32_t f = has_f ? ld_u32le(idx->starts + (flo - 1) * 4) : 0;
 
     if (sym && (!has_f || f <= ld_u32le(sym))) {
-        uint32_t s = ld_u32le(sym), size = ld_u32le(sym + 4);
+        uint32_t s = ld_u32le(sym), sz = ld_u32le(sym + 4), size = sz & idx->size_mask;
         if (a - s < size) {
             out->status = SYMLOOK_SYMBOL;
-            out->name = idx->strings + ld_u32le(sym + 8);
+            out->mangled = idx->strings + ld_u32le(sym + 8);
+            /* Checked by symindex_open: the display name follows. */
+            out->name = sz & ~idx->size_mask ? out->mangled + strlen(out->mangled) + 1
+                                             : out->mangled;
             out->sym_addr = idx->base + s;
             out->has_sym_addr = true;
             out->offset = a - s;

@@ -8,7 +8,13 @@
  *   starts  nstarts x  u32 function start - base                 ascending
  *   strings strsize bytes of NUL-terminated names
  * A symbol's size runs to the next symbol, the next function start or the
- * end of its section, whichever comes first. */
+ * end of its section, whichever comes first.
+ *
+ * Version 2 (written since demangling): bit 31 of size (SYMINDEX_DEMANGLED)
+ * says the display name follows the raw name's NUL in strings; size is the
+ * low 31 bits. Without the bit, the raw name is also the display name.
+ * Version 1 (older databases) has the same layout without the bit: size is
+ * all 32 bits and every display name is the raw name. */
 #ifndef SYMD_SYMINDEX_H
 #define SYMD_SYMINDEX_H
 
@@ -19,10 +25,18 @@
 #include "../macho/macho.h"
 #include "../util/err.h"
 
-#define SYMINDEX_VERSION 1
+#define SYMINDEX_VERSION 2
+#define SYMINDEX_DEMANGLED 0x80000000u /* version 2: flag in the size field */
+/* Bytes all display names of an image may add to raw names of raw bytes
+ * (real binaries: 0.7x for Rust, 2x for libstdc++). */
+#define SYMINDEX_DISPLAY_BUDGET(raw) (4 * (size_t)(raw) + ((size_t)64 << 10))
 
-/* Builds the index blob of a parsed slice. *blob is malloc'ed (caller frees).
- * nsyms/nstarts report what went in. */
+/* Builds the index blob (version 2) of a parsed slice. *blob is malloc'ed
+ * (caller frees). nsyms/nstarts report what went in. Each name goes through
+ * symd_demangle once; all display names together may take at most
+ * SYMINDEX_DISPLAY_BUDGET(raw string bytes) bytes, and a name that does not
+ * fit keeps its raw name, so a hostile image cannot grow its index without
+ * bound. */
 symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
                            uint32_t *nsyms, uint32_t *nstarts, symd_err *err);
 
@@ -31,12 +45,14 @@ typedef struct {
     const uint8_t *blob;
     size_t len;
     uint64_t base;
-    uint32_t nsyms, nstarts, strsize;
+    uint32_t version, nsyms, nstarts, strsize;
+    uint32_t size_mask; /* of the size field: 0x7fffffff (v2), 0xffffffff (v1) */
     const uint8_t *syms, *starts;
     const char *strings;
 } symindex;
 
-/* Checks a blob (sizes, ordering, name offsets) before any lookup uses it. */
+/* Checks a blob (sizes, ordering, name offsets, and that a flagged display
+ * name lies inside the strings) before any lookup uses it. Versions 1 and 2. */
 symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
                           symd_err *err);
 
@@ -47,7 +63,9 @@ typedef enum {
 
 typedef struct {
     symlook_status status;
-    const char *name;   /* into the index's strings */
+    const char *name;    /* display name (demangled); into the index's strings */
+    const char *mangled; /* raw name (Mach-O's leading '_' removed); == name
+                            when there is nothing to demangle */
     uint64_t sym_addr;  /* vmaddr of the symbol / function start, 0 if none */
     bool has_sym_addr;
     uint64_t offset;    /* vmaddr - sym_addr */

@@ -58,14 +58,17 @@ TEST(cli_atos_offline_and_from_the_store)
 {
     char cmd[2048];
     int st;
-    /* interpret+4 and compute_total+0 of bigapp-arm64 (fixtures/expected),
-     * loaded at 0x104a38000; then an address past __text. */
+    /* interpret+4, compute_total+0 and _ZNK2ns3BoxIiE3getEv+4 (demangled, as
+     * atos shows it) of bigapp-arm64 (fixtures/expected), loaded at
+     * 0x104a38000; then an address past __text. */
     snprintf(cmd, sizeof cmd,
-             "%s atos -o %s -arch arm64 -l 0x104a38000 0x104a38884 0x104a38a04 0x104a3c000",
+             "%s atos -o %s -arch arm64 -l 0x104a38000 0x104a38884 0x104a38a04 0x104a38ca4 "
+             "0x104a3c000",
              bin(), root_path("fixtures/bin/bigapp-fat"));
     char *out = run(cmd, &st);
     CHECK(st == 0 && strcmp(out, "interpret (in bigapp-fat) + 4\n"
                                  "compute_total (in bigapp-fat) + 0\n"
+                                 "ns::Box<int>::get() const (in bigapp-fat) + 4\n"
                                  "0x104a3c000 (in bigapp-fat)\n") == 0,
           "atos file: %d\n%s", st, out);
     free(out);

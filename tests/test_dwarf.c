@@ -134,6 +134,66 @@ TEST(dwarf_index_matches_llvm_symbolizer)
            "llvm-symbolizer\n", addrs, frames);
 }
 
+/* Display names: every level's demangled name as llvm-symbolizer's default
+ * output spells it, but for the lambdas, which libiberty (the demangler the
+ * contract names; README "Demangling") spells its own way: {lambda(int)#1}
+ * for 'lambda'(int), and no return type before a local entity's template
+ * function. */
+static const char *const spelled[][2] = {
+    {"tm::reduce<int>(int const*, int)::{lambda(int)#1}::operator()(int) const",
+     "int tm::reduce<int>(int const*, int)::'lambda'(int)::operator()(int) const"},
+    {"tm::reduce<long>(long const*, int)::{lambda(long)#1}::operator()(long) const",
+     "long tm::reduce<long>(long const*, int)::'lambda'(long)::operator()(long) const"},
+};
+
+TEST(dwarf_index_demangled_names)
+{
+    static const char *const files[][2] = {
+        {"fixtures/dsym/inliner-arm64.dSYM/Contents/Resources/DWARF/inliner-arm64",
+         "fixtures/expected/inliner-arm64.dsym.lines.demangled.tsv"},
+        {"fixtures/dsym/inliner-x86_64.dSYM/Contents/Resources/DWARF/inliner-x86_64",
+         "fixtures/expected/inliner-x86_64.dsym.lines.demangled.tsv"},
+    };
+    int demangled = 0, levels = 0;
+    for (size_t d = 0; d < 2; d++) {
+        built b;
+        if (!build(files[d][0], &b))
+            continue;
+        enum { MAX = 4000 };
+        tsv_row *rows = calloc(MAX, sizeof *rows);
+        char *buf = NULL;
+        int n = load_tsv(files[d][1], rows, MAX, &buf);
+        for (int i = 0; i < n;) {
+            int j = i;
+            while (j < n && strcmp(rows[j].f[0], rows[i].f[0]) == 0)
+                j++;
+            uint64_t addr;
+            hex_parse_u64(rows[i].f[0], strlen(rows[i].f[0]), &addr);
+            linelook look;
+            if (rows[i].f[3][0] && lineindex_lookup(&b.ix, addr, &look) &&
+                look.n == (size_t)(j - i)) {
+                for (int k = 0; k < j - i; k++) {
+                    const lineframe *f = &look.f[k];
+                    const char *want = rows[i + k].f[2];
+                    for (size_t e = 0; e < sizeof spelled / sizeof spelled[0]; e++)
+                        if (strcmp(want, spelled[e][1]) == 0)
+                            want = spelled[e][0];
+                    CHECK(f->name && strcmp(f->name, want) == 0,
+                          "%s %s level %d: %s, llvm-symbolizer %s", files[d][0], rows[i].f[0],
+                          k, f->name ? f->name : "(none)", rows[i + k].f[2]);
+                    demangled += f->name != f->mangled;
+                    levels++;
+                }
+            }
+            i = j;
+        }
+        free(rows);
+        free(buf);
+        unbuild(&b);
+    }
+    CHECK(levels > 1500 && demangled > 100, "%d levels, %d demangled", levels, demangled);
+}
+
 /* Addresses outside every function, and a binary without DWARF. */
 TEST(dwarf_index_edges)
 {

@@ -76,16 +76,21 @@ static json_t *post_json(const char *path, const char *body, int *status)
 }
 
 /* Symbolicates every sampled address of an expected .sym.tsv through the
- * server, loaded at LOAD, and compares with llvm-symbolizer's answers. */
+ * server, loaded at LOAD, and compares with llvm-symbolizer's answers:
+ * "mangled" with --no-demangle's (.sym.tsv), "symbol" with its default
+ * demangled names (.sym.demangled.tsv, same addresses). */
 static void check_sampled(const char *uuid, const char *arch, const char *expect,
                           const char *image_name)
 {
-    static tsv_row rows[8192];
-    char rel[256], *buf;
+    static tsv_row rows[8192], drows[8192];
+    char rel[256], *buf, *dbuf;
     snprintf(rel, sizeof rel, "fixtures/expected/%s.sym.tsv", expect);
     int n = load_tsv(rel, rows, 8192, &buf);
     if (n <= 0)
         return;
+    snprintf(rel, sizeof rel, "fixtures/expected/%s.sym.demangled.tsv", expect);
+    int nd = load_tsv(rel, drows, 8192, &dbuf);
+    CHECK(nd == n, "%s: %d rows, .sym.tsv has %d", rel, nd, n);
     /* Base of __TEXT is 0x100000000 for executables, 0 for dylibs. */
     uint64_t text = strstr(expect, "dylib") ? 0 : 0x100000000ull;
     json_t *frames = json_array();
@@ -112,25 +117,29 @@ static void check_sampled(const char *uuid, const char *arch, const char *expect
     for (int i = 0; i < n && i < (int)json_array_size(out); i++) {
         json_t *f = json_array_get(out, i);
         const char *sym = json_string_value(json_object_get(f, "symbol"));
+        const char *mangled = json_string_value(json_object_get(f, "mangled"));
         const char *st = json_string_value(json_object_get(f, "status"));
         const char *sa = json_string_value(json_object_get(f, "symbol_address"));
         const char *vm = json_string_value(json_object_get(f, "vmaddr"));
         const char *img = json_string_value(json_object_get(f, "image"));
         json_int_t off = json_integer_value(json_object_get(f, "offset"));
-        bool ok = st && strcmp(st, "symbolicated") == 0 && sym &&
-                  strcmp(sym, rows[i].f[1]) == 0 && sa && strcmp(sa, rows[i].f[2]) == 0 &&
+        bool ok = st && strcmp(st, "symbolicated") == 0 && mangled &&
+                  strcmp(mangled, rows[i].f[1]) == 0 && sym && i < nd &&
+                  strcmp(sym, drows[i].f[1]) == 0 && sa && strcmp(sa, rows[i].f[2]) == 0 &&
                   vm && strcmp(vm, rows[i].f[0]) == 0 &&
                   off == (json_int_t)strtoll(rows[i].f[3], NULL, 10) && img &&
                   strcmp(img, image_name) == 0;
         agree += ok;
-        CHECK(ok, "%s %s: want %s+%s, got %s %s+%lld", expect, rows[i].f[0], rows[i].f[1],
-              rows[i].f[3], st ? st : "?", sym ? sym : "?", (long long)off);
+        CHECK(ok, "%s %s: want %s (%s)+%s, got %s %s (%s)+%lld", expect, rows[i].f[0],
+              i < nd ? drows[i].f[1] : "?", rows[i].f[1], rows[i].f[3], st ? st : "?",
+              sym ? sym : "?", mangled ? mangled : "?", (long long)off);
     }
     printf("    %s: %d/%d sampled addresses agree with llvm-symbolizer\n", expect, agree, n);
     json_decref(resp);
     json_decref(req);
     free(body);
     free(buf);
+    free(dbuf);
 }
 
 TEST(e2e_upload_fat_then_symbolicate_like_llvm_symbolizer)
@@ -306,6 +315,7 @@ TEST(e2e_symbolicate_statuses_and_image_rules)
     }
     json_t *f0 = json_array_get(fr, 0);
     CHECK(strcmp(json_string_value(json_object_get(f0, "symbol")), "interpret") == 0 &&
+              strcmp(json_string_value(json_object_get(f0, "mangled")), "interpret") == 0 &&
               json_integer_value(json_object_get(f0, "offset")) == 4 &&
               strcmp(json_string_value(json_object_get(f0, "vmaddr")), "0x100000884") == 0 &&
               strcmp(json_string_value(json_object_get(f0, "uuid")),

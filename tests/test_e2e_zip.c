@@ -177,7 +177,7 @@ static void check_symbols(const char *uuid, const char *arch, const char *expect
         json_t *f = json_array_get(out, k);
         if (json_is_true(json_object_get(f, "inlined")))
             continue;
-        const char *sym = json_string_value(json_object_get(f, "symbol"));
+        const char *sym = json_string_value(json_object_get(f, "mangled"));
         agree += sym && strcmp(sym, rows[i].f[1]) == 0;
         i++;
     }

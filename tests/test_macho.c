@@ -5,6 +5,7 @@
 #include "../macho/macho.h"
 #include "../store/symindex.h"
 #include "../util/cursor.h"
+#include "../util/demangle.h"
 #include "../util/hex.h"
 #include "fixture_util.h"
 #include "test.h"
@@ -140,17 +141,43 @@ TEST(macho_function_starts_equal_llvm_objdump)
     }
 }
 
-/* Every address llvm-symbolizer answered: same function, start and offset. */
+/* Where our display name (libiberty's) and llvm-symbolizer's demangled name
+ * differ on a fixture, documented: {raw name, llvm-symbolizer's, ours}.
+ * None so far; README "Demangling" lists the kinds of names that differ. */
+static const struct {
+    const char *mangled, *llvm, *ours;
+} display_exceptions[] = {
+    {"", "", ""}, /* (no entry: C has no empty arrays) */
+};
+
+/* The display name llvm-symbolizer's demangled answer stands for. */
+static const char *expected_display(const char *mangled, const char *llvm)
+{
+    for (size_t i = 0; i < sizeof display_exceptions / sizeof display_exceptions[0]; i++)
+        if (display_exceptions[i].mangled[0] &&
+            strcmp(display_exceptions[i].mangled, mangled) == 0 &&
+            strcmp(display_exceptions[i].llvm, llvm) == 0)
+            return display_exceptions[i].ours;
+    return llvm;
+}
+
+/* Every address llvm-symbolizer answered: same function, start and offset;
+ * the raw name as with --no-demangle (.sym.tsv), the display name as with
+ * its default demangling (.sym.demangled.tsv, same addresses). */
 static void check_lookups(const char *file, const char *arch, const char *expect)
 {
     loaded l;
     if (!load_slice(file, arch, &l))
         return;
-    static tsv_row rows[8192];
-    char rel[256], *buf;
+    static tsv_row rows[8192], drows[8192];
+    char rel[256], *buf, *dbuf;
     snprintf(rel, sizeof rel, "fixtures/expected/%s.sym.tsv", expect);
     int n = load_tsv(rel, rows, 8192, &buf);
     CHECK(n > 0, "%s: no sampled addresses", rel);
+    snprintf(rel, sizeof rel, "fixtures/expected/%s.sym.demangled.tsv", expect);
+    int nd = load_tsv(rel, drows, 8192, &dbuf);
+    CHECK(nd == n, "%s: %d rows, .sym.tsv has %d", rel, nd, n);
+    int demangled = 0, agree = 0;
     for (int i = 0; i < n; i++) {
         uint64_t addr, start;
         hex_parse_u64(rows[i].f[0], strlen(rows[i].f[0]), &addr);
@@ -158,14 +185,30 @@ static void check_lookups(const char *file, const char *arch, const char *expect
         uint64_t off = strtoull(rows[i].f[3], NULL, 10);
         symlook look;
         symindex_lookup(&l.idx, addr, &look);
-        CHECK(look.status == SYMLOOK_SYMBOL && strcmp(look.name, rows[i].f[1]) == 0 &&
+        CHECK(look.status == SYMLOOK_SYMBOL && strcmp(look.mangled, rows[i].f[1]) == 0 &&
                   look.sym_addr == start && look.offset == off,
               "%s 0x%llx: llvm-symbolizer %s+%llu, ours %s+%llu", expect,
               (unsigned long long)addr, rows[i].f[1], (unsigned long long)off,
-              look.status == SYMLOOK_SYMBOL ? look.name : "(none)",
+              look.status == SYMLOOK_SYMBOL ? look.mangled : "(none)",
               (unsigned long long)look.offset);
+        if (i >= nd || look.status != SYMLOOK_SYMBOL)
+            continue;
+        const char *want = expected_display(rows[i].f[1], drows[i].f[1]);
+        bool same = strcmp(drows[i].f[0], rows[i].f[0]) == 0 && strcmp(look.name, want) == 0;
+        agree += same;
+        CHECK(same, "%s 0x%llx: %s: llvm-symbolizer shows %s, we show %s", expect,
+              (unsigned long long)addr, look.mangled, want, look.name);
+        CHECK((look.name == look.mangled) == (strcmp(want, rows[i].f[1]) == 0),
+              "%s: %s: display name stored apart though equal, or not apart", expect,
+              look.mangled);
+        demangled += strcmp(want, rows[i].f[1]) != 0;
     }
+    if (strstr(file, "bigapp"))
+        CHECK(demangled > 0, "%s: no C++ among the samples", expect);
+    printf("    %s: %d/%d display names as llvm-symbolizer shows them (%d demangled)\n",
+           expect, agree, n, demangled);
     free(buf);
+    free(dbuf);
     unload(&l);
 }
 
@@ -327,14 +370,179 @@ TEST(symindex_rejects_damaged_blobs)
         symd_err_clear(&err);
         CHECK(symindex_open(l.blob, cut, &idx, &err) == SYMD_E_CORRUPT, "cut %zu", cut);
     }
+    /* Bit 31 of a u32 (bit 30 of entry 0's size: bit 31 is the flag). */
     static const size_t pokes[] = {0, 4, 16, 20, 24, 32, 36, 40, 44};
     for (size_t i = 0; i < sizeof pokes / sizeof pokes[0]; i++) {
         memcpy(copy, l.blob, l.blen);
-        copy[pokes[i] + 3] ^= 0x80;
+        copy[pokes[i] + 3] ^= pokes[i] == 36 ? 0x40 : 0x80;
         symd_err_clear(&err);
         CHECK(symindex_open(copy, l.blen, &idx, &err) == SYMD_E_CORRUPT,
               "flip at %zu accepted", pokes[i]);
     }
+    /* The display-name flag on the symbol whose raw name ends the strings
+     * (nothing follows it), and on one whose display name would be empty. */
+    uint32_t last = 0, lastoff = 0;
+    for (uint32_t i = 0; i < l.idx.nsyms; i++) {
+        uint32_t off = ld_u32le(l.idx.syms + (size_t)i * 12 + 8);
+        if (off >= lastoff)
+            last = i, lastoff = off;
+    }
+    size_t szat = 32 + (size_t)last * 12 + 4;
+    CHECK(!(ld_u32le(l.blob + szat) & SYMINDEX_DEMANGLED), "last string is a raw name");
+    memcpy(copy, l.blob, l.blen);
+    st_u32le(copy + szat, ld_u32le(copy + szat) | SYMINDEX_DEMANGLED);
+    symd_err_clear(&err);
+    CHECK(symindex_open(copy, l.blen, &idx, &err) == SYMD_E_CORRUPT &&
+              strstr(err.msg, "display name"),
+          "display name past the strings accepted: %s", err.msg);
+    memcpy(copy, l.blob, l.blen);
+    size_t strat = l.blen - l.idx.strsize;
+    copy[strat + lastoff + strlen(l.idx.strings + lastoff) - 1] = 0; /* "…x\0" → "…\0\0" */
+    st_u32le(copy + szat, ld_u32le(copy + szat) | SYMINDEX_DEMANGLED);
+    copy[strat + lastoff] = 'x'; /* keep the raw name non-empty */
+    symd_err_clear(&err);
+    CHECK(symindex_open(copy, l.blen, &idx, &err) == SYMD_E_CORRUPT,
+          "empty display name accepted");
     free(copy);
     unload(&l);
+}
+
+/* A version-1 blob as symd wrote it before demangling: same entries without
+ * the flag, raw names only. Built here from a version-2 blob. */
+static uint8_t *v1_from_v2(const symindex *v2, size_t *len)
+{
+    size_t strsize = 0;
+    for (uint32_t i = 0; i < v2->nsyms; i++)
+        strsize += strlen(v2->strings + ld_u32le(v2->syms + (size_t)i * 12 + 8)) + 1;
+    size_t fixed = 32 + (size_t)v2->nsyms * 12 + (size_t)v2->nstarts * 4;
+    uint8_t *b = malloc(fixed + strsize);
+    memcpy(b, v2->blob, fixed);
+    st_u32le(b + 4, 1);
+    st_u32le(b + 24, (uint32_t)strsize);
+    char *strings = (char *)b + fixed;
+    size_t at = 0;
+    for (uint32_t i = 0; i < v2->nsyms; i++) {
+        uint8_t *e = b + 32 + (size_t)i * 12;
+        const char *raw = v2->strings + ld_u32le(e + 8);
+        st_u32le(e + 4, ld_u32le(e + 4) & ~SYMINDEX_DEMANGLED);
+        st_u32le(e + 8, (uint32_t)at);
+        memcpy(strings + at, raw, strlen(raw) + 1);
+        at += strlen(raw) + 1;
+    }
+    *len = fixed + strsize;
+    return b;
+}
+
+/* Databases hold version-1 blobs: they still open and answer, raw names
+ * for both, and a size with bit 31 set is a size there, not a flag. */
+TEST(symindex_reads_version_1)
+{
+    loaded l;
+    if (!load_slice("bigapp-arm64", "arm64", &l))
+        return;
+    CHECK(ld_u32le(l.blob + 4) == 2, "new blobs are version 2");
+    size_t len;
+    uint8_t *v1 = v1_from_v2(&l.idx, &len);
+    CHECK(len < l.blen, "version 1 is smaller (no display names)");
+    symindex idx;
+    symd_err err = {0};
+    CHECK(symindex_open(v1, len, &idx, &err) == SYMD_OK, "v1: %s", err.msg);
+    static tsv_row rows[8192];
+    char *buf;
+    int n = load_tsv("fixtures/expected/bigapp-arm64.sym.tsv", rows, 8192, &buf);
+    for (int i = 0; i < n; i++) {
+        uint64_t addr;
+        hex_parse_u64(rows[i].f[0], strlen(rows[i].f[0]), &addr);
+        symlook a, b;
+        symindex_lookup(&idx, addr, &a);
+        symindex_lookup(&l.idx, addr, &b);
+        CHECK(a.status == SYMLOOK_SYMBOL && a.name == a.mangled &&
+                  strcmp(a.mangled, rows[i].f[1]) == 0 && a.sym_addr == b.sym_addr &&
+                  a.offset == b.offset,
+              "v1 0x%llx: %s", (unsigned long long)addr, a.name ? a.name : "(none)");
+    }
+    free(buf);
+    /* The last symbol grown past 2 GiB: bit 31 is part of its size. */
+    uint8_t *e = v1 + 32 + (size_t)(idx.nsyms - 1) * 12;
+    uint64_t start = idx.base + ld_u32le(e);
+    st_u32le(e + 4, 0x80000010u);
+    CHECK(symindex_open(v1, len, &idx, &err) == SYMD_OK, "v1 big size: %s", err.msg);
+    symlook look;
+    symindex_lookup(&idx, start + 0x80000008u, &look);
+    CHECK(look.status == SYMLOOK_SYMBOL && look.offset == 0x80000008u &&
+              look.name == look.mangled,
+          "v1: bit 31 of a size taken for a flag");
+    free(v1);
+    unload(&l);
+}
+
+/* Every function of bigapp-arm64 renamed to one name that demangles to
+ * 8.7 KB (f(A<int, int>, A<A<int, int>, …>) eight levels deep), in a string
+ * table appended to the file: display names stop at the budget, the rest
+ * keep their raw name, and every lookup still answers. */
+TEST(symindex_display_names_are_budgeted)
+{
+    size_t len;
+    uint8_t *file = read_fixture("fixtures/bin/bigapp-arm64", &len);
+    if (!file)
+        return;
+    macho_image img;
+    symd_err err = {0};
+    CHECK(macho_parse_image(file, len, &img, &err) == SYMD_OK, "%s", err.msg);
+    uint32_t symoff = img.symoff, nsyms = img.nsyms;
+    macho_image_free(&img);
+    char name[256] = "__Z1f1AIiiE";
+    static const char *subs[] = {"S0_", "S2_", "S4_", "S6_", "S8_", "SA_", "SC_", "SE_"};
+    for (int k = 0; k < 8; k++)
+        snprintf(name + strlen(name), sizeof name - strlen(name), "1AI%s%sE", subs[k], subs[k]);
+    char *shown = symd_demangle(name + 1);
+    CHECK(shown && strlen(shown) > 8000 && strlen(shown) < SYMD_DEMANGLE_MAX_OUT,
+          "test name demangles to %zu bytes", shown ? strlen(shown) : 0);
+    size_t nlen = strlen(name) + 1;
+    uint8_t *buf = malloc(len + 1 + nlen);
+    memcpy(buf, file, len);
+    buf[len] = 0; /* string 0 stays the empty name */
+    memcpy(buf + len + 1, name, nlen);
+    for (uint32_t i = 0; i < nsyms; i++)
+        st_u32le(buf + symoff + (size_t)i * 16, 1);
+    size_t at = 32; /* LC_SYMTAB: stroff, strsize */
+    for (uint32_t c = 0; c < ld_u32le(buf + 16); c++, at += ld_u32le(buf + at + 4))
+        if (ld_u32le(buf + at) == 2) {
+            st_u32le(buf + at + 16, (uint32_t)len);
+            st_u32le(buf + at + 20, (uint32_t)(1 + nlen));
+        }
+    uint8_t *blob = NULL;
+    size_t blen;
+    uint32_t n = 0;
+    symindex idx;
+    CHECK(macho_parse_image(buf, len + 1 + nlen, &img, &err) == SYMD_OK &&
+              symindex_build(&img, &blob, &blen, &n, NULL, &err) == SYMD_OK &&
+              symindex_open(blob, blen, &idx, &err) == SYMD_OK,
+          "renamed: %s", err.msg);
+    if (blob) {
+        size_t raw = (size_t)n * (nlen - 1), display = 0;
+        uint32_t flagged = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const uint8_t *e = idx.syms + (size_t)i * 12;
+            symlook look;
+            symindex_lookup(&idx, idx.base + ld_u32le(e), &look);
+            CHECK(look.status == SYMLOOK_SYMBOL && strcmp(look.mangled, name + 1) == 0,
+                  "symbol %u lost", i);
+            if (ld_u32le(e + 4) & SYMINDEX_DEMANGLED) {
+                flagged++;
+                display += strlen(look.name) + 1;
+                CHECK(strcmp(look.name, shown) == 0, "symbol %u: wrong display name", i);
+            } else {
+                CHECK(look.name == look.mangled, "symbol %u: unflagged but apart", i);
+            }
+        }
+        CHECK(flagged > 0 && flagged < n && display <= SYMINDEX_DISPLAY_BUDGET(raw + n),
+              "%u of %u display names, %zu bytes, budget %zu", flagged, n, display,
+              SYMINDEX_DISPLAY_BUDGET(raw + n));
+    }
+    free(blob);
+    macho_image_free(&img);
+    free(shown);
+    free(buf);
+    free(file);
 }

@@ -1,0 +1,36 @@
+/* libFuzzer target: symd_demangle on arbitrary names, as the index builder
+ * calls it for every symbol of an upload. Whatever it returns must respect
+ * its bounds, and whenever it demangles a C++ or Rust name the answer must
+ * be libiberty's cplus_demangle's (which is only safe to call then: on the
+ * names symd gives up on it may print gigabytes). */
+#include <libiberty/demangle.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/demangle.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *name = malloc(size + 1); /* NUL-terminated, as names are */
+    if (!name)
+        return 0;
+    memcpy(name, data, size);
+    name[size] = 0;
+    char *out = symd_demangle(name);
+    if (out) {
+        size_t n = strlen(out);
+        if (n == 0 || n > SYMD_DEMANGLE_MAX_OUT || strlen(name) > SYMD_DEMANGLE_MAX_IN ||
+            strcmp(out, name) == 0)
+            __builtin_trap();
+        if (strncmp(name, "___Z", 4) != 0) {
+            char *ref = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+            if (!ref || strcmp(ref, out) != 0)
+                __builtin_trap();
+            free(ref);
+        }
+        free(out);
+    }
+    free(name);
+    return 0;
+}
