@@ -222,6 +222,7 @@ typedef struct {
 
 typedef struct {
     const macho_image *img;
+    const symindex *syms; /* the slice's symbol index, or NULL */
     symd_err *err;
     sect s[S_N];
     uint64_t base, code_end;
@@ -238,6 +239,8 @@ typedef struct {
     struct { uint32_t off, hash; } *strset;
     size_t strset_cap, strset_n;
     VEC(uint32_t) names;    /* name id → raw string offset | display flag */
+    VEC(uint32_t) final_of; /* name id → its id in the index + 1 (0: unused) */
+    VEC(uint32_t) finals;   /* id in the index → name id, in first-use order */
     u64map name_by_raw;     /* raw string offset → name id */
     VEC(uint32_t) files;    /* file id → string offset */
     u64map file_by_str;
@@ -943,7 +946,8 @@ static bool name_id(ctx *x, const char *raw, uint32_t *id)
     if (map_get(&x->name_by_raw, off, id))
         return true;
     *id = (uint32_t)x->names.n;
-    if (!VEC_PUSH(x, x->names, entry))
+    uint32_t unused = 0;
+    if (!VEC_PUSH(x, x->names, entry) || !VEC_PUSH(x, x->final_of, unused))
         return false;
     if (!map_put(&x->name_by_raw, off, *id))
         return nomem(x), false;
@@ -1639,6 +1643,22 @@ static uint64_t zigzag(int64_t v)
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
+/* The index's id for name id: names get index ids in the order records
+ * first use them, so names no record uses (functions the symbol table
+ * names) cost nothing and frequent ones get short numbers. */
+static bool use_name(ctx *x, uint32_t id, uint32_t *fin)
+{
+    if (x->final_of.v[id]) {
+        *fin = x->final_of.v[id] - 1;
+        return true;
+    }
+    *fin = (uint32_t)x->finals.n;
+    if (!VEC_PUSH(x, x->finals, id))
+        return false;
+    x->final_of.v[id] = *fin + 1;
+    return true;
+}
+
 /* Size (write == NULL) or bytes of one inline node's own fields. Positions
  * are relative to the previous sibling's end (the parent's start for a first
  * child) and lengths in address quanta when all of them divide; call lines
@@ -1670,7 +1690,10 @@ static size_t node_fields(ctx *x, const node *nd, dynbuf *write)
         PUT((r[i].hi - r[i].lo) >> sh);
         prev = r[i].hi;
     }
-    PUT(nd->name == NONE ? 0 : (uint64_t)(nd->name >> 1) + 1);
+    uint32_t fin;
+    if (nd->name != NONE && !use_name(x, nd->name >> 1, &fin))
+        return 0;
+    PUT(nd->name == NONE ? 0 : (uint64_t)fin + 1);
     if (!same_file)
         PUT(nd->call_file);
     PUT(zigzag((int64_t)nd->call_line - (int64_t)nd->line_base));
@@ -1738,6 +1761,11 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
                     pfile = file, pline = line;
                     file = row.file;
                 }
+            } else if (!first && row.file == file && d >= -63 && d <= 63 && d != 0 &&
+                       (q << x->shift) == da) {
+                /* a longer jump in the same file: line in the op, address next */
+                op = (uint8_t)(0x80 | (uint64_t)(d + 64));
+                ok = dynbuf_add(b, &op, 1) && put_uleb(x, b, q);
             } else {
                 bool fchg = row.file != file || first;
                 d = (int64_t)row.line - (int64_t)line;
@@ -1759,6 +1787,28 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
         }
     }
     return true;
+}
+
+/* The record's own-name field of a function (see lineindex.h): 1 when the
+ * symbol table has the same raw name at its first address, which then names
+ * it; otherwise its name, marked as used. */
+static uint64_t root_name(ctx *x, const node *root, uint64_t origin)
+{
+    if (root->name == NONE)
+        return 0;
+    uint32_t id = root->name >> 1;
+    if (x->syms) {
+        symlook look;
+        symindex_lookup(x->syms, origin, &look);
+        const char *raw = (const char *)x->strings.data + (x->names.v[id] & 0x7fffffffu);
+        if (look.status == SYMLOOK_SYMBOL && look.sym_addr == origin &&
+            strcmp(look.mangled, raw) == 0)
+            return 1;
+    }
+    uint32_t fin;
+    if (!use_name(x, id, &fin))
+        return UINT64_MAX;
+    return (uint64_t)fin + 2;
 }
 
 /* Encodes every function of the unit walked last into x->data. */
@@ -1836,8 +1886,14 @@ static symd_status encode_unit(ctx *x, uint32_t nfuncs)
             st = symd_fail(x->err, SYMD_E_TOO_LARGE, "line index data exceeds 4 GiB");
             goto out;
         }
-        if (!put_uleb(x, &x->data, origin - x->base) ||
-            !put_uleb(x, &x->data, root->name == NONE ? 0 : (uint64_t)(root->name >> 1) + 1) ||
+        uint64_t own = root_name(x, root, origin);
+        if (own == UINT64_MAX) {
+            st = x->err->kind;
+            goto out;
+        }
+        /* A one-range function's origin is where its table entry starts. */
+        uint64_t org = root->nr == 1 ? 0 : origin - x->base + 1;
+        if (!put_uleb(x, &x->data, org) || !put_uleb(x, &x->data, own) ||
             !put_uleb(x, &x->data, rows.len) ||
             !dynbuf_add(&x->data, rows.data, rows.len) ||
             !put_uleb(x, &x->data, root->child_bytes)) {
@@ -1962,6 +2018,47 @@ static int cmp_fentry(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Keeps only the strings records use: file paths and the names of used
+ * name ids (raw and display together); unused ids point at "". */
+static symd_status compact_strings(ctx *x)
+{
+    dynbuf strs;
+    dynbuf_init(&strs, x->strings.max);
+    symd_status st = SYMD_OK;
+    if (!dynbuf_add(&strs, "", 1)) {
+        st = symd_fail(x->err, SYMD_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < x->files.n; i++) {
+        const char *f = (const char *)x->strings.data + x->files.v[i];
+        uint32_t at = (uint32_t)strs.len;
+        if (!dynbuf_add(&strs, f, strlen(f) + 1)) {
+            st = symd_fail(x->err, SYMD_E_TOO_LARGE, "line index exceeds its size limit");
+            goto out;
+        }
+        x->files.v[i] = at;
+    }
+    for (size_t i = 0; i < x->finals.n; i++) {
+        uint32_t e = x->names.v[x->finals.v[i]];
+        const char *raw = (const char *)x->strings.data + (e & 0x7fffffffu);
+        size_t n = strlen(raw) + 1;
+        if (e >> 31)
+            n += strlen(raw + n) + 1;
+        uint32_t at = (uint32_t)strs.len;
+        if (!dynbuf_add(&strs, raw, n)) {
+            st = symd_fail(x->err, SYMD_E_TOO_LARGE, "line index exceeds its size limit");
+            goto out;
+        }
+        x->finals.v[i] = at | (e & 0x80000000u); /* now the table entry */
+    }
+    dynbuf_free(&x->strings);
+    x->strings = strs;
+    return SYMD_OK;
+out:
+    dynbuf_free(&strs);
+    return st;
+}
+
 static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
 {
     fentry *f = x->funcs.v;
@@ -1985,7 +2082,10 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
         k++;
     }
     n = k;
-    size_t nn = x->names.n, nf = x->files.n;
+    symd_status st = compact_strings(x);
+    if (st != SYMD_OK)
+        return st;
+    size_t nn = x->finals.n, nf = x->files.n;
     size_t total = 48, part;
     if (!size_mul(n, 12, &part) || !size_add(total, part, &total) ||
         !size_mul(nn, 4, &part) || !size_add(total, part, &total) ||
@@ -2014,7 +2114,7 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
         st_u32le(p + 8, f[i].data);
     }
     for (size_t i = 0; i < nn; i++, p += 4)
-        st_u32le(p, x->names.v[i]);
+        st_u32le(p, x->finals.v[i]);
     for (size_t i = 0; i < nf; i++, p += 4)
         st_u32le(p, x->files.v[i]);
     if (x->data.len)
@@ -2046,6 +2146,8 @@ static void ctx_free(ctx *x)
     dynbuf_free(&x->path);
     free(x->strset);
     free(x->names.v);
+    free(x->final_of.v);
+    free(x->finals.v);
     free(x->files.v);
     free(x->funcs.v);
     free(x->cu_files.v);
@@ -2055,14 +2157,16 @@ static void ctx_free(ctx *x)
     free(x->tmp.v);
 }
 
-symd_status lineindex_build(const macho_image *img, size_t max_bytes, uint8_t **blob,
-                            size_t *len, lineindex_stats *stats, symd_err *err)
+symd_status lineindex_build(const macho_image *img, const symindex *syms,
+                            size_t max_bytes, uint8_t **blob, size_t *len,
+                            lineindex_stats *stats, symd_err *err)
 {
     *blob = NULL;
     *len = 0;
     ctx x;
     memset(&x, 0, sizeof x);
     x.img = img;
+    x.syms = syms;
     x.err = err;
     memset(stats, 0, sizeof *stats);
     symd_status st = SYMD_OK;

@@ -107,7 +107,10 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
     c.pos = ld_u32le(fe + 8);
     uint64_t origin, name, rows_bytes;
     if (!cur_uleb(&c, &origin) || !cur_uleb(&c, &name) || !cur_uleb(&c, &rows_bytes) ||
-        rows_bytes > cur_left(&c) || origin > off)
+        rows_bytes > cur_left(&c))
+        return false;
+    origin = origin ? origin - 1 : fstart; /* 0: where this entry starts */
+    if (origin > off)
         return false;
     uint64_t rel = off - origin;
 
@@ -129,9 +132,15 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
                 nline = line;
             }
             nline += (uint64_t)((int64_t)(op & 7) - 3);
+        } else if (op != 0x80) { /* same file, line in the op, address next */
+            uint64_t q;
+            if (!cur_uleb(&r, &q) || q > (UINT64_MAX >> 3))
+                return false;
+            da = q << ix->shift;
+            nline = line + (uint64_t)((int64_t)(op & 0x7f) - 64);
         } else {
             uint64_t v, f = file;
-            if (op != 0x80 || !cur_uleb(&r, &da) || !cur_uleb(&r, &v))
+            if (!cur_uleb(&r, &da) || !cur_uleb(&r, &v))
                 return false;
             if ((v & 1) && !cur_uleb(&r, &f))
                 return false;
@@ -234,7 +243,8 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
         n++;
     }
     lineframe *f = &out->f[n];
-    set_name(ix, name, f);
+    out->outer_from_symbols = name == 1;
+    set_name(ix, name >= 2 ? name - 1 : 0, f);
     if (depth == 0) {
         f->file = file_name(ix, hit_file);
         f->line = f->file ? (uint32_t)hit_line : 0;

@@ -15,16 +15,31 @@
  *
  * A function record (all numbers ULEB128; "name"/"file" are index + 1, 0 =
  * none; addresses relative to origin = the function's lowest address):
- *   origin - base, name, rows_bytes, rows[], inline_bytes, nodes[]
- *   row  = one byte op < 240: address delta (op >> 3) << shift, line delta
- *          (op & 7) - 3, same file; then column
- *        | 0xff, address delta, zigzag(line delta) << 1 | file_changed,
+ *   origin, name, rows_bytes, rows[], inline_bytes, nodes[]
+ *   (origin: 0 = the start of the table entry that led here, for functions
+ *   of one range; else origin - base + 1)
+ *   (the function's own name: 0 none, 1 the symbol table's at origin,
+ *   n >= 2 name n - 2)
+ *   row  = op < 0x80: bit 6 = back to the previous file (and its line),
+ *          address delta ((op >> 3) & 7) << shift, line delta (op & 7) - 3;
+ *          then column
+ *        | op 0x81-0xff: same file, line delta (op & 0x7f) - 64; then
+ *          address delta >> shift, column
+ *        | op 0x80: address delta, zigzag(line delta) << 1 | file_changed,
  *          [file if changed], column
- *          (address deltas from the previous row, the first from origin;
- *          file 0 = no line information from here on)
- *   node = nranges, {lo delta, length} x nranges (lo relative to origin for
- *          the first, then to the previous range's end), name, call_file,
- *          call_line, call_column, children_bytes, children nodes[]
+ *          Two (file, line) registers, current and previous: a file change
+ *          makes the current one previous. Address deltas run from the
+ *          previous row (the first from origin); file 0 = no line
+ *          information from here on.
+ *   node = nranges << 3 | quantized << 2 | has_children << 1 | same_file,
+ *          nranges x {zigzag(lo - cursor), length} (both >> shift when
+ *          quantized; cursor = the previous sibling's last end, for a first
+ *          child its parent's first lo, or origin; then the previous range's
+ *          end), name, [call_file unless same_file: the previous sibling's,
+ *          0 for a first child], zigzag(call_line - the previous sibling's
+ *          (0 for a first child)), call_column, [children_bytes], children
+ *   The inline tree is preorder; a lookup descends into the last node of a
+ *   level that holds the address and skips the others by children_bytes.
  * Several func entries (a function's ranges) may share one record. */
 #ifndef SYMD_LINEINDEX_H
 #define SYMD_LINEINDEX_H
@@ -34,6 +49,7 @@
 #include <stdint.h>
 
 #include "../macho/macho.h"
+#include "../store/symindex.h"
 #include "../util/err.h"
 
 #define LINEINDEX_VERSION 1
@@ -47,13 +63,18 @@ typedef struct {
 } lineindex_stats;
 
 /* Reads the DWARF of a parsed slice (a dSYM companion, or any slice whose
- * __DWARF segment carries .debug_info) and builds the index blob. *blob is
+ * __DWARF segment carries .debug_info) and builds the index blob. syms (may
+ * be NULL) is the slice's own symbol index: a function whose symbol at its
+ * first address has the same raw name keeps no name of its own (lookups say
+ * so with outer_from_symbols), since the symbol table names outer functions
+ * anyway; the store never lets a slice's symbol index shrink. *blob is
  * NULL (and the result SYMD_OK) when the slice has no DWARF. Corrupt DWARF is
  * SYMD_E_BAD_DEBUG_INFO, with where in the message; DWARF beyond what we read
  * (e.g. split DWARF, unknown forms) SYMD_E_UNSUPPORTED. max_bytes bounds the
  * memory the conversion may use for the index. */
-symd_status lineindex_build(const macho_image *img, size_t max_bytes, uint8_t **blob,
-                            size_t *len, lineindex_stats *stats, symd_err *err);
+symd_status lineindex_build(const macho_image *img, const symindex *syms,
+                            size_t max_bytes, uint8_t **blob, size_t *len,
+                            lineindex_stats *stats, symd_err *err);
 
 /* A validated view of a blob; points into it. */
 typedef struct {
@@ -80,6 +101,8 @@ typedef struct {
     size_t n;                   /* frames, innermost first; the last is the
                                    function that holds the address */
     uint64_t func_start;        /* vmaddr where that function's range starts */
+    bool outer_from_symbols;    /* the last frame's name is the symbol table's
+                                   at func_start (its name fields are NULL) */
     lineframe f[LINEINDEX_MAX_DEPTH + 1];
 } linelook;
 

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t blen;
     lineindex_stats st;
     symd_err err = {0};
-    if (lineindex_build(&img, 1u << 26, &blob, &blen, &st, &err) == SYMD_OK && blob) {
+    if (lineindex_build(&img, NULL, 1u << 26, &blob, &blen, &st, &err) == SYMD_OK && blob) {
         lineindex ix;
         if (lineindex_open(blob, blen, &ix, &err) != SYMD_OK)
             __builtin_trap(); /* our own builder must produce valid blobs */

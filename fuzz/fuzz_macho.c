@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t llen;
         lineindex_stats lst;
         symd_err_clear(&err);
-        if (lineindex_build(&img, 1u << 26, &lines, &llen, &lst, &err) == SYMD_OK && lines) {
+        if (lineindex_build(&img, NULL, 1u << 26, &lines, &llen, &lst, &err) == SYMD_OK && lines) {
             lineindex ix;
             if (lineindex_open(lines, llen, &ix, &err) != SYMD_OK)
                 __builtin_trap();

@@ -275,7 +275,7 @@ static int load_local(const mapped *m, const char *path, const char *arch,
     }
     size_t llen;
     lineindex_stats lst;
-    if (lineindex_build(&out->img, (size_t)1 << 30, &out->lines, &llen, &lst, &err) != SYMD_OK ||
+    if (lineindex_build(&out->img, &out->idx, (size_t)1 << 30, &out->lines, &llen, &lst, &err) != SYMD_OK ||
         (out->lines && lineindex_open(out->lines, llen, &out->lix, &err) != SYMD_OK)) {
         fprintf(stderr, "symd: %s: %s\n", path, err.msg);
         free(out->blob);
@@ -381,6 +381,8 @@ static int cmd_atos(int argc, char **argv)
         /* atos -i: each inlined level on its own line, innermost first. */
         for (size_t k = 0; lines && inlines && k + 1 < ll.n; k++)
             print_level(&ll.f[k], name);
+        if (lines && ll.outer_from_symbols && look.status != SYMLOOK_SYMBOL)
+            symindex_lookup(idx, ll.func_start, &look); /* the name the index left out */
         const char *fn = look.status == SYMLOOK_SYMBOL ? look.name
                          : lines ? ll.f[ll.n - 1].name : NULL;
         if (lines && fn && ll.f[ll.n - 1].file) {

@@ -148,6 +148,13 @@ static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage 
             ll = &llbuf;
     }
     const lineframe *outer = ll ? &ll->f[ll->n - 1] : NULL;
+    if (outer && ll->outer_from_symbols && look.status != SYMLOOK_SYMBOL) {
+        /* The index left the function's name to the symbol table, whose
+         * symbol at the function's start names it. */
+        symindex_lookup(&r->img->sym, ll->func_start, &look);
+        if (look.status == SYMLOOK_SYMBOL)
+            look.offset = vmaddr - look.sym_addr;
+    }
     bool found = look.status == SYMLOOK_SYMBOL || (outer && outer->mangled);
     if (found)
         c->symbolicated++;

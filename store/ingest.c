@@ -102,9 +102,12 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
     uint8_t *blob = NULL, *lines = NULL;
     size_t blen, llen;
     lineindex_stats lst;
+    symindex sidx;
     st = symindex_build(&img, &blob, &blen, &p.meta.symbols, &p.meta.functions, err);
     if (st == SYMD_OK)
-        st = lineindex_build(&img, INGEST_MAX_LINE_INDEX, &lines, &llen, &lst, err);
+        st = symindex_open(blob, blen, &sidx, err);
+    if (st == SYMD_OK)
+        st = lineindex_build(&img, &sidx, INGEST_MAX_LINE_INDEX, &lines, &llen, &lst, err);
     if (st != SYMD_OK) {
         if (st == SYMD_E_BAD_DEBUG_INFO || st == SYMD_E_UNSUPPORTED) {
             symd_err e2 = *err;
@@ -137,7 +140,8 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
         if (memcmp(q->meta.uuid, img.uuid, 16) != 0 || strcmp(q->meta.arch, arch) != 0)
             continue;
         bool q_dsym = strcmp(q->meta.kind, "dsym") == 0;
-        if (p.meta.symbols > q->meta.symbols || p.meta.functions > q->meta.functions) {
+        if (p.meta.symbols >= q->meta.symbols &&
+            (p.meta.symbols > q->meta.symbols || p.meta.functions > q->meta.functions)) {
             free(b->blobs[i]);
             b->blobs[i] = blob;
             q->symidx = blob, q->symidx_len = blen;

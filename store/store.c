@@ -263,7 +263,10 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
     int64_t id;
     bool put_syms = true, put_lines = p->lines != NULL;
     if (rc == SQLITE_ROW) {
-        put_syms = p->meta.symbols > old.symbols || p->meta.functions > old.functions;
+        /* Never fewer symbols: a line index may leave function names to
+         * the symbol index it was built beside. */
+        put_syms = p->meta.symbols >= old.symbols &&
+                   (p->meta.symbols > old.symbols || p->meta.functions > old.functions);
         put_lines = p->lines && !old.debug_info;
         if (!put_syms && !put_lines) {
             *result = STORE_EXISTS;

@@ -51,8 +51,10 @@ typedef struct {
 
 /* Stores n slices in one transaction: all or none. A (UUID, arch) already
  * present merges with the new slice, which is then reported UPDATED: the
- * symbol index is replaced when the new one carries more symbols or function
- * starts (a stripped binary or a dSYM first, the full binary later), the
+ * symbol index is replaced when the new one carries no fewer symbols and
+ * more symbols or function starts (a stripped binary or a dSYM first, the
+ * full binary later; never by fewer symbols, which a line index may rely
+ * on), the
  * line index is added when the image had none (the dSYM after its binary);
  * a dSYM never overrides a binary's kind or name. Nothing new: EXISTS. On
  * success stored[i] holds the stored rows. */

@@ -6,6 +6,7 @@
 #include "../dsym/lineindex.h"
 #include "../fuzz/dwarf_container.h"
 #include "../macho/macho.h"
+#include "../util/cursor.h"
 #include "../util/hex.h"
 #include "fixture_util.h"
 #include "test.h"
@@ -31,12 +32,15 @@ typedef struct {
     uint8_t *file;
     size_t len;
     macho_image img;
-    uint8_t *blob;
+    uint8_t *blob, *sblob;
     size_t blen;
     lineindex ix;
+    symindex sidx;
 } built;
 
-static bool build(const char *rel, built *b)
+/* Parses a DWARF file and builds its line index, with the slice's own
+ * symbol index (as uploads do) or, when with_syms is false, without. */
+static bool build_with(const char *rel, built *b, bool with_syms)
 {
     memset(b, 0, sizeof *b);
     b->file = read_fixture(rel, &b->len);
@@ -44,8 +48,12 @@ static bool build(const char *rel, built *b)
         return false;
     symd_err err = {0};
     lineindex_stats st;
+    size_t slen;
     if (macho_parse_image(b->file, b->len, &b->img, &err) != SYMD_OK ||
-        lineindex_build(&b->img, 1u << 30, &b->blob, &b->blen, &st, &err) != SYMD_OK) {
+        symindex_build(&b->img, &b->sblob, &slen, NULL, NULL, &err) != SYMD_OK ||
+        symindex_open(b->sblob, slen, &b->sidx, &err) != SYMD_OK ||
+        lineindex_build(&b->img, with_syms ? &b->sidx : NULL, 1u << 30, &b->blob, &b->blen,
+                        &st, &err) != SYMD_OK) {
         CHECK(0, "%s: %s", rel, err.msg);
         return false;
     }
@@ -61,9 +69,31 @@ static bool build(const char *rel, built *b)
     return true;
 }
 
+static bool build(const char *rel, built *b)
+{
+    return build_with(rel, b, true);
+}
+
+/* The outer function's names: the index's own, or the symbol table's at the
+ * function's start when the index left them to it (what symbolicate does). */
+static void outer_names(const built *b, const linelook *look, const char **name,
+                        const char **mangled)
+{
+    const lineframe *f = &look->f[look->n - 1];
+    *name = f->name;
+    *mangled = f->mangled;
+    if (look->outer_from_symbols) {
+        symlook s;
+        symindex_lookup(&b->sidx, look->func_start, &s);
+        *name = s.status == SYMLOOK_SYMBOL ? s.name : NULL;
+        *mangled = s.status == SYMLOOK_SYMBOL ? s.mangled : NULL;
+    }
+}
+
 static void unbuild(built *b)
 {
     macho_image_free(&b->img);
+    free(b->sblob);
     free(b->blob);
     free(b->file);
 }
@@ -103,9 +133,12 @@ static void check_against(const char *dwarf, const char *expect, int *addrs, int
             for (int k = 0; k < j - i && (size_t)k < look.n; k++) {
                 const lineframe *f = &look.f[k];
                 const tsv_row *r = &rows[i + k];
-                CHECK(f->mangled && strcmp(f->mangled, r->f[2]) == 0,
+                const char *name, *mangled = f->mangled;
+                if ((size_t)k + 1 == look.n)
+                    outer_names(&b, &look, &name, &mangled);
+                CHECK(mangled && strcmp(mangled, r->f[2]) == 0,
                       "%s %s level %d: function %s, llvm-symbolizer %s", dwarf, r->f[0], k,
-                      f->mangled ? f->mangled : "(none)", r->f[2]);
+                      mangled ? mangled : "(none)", r->f[2]);
                 CHECK(f->file && strcmp(f->file, r->f[3]) == 0,
                       "%s %s level %d: file %s, llvm-symbolizer %s", dwarf, r->f[0], k,
                       f->file ? f->file : "(none)", r->f[3]);
@@ -174,14 +207,17 @@ TEST(dwarf_index_demangled_names)
                 look.n == (size_t)(j - i)) {
                 for (int k = 0; k < j - i; k++) {
                     const lineframe *f = &look.f[k];
+                    const char *fname = f->name, *fmangled = f->mangled;
+                    if ((size_t)k + 1 == look.n)
+                        outer_names(&b, &look, &fname, &fmangled);
                     const char *want = rows[i + k].f[2];
                     for (size_t e = 0; e < sizeof spelled / sizeof spelled[0]; e++)
                         if (strcmp(want, spelled[e][1]) == 0)
                             want = spelled[e][0];
-                    CHECK(f->name && strcmp(f->name, want) == 0,
+                    CHECK(fname && strcmp(fname, want) == 0,
                           "%s %s level %d: %s, llvm-symbolizer %s", files[d][0], rows[i].f[0],
-                          k, f->name ? f->name : "(none)", rows[i + k].f[2]);
-                    demangled += f->name != f->mangled;
+                          k, fname ? fname : "(none)", rows[i + k].f[2]);
+                    demangled += fname != fmangled;
                     levels++;
                 }
             }
@@ -192,6 +228,41 @@ TEST(dwarf_index_demangled_names)
         unbuild(&b);
     }
     CHECK(levels > 1500 && demangled > 100, "%d levels, %d demangled", levels, demangled);
+}
+
+/* Built without a symbol index, every function keeps its own name, and it
+ * is the name the symbol table gives (these fixtures have no aliases); the
+ * index with symbols is smaller. */
+TEST(dwarf_index_names_without_symbols)
+{
+    for (size_t i = 0; i < sizeof dsyms / sizeof dsyms[0]; i++) {
+        built a, b;
+        if (!build_with(dsyms[i].dwarf, &a, true))
+            continue;
+        if (!build_with(dsyms[i].dwarf, &b, false)) {
+            unbuild(&a);
+            continue;
+        }
+        int elided = 0;
+        for (uint32_t k = 0; k < a.ix.nfuncs; k++) {
+            uint64_t addr = a.ix.base + ld_u32le(a.ix.funcs + (size_t)k * 12);
+            linelook la, lb;
+            CHECK(lineindex_lookup(&a.ix, addr, &la) && lineindex_lookup(&b.ix, addr, &lb) &&
+                      la.n == lb.n,
+                  "%s 0x%llx: lookups differ", dsyms[i].dwarf, (unsigned long long)addr);
+            const char *n, *m;
+            outer_names(&a, &la, &n, &m);
+            CHECK(!lb.outer_from_symbols && m && lb.f[lb.n - 1].mangled &&
+                      strcmp(m, lb.f[lb.n - 1].mangled) == 0,
+                  "%s 0x%llx: outer name %s vs %s", dsyms[i].dwarf, (unsigned long long)addr,
+                  m ? m : "(none)", lb.f[lb.n - 1].mangled ? lb.f[lb.n - 1].mangled : "(none)");
+            elided += la.outer_from_symbols;
+        }
+        CHECK(elided > 0 && a.blen < b.blen, "%s: %d names left to symbols, %zu vs %zu bytes",
+              dsyms[i].dwarf, elided, a.blen, b.blen);
+        unbuild(&a);
+        unbuild(&b);
+    }
 }
 
 /* Addresses outside every function, and a binary without DWARF. */
@@ -214,7 +285,7 @@ TEST(dwarf_index_edges)
     size_t blen = 1;
     lineindex_stats st;
     CHECK(bin && macho_parse_image(bin, len, &img, &err) == SYMD_OK, "%s", err.msg);
-    CHECK(lineindex_build(&img, 1u << 30, &blob, &blen, &st, &err) == SYMD_OK && !blob &&
+    CHECK(lineindex_build(&img, NULL, 1u << 30, &blob, &blen, &st, &err) == SYMD_OK && !blob &&
               !blen,
           "binary without DWARF gave an index: %s", err.msg);
     macho_image_free(&img);
@@ -292,7 +363,7 @@ TEST(dwarf_hostile_is_malformed_debug_info)
         uint8_t *blob = NULL;
         size_t blen;
         lineindex_stats st;
-        symd_status r = lineindex_build(&img, 1u << 30, &blob, &blen, &st, &err);
+        symd_status r = lineindex_build(&img, NULL, 1u << 30, &blob, &blen, &st, &err);
         CHECK(r == SYMD_E_BAD_DEBUG_INFO && !blob, "%s: %s (%s)", what, symd_status_name(r),
               err.msg);
         CHECK(err.msg[0] != 0, "%s: no message", what);
@@ -314,7 +385,7 @@ TEST(dwarf_hostile_is_malformed_debug_info)
             size_t blen;
             lineindex_stats st;
             symd_err_clear(&err);
-            symd_status r = lineindex_build(&img, 1u << 30, &blob, &blen, &st, &err);
+            symd_status r = lineindex_build(&img, NULL, 1u << 30, &blob, &blen, &st, &err);
             CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "cut %llu: %s",
                   (unsigned long long)cut, symd_status_name(r));
             refused += r == SYMD_E_BAD_DEBUG_INFO;
@@ -344,7 +415,7 @@ TEST(dwarf_fuzz_regressions)
         size_t blen;
         lineindex_stats st;
         symd_err err = {0};
-        symd_status r = lineindex_build(&img, 1u << 26, &blob, &blen, &st, &err);
+        symd_status r = lineindex_build(&img, NULL, 1u << 26, &blob, &blen, &st, &err);
         CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "%s: %s", files[i],
               symd_status_name(r));
         free(blob);
