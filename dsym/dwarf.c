@@ -58,6 +58,12 @@ enum {
 #define NONE UINT32_MAX
 #define MAX_DIE_DEPTH 1024 /* DIE nesting; deeper is corrupt */
 #define MAX_NAME_HOPS 16   /* abstract_origin/specification hops */
+#define MAX_ABBREV_ATTRS 512 /* real abbreviations have a few dozen */
+/* Work budgets: legitimate DWARF reads each line table, range list and line
+ * row about once; hostile DWARF that makes many units share one line table,
+ * many DIEs share one long range list or many functions overlap one run of
+ * rows would otherwise cost the product of the two. */
+#define WORK_SLACK ((uint64_t)16 << 20)
 
 typedef struct {
     const uint8_t *p;
@@ -256,6 +262,7 @@ typedef struct {
     lineindex_stats stats;
     uint32_t shift; /* row address deltas in 1 << shift units (arm64: 4) */
     size_t display_bytes, display_budget; /* demangled names so far, limit */
+    uint64_t work_lines, work_ranges, work_rows; /* see WORK_SLACK */
 } ctx;
 
 static void nomem(ctx *x)
@@ -632,7 +639,11 @@ static symd_status load_table(ctx *x, uint64_t off, int *out)
                 goto fail;
             }
             t.specs[t.nspecs++] = (aspec){(uint32_t)at, (uint32_t)form, imp};
-            a->nspec++;
+            if (++a->nspec > MAX_ABBREV_ATTRS) {
+                st = BAD(x, "abbreviation %llu has more than %d attributes",
+                         (unsigned long long)code, MAX_ABBREV_ATTRS);
+                goto fail;
+            }
         }
     }
     /* Codes are usually 1..n: index them directly; otherwise sort and search. */
@@ -1139,6 +1150,9 @@ static symd_status read_lines(ctx *x, const unit *u)
     uint8_t osz;
     if (!read_length(x, &c, "line table", &len, &osz))
         return x->err->kind;
+    x->work_lines += len;
+    if (x->work_lines > 4 * (uint64_t)s->len + WORK_SLACK)
+        return BAD(x, "line tables shared by too many units");
     cursor h = cur_make(s->p, c.pos + (size_t)len);
     h.pos = c.pos;
     if (!cur_uN(&h, 2, &v) || v < 2 || v > 5)
@@ -1425,6 +1439,8 @@ static size_t normalize(range *v, size_t n)
 
 static bool push_range(ctx *x, uint64_t lo, uint64_t hi)
 {
+    if (++x->work_ranges > x->s[S_RANGES].len + x->s[S_RNGLISTS].len + WORK_SLACK)
+        return BAD(x, "range lists shared by too many DIEs"), false;
     if (x->tmp.n >= MAX_LIST)
         return BAD(x, "range list longer than %d entries", MAX_LIST), false;
     range r = {lo, hi};
@@ -1731,6 +1747,8 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
     for (size_t k = 0; k < nr; k++) {
         ptrdiff_t i = row_at(x, r[k].lo);
         for (;; i++) {
+            if (++x->work_rows > 4 * (uint64_t)x->s[S_LINE].len + x->s[S_INFO].len + WORK_SLACK)
+                return BAD(x, "functions overlap too much to index"), false;
             uint64_t addr;
             lrow row = {0, 0, 0, 0, 0};
             if (i < 0) {
