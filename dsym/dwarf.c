@@ -1998,6 +1998,8 @@ static symd_status walk_unit(ctx *x, unit *u)
             if (cur != NONE && x->nodes.v[cur].depth < LINEINDEX_MAX_DEPTH) {
                 if (!die_ranges(x, u, &d))
                     return x->err->kind;
+                /* Only ranges with bytes count: [a, a) and [b, a) drop here. */
+                x->tmp.n = normalize(x->tmp.v, x->tmp.n);
                 if (x->tmp.n) {
                     uint32_t name, idx;
                     const node *p = &x->nodes.v[cur];

@@ -401,7 +401,8 @@ TEST(dwarf_hostile_is_malformed_debug_info)
 /* Inputs fuzz_dwarf once crashed on (fuzz/regress/dwarf-*) stay fixed. */
 TEST(dwarf_fuzz_regressions)
 {
-    static const char *const files[] = {"fuzz/regress/dwarf-empty-path"};
+    static const char *const files[] = {"fuzz/regress/dwarf-empty-path",
+                                        "fuzz/regress/dwarf-encode-crash"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         size_t len;
         uint8_t *buf = read_fixture(files[i], &len);
