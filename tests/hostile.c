@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../dsym/lineindex.h"
 #include "../macho/macho.h"
 #include "../store/symindex.h"
 #include "../util/cursor.h"
@@ -32,6 +33,13 @@ symd_status hostile_pipeline(const uint8_t *buf, size_t len, symd_err *err)
         size_t blen;
         if (st == SYMD_OK)
             st = symindex_build(&img, &blob, &blen, NULL, NULL, err);
+        /* and the DWARF of dSYM-like inputs, as an upload converts it */
+        uint8_t *lines = NULL;
+        size_t llen;
+        lineindex_stats lst;
+        if (st == SYMD_OK)
+            st = lineindex_build(&img, NULL, (size_t)1 << 28, &lines, &llen, &lst, err);
+        free(lines);
         free(blob);
         macho_image_free(&img);
     }
