@@ -143,6 +143,8 @@ static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
         return reply_error(c, 400, "no_uuid", "%s", e->msg);
     case SYMD_E_BAD_DEBUG_INFO:
         return reply_error(c, 400, "malformed_debug_info", "%s", e->msg);
+    case SYMD_E_NOT_CRASH_REPORT:
+        return reply_error(c, 415, "not_a_crash_report", "%s", e->msg);
     case SYMD_E_UNSUPPORTED:
         return reply_error(c, 422, "unsupported", "%s", e->msg);
     case SYMD_E_TOO_LARGE:
