@@ -60,6 +60,25 @@ static const char *const migrations[] = {
     "  kind TEXT NOT NULL,"
     "  data BLOB NOT NULL,"
     "  PRIMARY KEY(image_id, kind));",
+    /* 2: stored crash reports and the images they reference. */
+    "CREATE TABLE crashes("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  created_at INTEGER NOT NULL,"
+    "  format TEXT NOT NULL,"
+    "  process TEXT, bundle_id TEXT, app_version TEXT, os_version TEXT,"
+    "  hardware_model TEXT, incident_id TEXT, exception_type TEXT,"
+    "  signature TEXT NOT NULL,"
+    "  original BLOB NOT NULL,"
+    "  result TEXT NOT NULL,"
+    "  result_at INTEGER NOT NULL);"
+    "CREATE INDEX crashes_signature ON crashes(signature);"
+    "CREATE TABLE crash_images("
+    "  crash_id INTEGER NOT NULL REFERENCES crashes(id) ON DELETE CASCADE,"
+    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16),"
+    "  arch TEXT NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  PRIMARY KEY(crash_id, uuid, arch));"
+    "CREATE INDEX crash_images_uuid ON crash_images(uuid);",
 };
 
 static symd_status migrate(sqlite3 *db, symd_err *err)
@@ -746,4 +765,332 @@ void store_cache_stats_get(store *s, store_cache_stats *st)
     *st = s->stats;
     st->bytes = s->cache_bytes;
     pthread_mutex_unlock(&s->cache_mu);
+}
+
+/* ---- crash reports -------------------------------------------------------- */
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static char *col_dup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+void store_crash_free(store_crash *c)
+{
+    free(c->format);
+    free(c->process);
+    free(c->bundle_id);
+    free(c->app_version);
+    free(c->os_version);
+    free(c->hardware_model);
+    free(c->incident_id);
+    free(c->exception_type);
+    free(c->signature);
+    free(c->original);
+    free(c->result);
+    memset(c, 0, sizeof *c);
+}
+
+symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
+                            size_t nimgs, int64_t *id, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting crash transaction");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO crashes(created_at, format, process, bundle_id, "
+                           "app_version, os_version, hardware_model, incident_id, "
+                           "exception_type, signature, original, result, result_at) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?1)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "storing crash");
+        goto rollback;
+    }
+    int64_t now = store_now_ms();
+    sqlite3_bind_int64(st, 1, now);
+    bind_text_or_null(st, 2, c->format);
+    bind_text_or_null(st, 3, c->process);
+    bind_text_or_null(st, 4, c->bundle_id);
+    bind_text_or_null(st, 5, c->app_version);
+    bind_text_or_null(st, 6, c->os_version);
+    bind_text_or_null(st, 7, c->hardware_model);
+    bind_text_or_null(st, 8, c->incident_id);
+    bind_text_or_null(st, 9, c->exception_type);
+    bind_text_or_null(st, 10, c->signature ? c->signature : "");
+    sqlite3_bind_blob64(st, 11, c->original, c->original_len, SQLITE_STATIC);
+    bind_text_or_null(st, 12, c->result ? c->result : "{}");
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        r = db_fail(err, db, "storing crash");
+        goto rollback;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    *id = sqlite3_last_insert_rowid(db);
+    if (sqlite3_prepare_v2(db,
+                           "INSERT OR IGNORE INTO crash_images(crash_id, uuid, arch, name) "
+                           "VALUES (?1, ?2, ?3, ?4)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "storing crash images");
+        goto rollback;
+    }
+    for (size_t i = 0; i < nimgs; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_blob(st, 2, imgs[i].uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, imgs[i].arch, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, imgs[i].name, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            r = db_fail(err, db, "storing crash images");
+            goto rollback;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "committing crash");
+        goto rollback;
+    }
+    goto out;
+rollback:
+    sqlite3_finalize(st);
+    st = NULL;
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    conn_put(s, ci);
+    return r;
+}
+
+#define CRASH_COLS                                                                  \
+    "id, created_at, format, process, bundle_id, app_version, os_version, "         \
+    "hardware_model, incident_id, exception_type, signature, result_at"
+
+static void row_to_crash(sqlite3_stmt *st, store_crash *c)
+{
+    c->id = sqlite3_column_int64(st, 0);
+    c->created_at = sqlite3_column_int64(st, 1);
+    c->format = col_dup(st, 2);
+    c->process = col_dup(st, 3);
+    c->bundle_id = col_dup(st, 4);
+    c->app_version = col_dup(st, 5);
+    c->os_version = col_dup(st, 6);
+    c->hardware_model = col_dup(st, 7);
+    c->incident_id = col_dup(st, 8);
+    c->exception_type = col_dup(st, 9);
+    c->signature = col_dup(st, 10);
+    c->result_at = sqlite3_column_int64(st, 11);
+}
+
+symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
+                            symd_err *err)
+{
+    memset(c, 0, sizeof *c);
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT " CRASH_COLS ", original, result FROM crashes "
+                           "WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "loading crash");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "no crash %lld", (long long)id);
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        r = db_fail(err, db, "loading crash");
+        goto out;
+    }
+    row_to_crash(st, c);
+    c->result = col_dup(st, 13);
+    if (with_bytes) {
+        const void *b = sqlite3_column_blob(st, 12);
+        int n = sqlite3_column_bytes(st, 12);
+        c->original = malloc(n > 0 ? (size_t)n : 1);
+        if (!c->original) {
+            r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+            goto out;
+        }
+        if (n > 0)
+            memcpy(c->original, b, (size_t)n);
+        c->original_len = n > 0 ? (size_t)n : 0;
+    }
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    if (r != SYMD_OK)
+        store_crash_free(c);
+    return r;
+}
+
+symd_status store_update_crash(store *s, int64_t id, const char *signature,
+                               const char *result, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "UPDATE crashes SET signature = ?2, result = ?3, result_at = ?4 "
+                           "WHERE id = ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "updating crash");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, result, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, store_now_ms());
+    if (sqlite3_step(st) != SQLITE_DONE)
+        r = db_fail(err, db, "updating crash");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+symd_status store_list_crashes(store *s, const char *query, int64_t before_id, size_t limit,
+                               store_crash *out, size_t *n, bool *more, symd_err *err)
+{
+    *n = 0;
+    *more = false;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT " CRASH_COLS " FROM crashes WHERE (?1 = 0 OR id < ?1) "
+                           "AND (?2 IS NULL OR instr(lower(coalesce(process, '') || ' ' || "
+                           "coalesce(bundle_id, '') || ' ' || signature || ' ' || "
+                           "coalesce(exception_type, '') || ' ' || coalesce(app_version, '') "
+                           "|| ' ' || coalesce(incident_id, '')), lower(?2)) > 0) "
+                           "ORDER BY id DESC LIMIT ?3",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "listing crashes");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, before_id);
+    bind_text_or_null(st, 2, query && *query ? query : NULL);
+    sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        row_to_crash(st, &out[(*n)++]);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "listing crashes");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+symd_status store_crash_groups(store *s, const char *query, size_t limit,
+                               store_crash_group *out, size_t *n, symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT signature, count(*), min(created_at), max(created_at), "
+                           "max(id), (SELECT c2.app_version FROM crashes c2 WHERE "
+                           "c2.signature = crashes.signature ORDER BY c2.id DESC LIMIT 1), "
+                           "(SELECT c3.process FROM crashes c3 WHERE c3.signature = "
+                           "crashes.signature ORDER BY c3.id DESC LIMIT 1) "
+                           "FROM crashes WHERE ?1 IS NULL OR instr(lower(signature || ' ' || "
+                           "coalesce(process, '')), lower(?1)) > 0 GROUP BY signature "
+                           "ORDER BY count(*) DESC, max(created_at) DESC LIMIT ?2",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "grouping crashes");
+        goto out;
+    }
+    bind_text_or_null(st, 1, query && *query ? query : NULL);
+    sqlite3_bind_int64(st, 2, (int64_t)limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+        store_crash_group *g = &out[(*n)++];
+        g->signature = col_dup(st, 0);
+        g->count = sqlite3_column_int64(st, 1);
+        g->first_seen = sqlite3_column_int64(st, 2);
+        g->last_seen = sqlite3_column_int64(st, 3);
+        g->example_id = sqlite3_column_int64(st, 4);
+        g->app_version = col_dup(st, 5);
+        g->process = col_dup(st, 6);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "grouping crashes");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+void store_crash_group_free(store_crash_group *g)
+{
+    free(g->signature);
+    free(g->app_version);
+    free(g->process);
+    memset(g, 0, sizeof *g);
+}
+
+symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
+                                 symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT ci.uuid, ci.arch, max(ci.name), count(DISTINCT ci.crash_id), "
+                           "max(ci.crash_id) FROM crash_images ci WHERE NOT EXISTS (SELECT 1 "
+                           "FROM images i WHERE i.uuid = ci.uuid AND (ci.arch = '' OR i.arch "
+                           "= ci.arch)) GROUP BY ci.uuid, ci.arch "
+                           "ORDER BY count(DISTINCT ci.crash_id) DESC, max(ci.crash_id) DESC "
+                           "LIMIT ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "listing missing images");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)limit);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+        store_missing *m = &out[(*n)++];
+        memset(m, 0, sizeof *m);
+        const void *u = sqlite3_column_blob(st, 0);
+        if (u && sqlite3_column_bytes(st, 0) == 16)
+            memcpy(m->uuid, u, 16);
+        copy_text(m->arch, sizeof m->arch, sqlite3_column_text(st, 1));
+        copy_text(m->name, sizeof m->name, sqlite3_column_text(st, 2));
+        m->crashes = sqlite3_column_int64(st, 3);
+        m->last_crash_id = sqlite3_column_int64(st, 4);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "listing missing images");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
 }

@@ -12,7 +12,7 @@
 #include "../dsym/lineindex.h"
 #include "symindex.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store;
 
@@ -111,5 +111,60 @@ typedef struct {
 void store_cache_stats_get(store *s, store_cache_stats *st);
 
 int64_t store_now_ms(void);
+
+/* ---- crash reports ---- */
+
+/* A stored crash report: metadata, and on request its original bytes; the
+ * result is the last symbolication's JSON. Strings are owned. */
+typedef struct {
+    int64_t id, created_at, result_at;
+    char *format, *process, *bundle_id, *app_version, *os_version, *hardware_model,
+        *incident_id, *exception_type, *signature;
+    uint8_t *original;
+    size_t original_len;
+    char *result;
+} store_crash;
+void store_crash_free(store_crash *c);
+
+/* An image a crash references (for the missing-images list). */
+typedef struct {
+    uint8_t uuid[16];
+    const char *arch, *name; /* "" when unknown */
+} store_crash_image;
+
+/* Stores a crash (c->id and times are set by the store) and its images in
+ * one transaction; *id is the new crash's. */
+symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
+                            size_t nimgs, int64_t *id, symd_err *err);
+/* Loads crash id (with its original bytes when with_bytes). SYMD_E_NOT_FOUND
+ * when unknown. Free with store_crash_free. */
+symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
+                            symd_err *err);
+/* Replaces a crash's symbolication result and signature. */
+symd_status store_update_crash(store *s, int64_t id, const char *signature,
+                               const char *result, symd_err *err);
+/* Newest first; query matches process, bundle id, signature, exception,
+ * version or incident id (substring, any case); before_id > 0 continues. */
+symd_status store_list_crashes(store *s, const char *query, int64_t before_id, size_t limit,
+                               store_crash *out, size_t *n, bool *more, symd_err *err);
+
+typedef struct {
+    char *signature, *app_version, *process; /* owned */
+    int64_t count, first_seen, last_seen, example_id;
+} store_crash_group;
+/* Crashes grouped by signature, most frequent first. */
+symd_status store_crash_groups(store *s, const char *query, size_t limit,
+                               store_crash_group *out, size_t *n, symd_err *err);
+void store_crash_group_free(store_crash_group *g);
+
+typedef struct {
+    uint8_t uuid[16];
+    char arch[16], name[256];
+    int64_t crashes, last_crash_id;
+} store_missing;
+/* Images stored crashes reference that were never uploaded, the most needed
+ * first: the list CI should upload next. */
+symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
+                                 symd_err *err);
 
 #endif
