@@ -833,3 +833,68 @@ TEST(crashtext_address_width_from_the_report)
         free_report(&r);
     }
 }
+
+/* ---- fixtures/crashes/bigapp-twin.crash: the generated twin ---- */
+
+TEST(crashtext_twin_fixture_frames)
+{
+    size_t len;
+    uint8_t *src = read_fixture("fixtures/crashes/bigapp-twin.crash", &len);
+    if (!src)
+        return;
+    static const lit_frame t0[] = {
+        {"libfix.dylib", 0x1050f0374, 0x1050f0000, NULL, 0},
+        {"bigapp-arm64", 0x104a389f8, 0x104a38000, NULL, 0},
+        {"bigapp-arm64", 0x104a38b04, 0x104a38000, NULL, 0},
+        {"bigapp-arm64", 0x104a38bdc, 0x104a38000, NULL, 0},
+        {"libsystem_kernel.dylib", 0x1c3e1a334, 0x1c3df1000, NULL, 0},
+    };
+    crash_report r;
+    memset(&r, 0, sizeof r);
+    r.format = CRASH_FORMAT_CRASH;
+    r.code_type = S("ARM-64 (Native)");
+    r.text_header = S("Triggered by Thread:  0\n");
+    crash_thread th[1];
+    mk_thread(&th[0], 0, NULL, "com.apple.main-thread", true, t0, N(t0));
+    r.threads = th;
+    r.nthreads = 1;
+    r.crashed_thread = 0;
+    finish(&r);
+    symd_status st;
+    symd_err err;
+    char *txt = render(&r, NULL, 1 << 20, &st, &err);
+    /* Unsymbolicated: the thread is the fixture's, byte for byte. */
+    const char *a = txt ? strstr(txt, "Thread 0 name:") : NULL;
+    const char *b = strstr((char *)src, "Thread 0 name:");
+    const char *be = b ? strstr(b, "\n\n") : NULL;
+    CHECK(a && be && strncmp(a, b, (size_t)(be - b) + 2) == 0, "twin thread:\n%s", txt ? txt : "");
+    free(txt);
+
+    /* Symbolicated as twins.expected.tsv says. */
+    crash_level l0[] = {{"fix_mul", "fix_mul", true, 4, NULL, 0, 0, false}};
+    crash_level l1[] = {{"mix", "mix", false, 0, "./src/app.c", 14, 15, true},
+                        {"static_square", "static_square", true, 20, "./src/app.c", 20, 12, false}};
+    crash_level l2[] = {{"mix", "mix", false, 0, "./src/app.c", 14, 15, true},
+                        {"static_accumulate", "static_accumulate", true, 76, "./src/app.c", 27, 15, false}};
+    crash_level l3[] = {{"main", "main", true, 60, "./src/app.c", 88, 7, false}};
+    crash_symframe sf[] = {
+        {CSYM_SYMBOLICATED, "libfix.dylib", l0, 1}, {CSYM_SYMBOLICATED, "bigapp-arm64", l1, 2},
+        {CSYM_SYMBOLICATED, "bigapp-arm64", l2, 2}, {CSYM_SYMBOLICATED, "bigapp-arm64", l3, 1},
+        {CSYM_MISSING_IMAGE, NULL, NULL, 0},
+    };
+    crash_symbolication s = {sf, NULL, NULL, NULL};
+    txt = render(&r, &s, 1 << 20, &st, &err);
+    const char *want =
+        "Thread 0 Crashed:\n"
+        "0   libfix.dylib                  \t0x00000001050f0374 fix_mul + 4\n"
+        "1   bigapp-arm64                  \t0x0000000104a389f8 mix (app.c:14)\n"
+        "1   bigapp-arm64                  \t0x0000000104a389f8 static_square + 20 (app.c:20)\n"
+        "2   bigapp-arm64                  \t0x0000000104a38b04 mix (app.c:14)\n"
+        "2   bigapp-arm64                  \t0x0000000104a38b04 static_accumulate + 76 (app.c:27)\n"
+        "3   bigapp-arm64                  \t0x0000000104a38bdc main + 60 (app.c:88)\n"
+        "4   libsystem_kernel.dylib        \t0x00000001c3e1a334 0x1c3df1000 + 168756\n\n";
+    CHECK(txt && strstr(txt, want), "symbolicated twin:\n%s", txt ? txt : "");
+    free(txt);
+    free(src);
+    free_report(&r);
+}
