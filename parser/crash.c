@@ -209,6 +209,7 @@ typedef struct {
     bool have_pending;       /* a "Thread N name:" line waits for its thread */
     long pending_number;
     char *pending_name, *pending_queue;
+    char *app_path;          /* header "Path:", to mark the main binary */
 } tp;
 
 static symd_status tfail(tp *t, symd_status kind, const char *fmt, ...)
@@ -483,9 +484,11 @@ static symd_status parse_image(tp *t, const char *s, const char *e)
         char ub[40];
         memcpy(ub, lt + 1, (size_t)(gt - lt - 1));
         ub[gt - lt - 1] = 0;
-        if (!uuid_parse(ub, im->uuid))
+        /* KSCrash writes "<(null)>" for an image without LC_UUID. */
+        bool none = !ub[0] || strcmp(ub, "(null)") == 0 || strcmp(ub, "???") == 0;
+        if (!none && !uuid_parse(ub, im->uuid))
             return tfail(t, SYMD_E_CORRUPT, "bad image UUID <%s>", ub);
-        im->has_uuid = true;
+        im->has_uuid = !none;
         mid_e = lt;
         path = gt + 1;
     } else {
@@ -602,6 +605,8 @@ static symd_status header_line(tp *t, const char *s, const char *e)
             t->crashed_number = (long)n;
         return SYMD_OK;
     }
+    if (kl == 4 && memcmp(s, "Path", 4) == 0 && !t->app_path)
+        return set_str(t->p, &t->app_path, v, (size_t)(ve - v));
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (strlen(keys[i].key) != kl || memcmp(keys[i].key, s, kl) != 0)
             continue;
@@ -715,7 +720,7 @@ static symd_status text_line(tp *t, const char *ls, const char *le, const char *
  * input. Registers are kept only for the crashed thread's state block. */
 static symd_status parse_text(cp *p, const char *body, size_t n, size_t first_line)
 {
-    tp t = {p, first_line, ST_HEADER, -1, false, -1, NULL, NULL};
+    tp t = {p, first_line, ST_HEADER, -1, false, -1, NULL, NULL, NULL};
     size_t header_end = SIZE_MAX;
     symd_status st = SYMD_OK;
     const char *q = body, *end = body + n;
@@ -745,9 +750,16 @@ static symd_status parse_text(cp *p, const char *body, size_t n, size_t first_li
     }
     free(t.pending_name);
     free(t.pending_queue);
+    crash_report *r = p->r;
+    bool any_app = false;
+    for (size_t i = 0; i < r->nimages; i++)
+        any_app |= r->images[i].is_app;
+    for (size_t i = 0; i < r->nimages && !any_app && t.app_path; i++)
+        if (r->images[i].path && strcmp(r->images[i].path, t.app_path) == 0)
+            r->images[i].is_app = true;
+    free(t.app_path);
     if (st)
         return st;
-    crash_report *r = p->r;
     if (r->nthreads == 0)
         return tfail(&t, SYMD_E_CORRUPT, "the report has no thread section");
     if (header_end == SIZE_MAX)
