@@ -20,7 +20,7 @@ endif
 # Everything but main.c goes into a library the tests and fuzzers link too.
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
-           parser/backtrace.c server/symbolicate.c server/http.c server/crashtext.c
+           parser/backtrace.c parser/crash.c server/symbolicate.c server/http.c server/crashtext.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -28,7 +28,7 @@ SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

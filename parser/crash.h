@@ -14,6 +14,7 @@
 #define CRASH_MAX_FRAMES 100000 /* over all threads */
 #define CRASH_MAX_IMAGES 10000
 #define CRASH_MAX_LINE 65536    /* bytes in one line of a text report */
+#define CRASH_MAX_REGISTERS 256 /* in crash_report.registers */
 
 typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS } crash_format;
 

@@ -1,0 +1,685 @@
+/* parser/crash.c: text .crash and .ips reports into the crash model. */
+#include <dirent.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../parser/crash.h"
+#include "../util/hex.h"
+#include "test.h"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) {
+        b[n] = 0;
+        *len = (size_t)n;
+    }
+    return b;
+}
+
+static const char *real_dir(void)
+{
+    const char *env = getenv("SYMD_REAL_CRASHES");
+    return env && *env ? env : root_path("../shared/real-crashes");
+}
+
+static symd_status parse_str(const char *s, crash_report *r, symd_err *err)
+{
+    symd_err_clear(err);
+    return crash_parse((const uint8_t *)s, strlen(s), r, err);
+}
+
+/* A 4xx answer: the report's fault, not ours. */
+static bool is_input_error(symd_status st)
+{
+    return st == SYMD_E_CORRUPT || st == SYMD_E_TOO_LARGE || st == SYMD_E_NOT_CRASH_REPORT;
+}
+
+/* Thread and frame counts of a text report, counted the simple way: thread
+ * headers "Thread N:" / "Thread N Crashed:", and lines "N  image ... 0x..."
+ * until the blank line that ends the thread. */
+static void count_text(const char *s, size_t *threads, size_t *frames)
+{
+    regex_t th, fr;
+    regcomp(&th, "^Thread [0-9]+( Crashed)?::?", REG_EXTENDED | REG_NOSUB);
+    regcomp(&fr, "^[0-9]+[ \t]+[^ \t].*0x[0-9a-fA-F]+", REG_EXTENDED | REG_NOSUB);
+    *threads = *frames = 0;
+    bool in = false;
+    char line[70000];
+    while (*s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        if (n >= sizeof line)
+            n = sizeof line - 1;
+        memcpy(line, s, n);
+        line[n] = 0;
+        if (n && line[n - 1] == '\r')
+            line[n - 1] = 0;
+        if (!line[strspn(line, " \t")])
+            in = false;
+        else if (regexec(&th, line, 0, NULL, 0) == 0) {
+            (*threads)++;
+            in = true;
+        } else if (in && regexec(&fr, line, 0, NULL, 0) == 0)
+            (*frames)++;
+        s = nl ? nl + 1 : s + strlen(s);
+    }
+    regfree(&th);
+    regfree(&fr);
+}
+
+/* The same for any report: JSON bodies are counted with jansson. */
+static void count_report(const char *s, size_t *threads, size_t *frames)
+{
+    if (s[0] == '{') {
+        const char *nl = strchr(s, '\n');
+        const char *b = nl ? nl + 1 : "";
+        while (*b == ' ' || *b == '\n' || *b == '\r' || *b == '\t')
+            b++;
+        if (*b == '{') {
+            json_error_t je;
+            json_t *root = json_loads(b, 0, &je);
+            json_t *th = json_object_get(root, "threads");
+            *threads = json_array_size(th);
+            *frames = 0;
+            for (size_t i = 0; i < *threads; i++)
+                *frames += json_array_size(json_object_get(json_array_get(th, i), "frames"));
+            json_decref(root);
+            return;
+        }
+        s = b;
+    }
+    count_text(s, threads, frames);
+}
+
+static bool uuid_is(const crash_image *im, const char *u)
+{
+    uint8_t want[16];
+    return im->has_uuid && uuid_parse(u, want) && memcmp(im->uuid, want, 16) == 0;
+}
+
+/* ---- the real reports ---------------------------------------------------------- */
+
+static const struct {
+    const char *file, *process, *exception_type;
+    long crashed;
+    size_t thread, frame; /* a known frame */
+    uint64_t address, load;
+    const char *symbol;
+    uint64_t symbol_offset;
+    size_t image;
+    const char *uuid, *image_name;
+} known[] = {
+    {"kscrash-Abort.crash", "Crash-Tester", "EXC_CRASH (SIGABRT)", 0, 0, 2, 0x668a8, 0x5f000,
+     "-[Crasher doAbort]", 8, 0, "5425b875d1423832be8c3b7dd8130813", "Crash-Tester"},
+    {"kscrash-BadPointer.crash", "Crash-Tester", "EXC_BAD_ACCESS (SIGSEGV)", 0, 0, 0, 0x5b720,
+     0x54000, "-[Crasher dereferenceBadPointer]", 24, 0, NULL, "Crash-Tester"},
+    {"kscrash-NSException.crash", "Crash-Tester", "EXC_CRASH (SIGABRT)", 0, 0, 1, 0x35099c5d,
+     0x35095000, "objc_exception_throw", 25, 1, NULL, "MobileSubstrate.dylib"},
+    {"kscrash-StackOverflow.crash", "Crash-Tester", "EXC_BAD_ACCESS (SIGSEGV)", 0, 1, 0, 0, 0,
+     NULL, 0, 0, NULL, NULL},
+    {"kscrash-Zombie.crash", "Crash-Tester", NULL, 0, 1, 0, 0, 0, NULL, 0, 0, NULL, NULL},
+    {"ios14-abort-bugtype109.ips", "itunescloudd", "EXC_CRASH (SIGABRT)", 7, 0, 0, 0x1c3df54fc,
+     0x1c3df1000, NULL, 0, 0, "ca63a72de9ee3ba2835b50ddda3fb008", "itunescloudd"},
+    {"ios14-symbolicated-bugtype109.ips", "kaki", "EXC_CRASH (SIGABRT)", 0, 0, 4, 0x100081a1c, 0,
+     "main", 108, 0, "5fd6c4ca55493855959fbe077158c67a", "kaki"},
+    {"ipados15-amongus.ips", "AmongUs", "EXC_CRASH", 0, 0, 0, 7437008896ull + 8952, 7437008896ull,
+     "kevent", 8, 0, "28a82cbd-b210-3662-af9e-636819d8909a", "libsystem_kernel.dylib"},
+};
+
+static void check_known(const char *name, const crash_report *r)
+{
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(known[i].file, name) != 0)
+            continue;
+        CHECK(r->process && strcmp(r->process, known[i].process) == 0, "%s: process %s", name,
+              r->process);
+        CHECK(!known[i].exception_type ||
+                  (r->exception_type && strcmp(r->exception_type, known[i].exception_type) == 0),
+              "%s: exception %s", name, r->exception_type);
+        CHECK(r->crashed_thread == known[i].crashed, "%s: crashed thread %ld", name,
+              r->crashed_thread);
+        CHECK(r->crashed_thread >= 0 && r->threads[r->crashed_thread].crashed, "%s: crashed flag",
+              name);
+        if (!known[i].address)
+            return;
+        if (known[i].thread >= r->nthreads || known[i].frame >= r->threads[known[i].thread].nframes) {
+            CHECK(false, "%s: no frame %zu.%zu", name, known[i].thread, known[i].frame);
+            return;
+        }
+        const crash_frame *f = &r->threads[known[i].thread].frames[known[i].frame];
+        CHECK(f->address == known[i].address, "%s: frame address %#" PRIx64, name, f->address);
+        CHECK(!known[i].load || (f->has_load && f->load_address == known[i].load),
+              "%s: frame load %#" PRIx64, name, f->load_address);
+        CHECK(!known[i].symbol || (f->symbol && strcmp(f->symbol, known[i].symbol) == 0 &&
+                                   f->has_symbol_offset &&
+                                   f->symbol_offset == known[i].symbol_offset),
+              "%s: frame symbol %s + %" PRIu64, name, f->symbol, f->symbol_offset);
+        CHECK(f->image >= 0 && (size_t)f->image < r->nimages, "%s: frame image %ld", name,
+              f->image);
+        CHECK(known[i].image < r->nimages && r->images[known[i].image].name &&
+                  strcmp(r->images[known[i].image].name, known[i].image_name) == 0,
+              "%s: image name", name);
+        CHECK(!known[i].uuid || uuid_is(&r->images[known[i].image], known[i].uuid),
+              "%s: image uuid", name);
+        return;
+    }
+}
+
+/* Calls fn(name, buf, len) for every report in the real-crashes directory;
+ * false (and a printed note) when the directory is absent. */
+static bool each_real(void (*fn)(const char *, uint8_t *, size_t))
+{
+    DIR *d = opendir(real_dir());
+    if (!d) {
+        printf("SKIP: %s is absent; real crash reports not tested\n", real_dir());
+        return false;
+    }
+    struct dirent *de;
+    size_t n = 0;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (!(l > 6 && strcmp(de->d_name + l - 6, ".crash") == 0) &&
+            !(l > 4 && strcmp(de->d_name + l - 4, ".ips") == 0))
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", real_dir(), de->d_name);
+        size_t len;
+        uint8_t *buf = slurp(path, &len);
+        CHECK(buf, "cannot read %s", path);
+        if (buf)
+            fn(de->d_name, buf, len);
+        free(buf);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 8, "only %zu reports in %s", n, real_dir());
+    return true;
+}
+
+static void real_one(const char *name, uint8_t *buf, size_t len)
+{
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    symd_status st = crash_parse(buf, len, &r, &err);
+    CHECK(st == SYMD_OK, "%s: %s", name, err.msg);
+    if (st)
+        return;
+    size_t want_t, want_f;
+    count_report((const char *)buf, &want_t, &want_f);
+    printf("  %-36s threads %zu/%zu frames %zu/%zu images %zu registers %zu\n", name, r.nthreads,
+           want_t, r.total_frames, want_f, r.nimages, r.nregisters);
+    size_t sum = 0;
+    for (size_t i = 0; i < r.nthreads; i++)
+        sum += r.threads[i].nframes;
+    CHECK(r.nthreads == want_t && want_t > 0, "%s: %zu threads, the file has %zu", name,
+          r.nthreads, want_t);
+    CHECK(r.total_frames == want_f && sum == want_f, "%s: %zu frames, the file has %zu", name,
+          r.total_frames, want_f);
+    CHECK(r.nimages > 0 && r.nregisters > 0, "%s: images and registers", name);
+    bool ips = buf[0] == '{';
+    CHECK(r.format == (ips ? CRASH_FORMAT_IPS : CRASH_FORMAT_CRASH), "%s: format", name);
+    CHECK(!ips == !r.header_json, "%s: header_json", name);
+    CHECK(r.bug_type == (ips ? (strstr(name, "309") || strstr(name, "ipados") ? 309 : 109) : 0),
+          "%s: bug_type %d", name, r.bug_type);
+    CHECK((r.bug_type == 309) == !r.text_header, "%s: text_header", name);
+    if (r.text_header)
+        CHECK(strstr(r.text_header, "Incident Identifier:") && !strstr(r.text_header, "\nThread 0"),
+              "%s: text_header holds the header only", name);
+    for (size_t i = 0; i < r.nthreads; i++)
+        for (size_t k = 0; k < r.threads[i].nframes; k++)
+            CHECK(r.threads[i].frames[k].image >= 0, "%s: thread %zu frame %zu has no image",
+                  name, i, k);
+    check_known(name, &r);
+    crash_report_free(&r);
+}
+
+TEST(crash_real_reports_parse_with_every_thread_and_frame)
+{
+    each_real(real_one);
+}
+
+/* Every prefix ending at a line boundary: OK or the report's fault; then
+ * bit flips anywhere. Run under ASan by `make SANITIZE=address,undefined test`. */
+static void truncate_and_flip(const char *name, uint8_t *buf, size_t len)
+{
+    crash_report r;
+    symd_err err;
+    size_t ok = 0, bad = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i != len && buf[i] != '\n')
+            continue;
+        uint8_t *copy = malloc(i + 1); /* exact size: ASan sees overreads */
+        memcpy(copy, buf, i);
+        symd_err_clear(&err);
+        symd_status st = crash_parse(copy, i, &r, &err);
+        CHECK(st == SYMD_OK || is_input_error(st), "%s cut at %zu: %d %s", name, i, st, err.msg);
+        st == SYMD_OK ? ok++ : bad++;
+        crash_report_free(&r);
+        free(copy);
+    }
+    uint32_t seed = 12345;
+    for (int k = 0; k < 300; k++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, buf, len);
+        for (int f = 0; f < 1 + k % 4; f++) {
+            seed = seed * 1103515245u + 12345u;
+            copy[(seed >> 8) % len] ^= (uint8_t)(1u << (seed >> 28 & 7));
+        }
+        symd_err_clear(&err);
+        symd_status st = crash_parse(copy, len, &r, &err);
+        CHECK(st == SYMD_OK || is_input_error(st), "%s flip %d: %d %s", name, k, st, err.msg);
+        crash_report_free(&r);
+        free(copy);
+    }
+    printf("  %-36s line cuts: %zu OK, %zu refused\n", name, ok, bad);
+}
+
+TEST(crash_truncated_and_flipped_reports_are_refused_or_parsed)
+{
+    each_real(truncate_and_flip);
+}
+
+/* ---- generated reports, one per form of the contract ---------------------------- */
+
+TEST(crash_macos_text_report)
+{
+    const char *rep =
+        "Process:               Foo [1234]\r\n"
+        "Path:                  /Applications/Foo.app/Contents/MacOS/Foo\r\n"
+        "Identifier:            com.foo.App\r\n"
+        "Version:               1.0 (1)\r\n"
+        "Code Type:             X86-64 (Native)\r\n"
+        "OS Version:            Mac OS X 10.15.7 (19H2)\r\n"
+        "Report Version:        12\r\n"
+        "\r\n"
+        "Exception Type:        EXC_BAD_ACCESS (SIGSEGV)\r\n"
+        "Exception Codes:       KERN_INVALID_ADDRESS at 0x0000000000000000\r\n"
+        "Termination Reason:    Namespace SIGNAL, Code 0xb\r\n"
+        "Triggered by Thread:   1\r\n"
+        "\r\n"
+        "Application Specific Information:\r\n"
+        "something odd\r\n"
+        "\r\n\r\n"
+        "Thread 0:: Dispatch queue: com.apple.main-thread\r\n"
+        "0   libsystem_kernel.dylib        \t0x00007fff6b0b4dfa mach_msg_trap + 10\r\n"
+        "1   ?\?\?                           \t0x0000000000000000 0 + 0\r\n"
+        "\r\n"
+        "Thread 1 Crashed:: Worker\r\n"
+        "0\tcom.foo.App\t0x000000010e8c7a1c -[Foo bar:] + 28 (Foo.m:42)\r\n"
+        "1   com.foo.App                   0x000000010e8c7b00 closure #1 in Foo.run() + 12 (Foo.swift:7)\r\n"
+        "2   Google Chrome Framework       0x000000010e8c7c00 0x10e8c6000 + 7168\r\n"
+        "3   libdyld.dylib                 0x00007fff6af6dcc9 start + 1\r\n"
+        "\r\n"
+        "Thread 1 crashed with X86 Thread State (64-bit):\r\n"
+        "  rax: 0x0000000000000000  rbx: 0x00007ffee1339a38  rcx: 0x0000000000000001\r\n"
+        "  rip: 0x000000010e8c7a1c  rfl: 0x0000000000010246  cr2: 0x0000000000000000\r\n"
+        "  \r\n"
+        "Logical CPU:     2\r\n"
+        "\r\n"
+        "Binary Images:\r\n"
+        "       0x10e8c6000 -        0x10e8c9fff +com.foo.App (1.0 - 1) <3E2C7AB4-1F3C-3D8B-A4C4-AB2E2C4C4B9F> /Applications/Foo.app/Contents/MacOS/Foo\r\n"
+        "    0x7fff6b0b3000 -     0x7fff6b0e0fff  libsystem_kernel.dylib (6153.141.2) <8E1A5D5B-1F2C-3C3E-8A8B-2C3D4E5F6A7B> /usr/lib/system/libsystem_kernel.dylib\r\n"
+        "    0x7fff6af6b000 -     0x7fff6af6cfff  libdyld.dylib (750.6) <AAAAAAAA-1F2C-3C3E-8A8B-2C3D4E5F6A7B> /usr/lib/system/libdyld.dylib\r\n"
+        "               0x0 - 0xffffffffffffffff  ?\?\? (?\?\?) <00000000-0000-0000-0000-000000000000> ?\?\?\r\n"
+        "\r\n"
+        "External Modification Summary:\r\n"
+        "  Calls made by other processes targeting this process:\r\n";
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(rep, &r, &err) == SYMD_OK, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.format == CRASH_FORMAT_CRASH && !r.header_json && r.bug_type == 0, "format");
+    CHECK(strcmp(r.process, "Foo") == 0 && strcmp(r.bundle_id, "com.foo.App") == 0 &&
+              strcmp(r.app_version, "1.0 (1)") == 0 && strcmp(r.report_version, "12") == 0,
+          "header fields");
+    CHECK(strcmp(r.exception_signal, "SIGSEGV") == 0 &&
+              strcmp(r.termination, "Namespace SIGNAL, Code 0xb") == 0,
+          "exception");
+    CHECK(r.nthreads == 2 && r.crashed_thread == 1 && r.threads[1].crashed &&
+              !r.threads[0].crashed && r.total_frames == 6,
+          "threads %zu crashed %ld", r.nthreads, r.crashed_thread);
+    CHECK(strstr(r.text_header, "Application Specific Information:\r\nsomething odd") &&
+              !strstr(r.text_header, "Thread 0"),
+          "text_header verbatim");
+    if (r.nthreads == 2 && r.threads[0].nframes == 2 && r.threads[1].nframes == 4) {
+        CHECK(strcmp(r.threads[0].queue, "com.apple.main-thread") == 0 && !r.threads[0].name,
+              "queue");
+        CHECK(strcmp(r.threads[1].name, "Worker") == 0, "name");
+        crash_frame *f = r.threads[1].frames;
+        CHECK(f[0].address == 0x10e8c7a1c && strcmp(f[0].symbol, "-[Foo bar:]") == 0 &&
+                  f[0].symbol_offset == 28 && strcmp(f[0].file, "Foo.m") == 0 && f[0].line == 42 &&
+                  f[0].image == 0 && !f[0].has_load,
+              "tab-separated frame with file:line: %s %s", f[0].symbol, f[0].file);
+        CHECK(strcmp(f[1].symbol, "closure #1 in Foo.run()") == 0 && f[1].symbol_offset == 12 &&
+                  strcmp(f[1].file, "Foo.swift") == 0 && f[1].line == 7,
+              "swift frame: %s", f[1].symbol);
+        CHECK(strcmp(f[2].image_name, "Google Chrome Framework") == 0 && f[2].has_load &&
+                  f[2].load_address == 0x10e8c6000 && !f[2].symbol && f[2].image == 0,
+              "image name with spaces, matched by address: %ld", f[2].image);
+        CHECK(f[3].image == 2 && f[3].symbol_offset == 1, "libdyld");
+        crash_frame *g = r.threads[0].frames;
+        CHECK(strcmp(g[1].image_name, "?\?\?") == 0 && g[1].address == 0 && g[1].has_load &&
+                  g[1].load_address == 0,
+              "?\?\? frame");
+        CHECK(g[0].image == 1, "by name");
+    }
+    CHECK(r.nimages == 4, "images %zu", r.nimages);
+    if (r.nimages == 4) {
+        crash_image *im = r.images;
+        CHECK(im[0].is_app && strcmp(im[0].name, "com.foo.App") == 0 &&
+                  strcmp(im[0].bundle_id, "com.foo.App") == 0 &&
+                  strcmp(im[0].version, "1.0 - 1") == 0 && !im[0].arch &&
+                  uuid_is(&im[0], "3E2C7AB4-1F3C-3D8B-A4C4-AB2E2C4C4B9F") &&
+                  im[0].end_address == 0x10e8c9fff &&
+                  strcmp(im[0].path, "/Applications/Foo.app/Contents/MacOS/Foo") == 0,
+              "app image");
+        CHECK(!im[1].is_app && strcmp(im[1].name, "libsystem_kernel.dylib") == 0 &&
+                  !im[1].bundle_id && strcmp(im[1].version, "6153.141.2") == 0,
+              "dylib image");
+        CHECK(strcmp(im[3].name, "?\?\?") == 0 && strcmp(im[3].version, "?\?\?") == 0 &&
+                  strcmp(im[3].path, "?\?\?") == 0 && im[3].end_address == UINT64_MAX,
+              "?\?\? image");
+    }
+    CHECK(r.nregisters == 6 && strcmp(r.registers[0].name, "rax") == 0 &&
+              strcmp(r.registers[3].name, "rip") == 0 &&
+              strcmp(r.registers[3].value, "0x000000010e8c7a1c") == 0,
+          "x86 registers %zu", r.nregisters);
+    crash_report_free(&r);
+}
+
+TEST(crash_ios_text_with_json_header_and_old_forms)
+{
+    const char *rep =
+        "{\"app_name\":\"MyApp\",\"bug_type\":\"109\",\"os_version\":\"iPhone OS 14.8\"}\n"
+        "Incident Identifier: 13917FF0-E1B1-4652-84C2-85516D101DFE\n"
+        "Hardware Model:      iPhone11,8\n"
+        "Process:             MyApp [692]\n"
+        "Path:                /var/containers/Bundle/Application/X/MyApp.app/MyApp\n"
+        "Report Version:      104\n"
+        "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+        "Crashed Thread:  2\n"
+        "\n"
+        "Last Exception Backtrace:\n"
+        "0   CoreFoundation                	0x1a6f1e5ac __exceptionPreprocess + 220\n"
+        "\n"
+        "Thread 0 name:  Dispatch queue: com.apple.main-thread\n"
+        "Thread 0:\n"
+        "0   libsystem_kernel.dylib        \t0x00000001c3df54fc 0x1c3df1000 + 17660\n"
+        "\n"
+        "Thread 1 name:  worker\n"
+        "Thread 1:\n"
+        "\n"
+        "Thread 2:\n"
+        "0   MyApp                         0x1000e4a10 0x1000e4000 + 2576 (main + 16)\n"
+        "1   MyApp                         0x1000e4b10 -[A b] + 4 (A.m:9)\n"
+        "2   UnknownLib                    0x00001234 0x00001000 + 564\n"
+        "\n"
+        "Thread 2 crashed with ARM Thread State (64-bit):\n"
+        "    x0: 0x0000000000000001   x1: 0x0000000000000002\n"
+        "    fp: 0x000000016f6768e0   lr: 0x00000001e18a1a9c\n"
+        "   far: 0x0000000000000000  esr: 0x92000006 (Data Abort) byte read Translation fault\n"
+        "\n"
+        "Binary Images:\n"
+        "0x1000e4000 - 0x1000effff MyApp arm64  <6c9a0f8b2d1e3f4a5b6c7d8e9f0a1b2c> /var/containers/Bundle/Application/X/MyApp.app/MyApp\n"
+        "0x1c3df1000 - 0x1c3e2ffff libsystem_kernel.dylib arm64e  /usr/lib/system/libsystem_kernel.dylib\n"
+        "\n"
+        "EOF\n";
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(rep, &r, &err) == SYMD_OK, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.format == CRASH_FORMAT_IPS && r.bug_type == 109 && r.header_json &&
+              r.header_json[0] == '{' && !strchr(r.header_json, '\n'),
+          "json header");
+    CHECK(r.text_header && strncmp(r.text_header, "Incident Identifier:", 20) == 0 &&
+              strstr(r.text_header, "Last Exception Backtrace:"),
+          "text header");
+    CHECK(strcmp(r.process, "MyApp") == 0 && strcmp(r.hardware_model, "iPhone11,8") == 0,
+          "header");
+    CHECK(r.nthreads == 3 && r.total_frames == 4 && r.crashed_thread == 2 && r.threads[2].crashed,
+          "threads %zu frames %zu crashed %ld", r.nthreads, r.total_frames, r.crashed_thread);
+    if (r.nthreads == 3 && r.threads[2].nframes == 3) {
+        CHECK(strcmp(r.threads[0].queue, "com.apple.main-thread") == 0, "queue");
+        CHECK(strcmp(r.threads[1].name, "worker") == 0 && r.threads[1].nframes == 0, "name");
+        crash_frame *f = r.threads[2].frames;
+        CHECK(f[0].has_load && f[0].load_address == 0x1000e4000 && strcmp(f[0].symbol, "main") == 0 &&
+                  f[0].symbol_offset == 16 && f[0].image == 0,
+              "kscrash form");
+        CHECK(strcmp(f[1].symbol, "-[A b]") == 0 && f[1].line == 9, "file:line");
+        CHECK(f[2].image == -1 && f[2].address == 0x1234, "32-bit frame of no image");
+        CHECK(r.threads[0].frames[0].image == 1, "by name");
+    }
+    CHECK(r.nimages == 2 && r.images[0].is_app && strcmp(r.images[0].arch, "arm64") == 0 &&
+              uuid_is(&r.images[0], "6c9a0f8b2d1e3f4a5b6c7d8e9f0a1b2c") && !r.images[1].has_uuid &&
+              strcmp(r.images[1].path, "/usr/lib/system/libsystem_kernel.dylib") == 0 &&
+              strcmp(r.images[1].arch, "arm64e") == 0,
+          "images");
+    CHECK(r.nregisters == 6 && strcmp(r.registers[5].name, "esr") == 0 &&
+              strcmp(r.registers[5].value, "0x92000006") == 0,
+          "registers %zu", r.nregisters);
+    crash_report_free(&r);
+}
+
+static const char *ips_body =
+    "{\"bug_type\":\"309\",\"name\":\"App\"}\n"
+    "{\n"
+    "  \"procName\" : \"App\", \"procPath\" : \"/p/App\", \"modelCode\" : \"iPhone14,2\",\n"
+    "  \"cpuType\" : \"ARM-64\", \"incident\" : \"ABC\", \"captureTime\" : \"2024-01-01\",\n"
+    "  \"osVersion\" : {\"train\" : \"iPhone OS 17.2\", \"build\" : \"21C62\"},\n"
+    "  \"bundleInfo\" : {\"CFBundleIdentifier\" : \"com.x.App\", \"CFBundleShortVersionString\" : \"2.0\", \"CFBundleVersion\" : \"7\"},\n"
+    "  \"exception\" : {\"type\" : \"EXC_BAD_ACCESS\", \"signal\" : \"SIGSEGV\", \"rawCodes\" : [1, 16]},\n"
+    "  \"termination\" : {\"namespace\" : \"SIGNAL\", \"code\" : 11, \"indicator\" : \"Segmentation fault: 11\"},\n"
+    "  \"faultingThread\" : 1,\n"
+    "  \"usedImages\" : [\n"
+    "    {\"base\" : 4294967296, \"size\" : 16384, \"uuid\" : \"6c9a0f8b-2d1e-3f4a-5b6c-7d8e9f0a1b2c\", \"name\" : \"App\", \"path\" : \"/p/App\", \"arch\" : \"arm64\", \"CFBundleIdentifier\" : \"com.x.App\"},\n"
+    "    {\"base\" : 0, \"size\" : 0, \"source\" : \"A\"}\n"
+    "  ],\n"
+    "  \"threads\" : [\n"
+    "    {\"id\" : 1, \"queue\" : \"com.apple.main-thread\", \"frames\" : [{\"imageIndex\" : 1, \"imageOffset\" : 7}]},\n"
+    "    {\"id\" : 2, \"name\" : \"w\", \"triggered\" : true,\n"
+    "     \"threadState\" : {\"flavor\" : \"ARM_THREAD_STATE64\", \"x\" : [{\"value\" : 1}, {\"value\" : 2}], \"pc\" : {\"value\" : 4294967396}, \"lr\" : {\"value\" : 5}},\n"
+    "     \"frames\" : [{\"imageIndex\" : 0, \"imageOffset\" : 100, \"symbol\" : \"main\", \"symbolLocation\" : 4, \"sourceFile\" : \"m.c\", \"sourceLine\" : 3}]}\n"
+    "  ]\n"
+    "}\n";
+
+TEST(crash_ips_json_body)
+{
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(ips_body, &r, &err) == SYMD_OK, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.format == CRASH_FORMAT_IPS && r.bug_type == 309 && !r.text_header, "format");
+    CHECK(strcmp(r.process, "App") == 0 && strcmp(r.hardware_model, "iPhone14,2") == 0 &&
+              strcmp(r.os_version, "iPhone OS 17.2 (21C62)") == 0 &&
+              strcmp(r.app_version, "2.0 (7)") == 0 && strcmp(r.bundle_id, "com.x.App") == 0,
+          "fields");
+    CHECK(strcmp(r.exception_codes, "0x0000000000000001, 0x0000000000000010") == 0,
+          "codes from rawCodes: %s", r.exception_codes);
+    CHECK(strcmp(r.termination, "Namespace SIGNAL, Code 0xb Segmentation fault: 11") == 0,
+          "termination: %s", r.termination);
+    CHECK(r.crashed_thread == 1 && r.nthreads == 2 && r.total_frames == 2, "threads");
+    if (r.nthreads == 2 && r.threads[1].nframes == 1) {
+        crash_frame *f = &r.threads[1].frames[0];
+        CHECK(f->address == 4294967396 && f->image == 0 && f->has_load &&
+                  f->load_address == 4294967296 && strcmp(f->symbol, "main") == 0 &&
+                  f->symbol_offset == 4 && strcmp(f->file, "m.c") == 0 && f->line == 3 &&
+                  strcmp(f->image_name, "App") == 0,
+              "frame");
+        CHECK(r.threads[0].frames[0].address == 7 && !r.threads[0].frames[0].image_name,
+              "frame of a nameless image");
+        CHECK(strcmp(r.threads[1].name, "w") == 0 && r.threads[1].number == 1, "thread");
+    }
+    CHECK(r.nimages == 2 && r.images[0].is_app && r.images[0].has_end &&
+              r.images[0].end_address == 4294967296 + 16383 && !r.images[1].has_end &&
+              !r.images[1].has_uuid && uuid_is(&r.images[0], "6c9a0f8b2d1e3f4a5b6c7d8e9f0a1b2c"),
+          "images");
+    CHECK(r.nregisters == 4 && strcmp(r.registers[1].name, "x1") == 0 &&
+              strcmp(r.registers[2].name, "lr") == 0 && strcmp(r.registers[3].name, "pc") == 0 &&
+              strcmp(r.registers[3].value, "0x0000000100000064") == 0,
+          "registers %zu", r.nregisters);
+    crash_report_free(&r);
+}
+
+/* ---- hostile reports --------------------------------------------------------------- */
+
+static void expect_fail(const char *what, const char *rep, size_t len, symd_status want,
+                        const char *msg)
+{
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    symd_status st = crash_parse((const uint8_t *)rep, len, &r, &err);
+    CHECK(st == want, "%s: got %d (%s), want %d", what, st, err.msg, want);
+    CHECK(!msg || strstr(err.msg, msg), "%s: message \"%s\" lacks \"%s\"", what, err.msg, msg);
+    CHECK(r.nthreads == 0 && !r.threads && !r.images, "%s: nothing kept", what);
+    crash_report_free(&r);
+}
+
+static void expect_fail_s(const char *what, const char *rep, symd_status want, const char *msg)
+{
+    expect_fail(what, rep, strlen(rep), want, msg);
+}
+
+static char *with_ips(const char *frames_and_images)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "{\"bug_type\":\"309\"}\n{%s}", frames_and_images);
+    return buf;
+}
+
+TEST(crash_hostile_reports_are_refused)
+{
+    const char *T = "Process: x [1]\nThread 0:\n";
+    expect_fail_s("empty", "", SYMD_E_NOT_CRASH_REPORT, NULL);
+    expect_fail_s("binary", "\x7f" "ELF\x02\x01", SYMD_E_NOT_CRASH_REPORT, "not a crash report");
+    expect_fail_s("backtrace JSON", "{\"threads\":[]}\n", SYMD_E_NOT_CRASH_REPORT, NULL);
+    expect_fail_s("header only", "{\"bug_type\":\"309\"}\n", SYMD_E_CORRUPT, "line 2");
+    expect_fail_s("no threads", "Process: x [1]\nVersion: 1\n", SYMD_E_CORRUPT, "no thread");
+    expect_fail_s("309 without threads", "{\"bug_type\":\"298\"}\n{\"a\":1}",
+                  SYMD_E_NOT_CRASH_REPORT, NULL);
+
+    /* 10 MB on one line, as a text report and as an .ips header. */
+    size_t big = 10u << 20;
+    char *b = malloc(big + 1);
+    memset(b, 'A', big);
+    memcpy(b, "Process: ", 9);
+    b[big] = 0;
+    expect_fail("10 MB line", b, big, SYMD_E_TOO_LARGE, "line 1: longer than");
+    memcpy(b, "{\"bug_type\":\"", 13);
+    expect_fail("10 MB header", b, big, SYMD_E_TOO_LARGE, "line 1");
+    free(b);
+
+    /* 100k threads, text and JSON. */
+    size_t cap = 100000 * 40 + 100, n = 0;
+    b = malloc(cap);
+    n += (size_t)snprintf(b + n, cap - n, "Process: x [1]\n");
+    for (int i = 0; i < 100000; i++)
+        n += (size_t)snprintf(b + n, cap - n, "Thread %d:\n0 a 0x1\n\n", i);
+    expect_fail("100k text threads", b, n, SYMD_E_TOO_LARGE, "more than 4096 threads");
+    n = (size_t)snprintf(b, cap, "{\"bug_type\":\"309\"}\n{\"usedImages\":[],\"threads\":[");
+    for (int i = 0; i < 100000; i++)
+        n += (size_t)snprintf(b + n, cap - n, "%s{}", i ? "," : "");
+    n += (size_t)snprintf(b + n, cap - n, "]}");
+    expect_fail("100k ips threads", b, n, SYMD_E_TOO_LARGE, "threads");
+    free(b);
+
+    /* Text frame lines. */
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s99999999999999999999 a 0x1\n", T);
+    expect_fail_s("frame number", buf, SYMD_E_CORRUPT, "line 3: frame number out of range");
+    snprintf(buf, sizeof buf, "%s0 a nothing\n", T);
+    expect_fail_s("no address", buf, SYMD_E_CORRUPT, "line 3: frame 0 has no 0x address");
+    snprintf(buf, sizeof buf, "%s0 a 0x11112222333344445\n", T);
+    expect_fail_s("wide address", buf, SYMD_E_CORRUPT, "wider than 64 bits");
+    snprintf(buf, sizeof buf, "%s0 a 0x1 0x1 + 99999999999999999999\n", T);
+    expect_fail_s("offset", buf, SYMD_E_CORRUPT, "offset out of range");
+    snprintf(buf, sizeof buf, "%s0 a 0x1 f\xc3\x28 + 1\n", T);
+    expect_fail_s("bad UTF-8", buf, SYMD_E_CORRUPT, "line 3: invalid UTF-8 at column 10");
+    expect_fail("NUL", "Process: x\0y\nThread 0:\n", 24, SYMD_E_CORRUPT, "line 1: NUL byte");
+    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x2000 - 0x1000 a arm64 <x> /a\n", T);
+    expect_fail_s("image backwards", buf, SYMD_E_CORRUPT, "line 5: image ends before");
+    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x1000 - 0x2000 a arm64 <1234> /a\n", T);
+    expect_fail_s("bad uuid", buf, SYMD_E_CORRUPT, "line 5: bad image UUID");
+    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x1000 - 0x2000 a 1) /a\n", T);
+    expect_fail_s("unbalanced version", buf, SYMD_E_CORRUPT, "parentheses");
+
+    /* .ips JSON bodies. */
+    expect_fail_s("imageIndex past usedImages",
+                  with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":0,"
+                           "\"imageOffset\":0},{\"imageIndex\":1,\"imageOffset\":0}]}]"),
+                  SYMD_E_CORRUPT, "threads[0].frames[1]: imageIndex 1 is past usedImages (1)");
+    expect_fail_s("negative imageOffset",
+                  with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":0,"
+                           "\"imageOffset\":-4}]}]"),
+                  SYMD_E_CORRUPT, "threads[0].frames[0]: negative imageOffset");
+    expect_fail_s("negative imageIndex",
+                  with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":-1,"
+                           "\"imageOffset\":4}]}]"),
+                  SYMD_E_CORRUPT, "negative imageIndex");
+    expect_fail_s("negative base", with_ips("\"usedImages\":[{\"base\":-1}],\"threads\":[]"),
+                  SYMD_E_CORRUPT, "usedImages[0]: base must be a non-negative integer");
+    expect_fail_s("missing imageOffset",
+                  with_ips("\"usedImages\":[{}],\"threads\":[{\"frames\":[{\"imageIndex\":0}]}]"),
+                  SYMD_E_CORRUPT, "imageOffset is required");
+    expect_fail_s("bad uuid", with_ips("\"usedImages\":[{\"uuid\":\"xyz\"}],\"threads\":[]"),
+                  SYMD_E_CORRUPT, "usedImages[0]: uuid is not a UUID");
+    expect_fail_s("faultingThread", with_ips("\"faultingThread\":3,\"threads\":[]"),
+                  SYMD_E_CORRUPT, "faultingThread");
+    expect_fail_s("name type", with_ips("\"threads\":[{\"name\":7}]"), SYMD_E_CORRUPT,
+                  "threads[0]: name must be a string");
+    expect_fail_s("bad UTF-8 in JSON", with_ips("\"threads\":[{\"name\":\"\xff\"}]"),
+                  SYMD_E_CORRUPT, "line 2");
+    expect_fail_s("broken body", "{\"bug_type\":\"309\"}\n{\n\"threads\":[}",
+                  SYMD_E_CORRUPT, "line 3 column");
+}
+
+/* ---- fuzz regressions -------------------------------------------------------------- */
+
+/* Inputs the fuzzers once crashed on (fuzz/regress/crash-*) stay fixed. */
+TEST(crash_fuzz_regressions)
+{
+    DIR *d = opendir(root_path("fuzz/regress"));
+    CHECK(d, "fuzz/regress missing");
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "crash-", 6) != 0)
+            continue;
+        char rel[512];
+        snprintf(rel, sizeof rel, "fuzz/regress/%s", de->d_name);
+        size_t len;
+        uint8_t *buf = read_fixture(rel, &len);
+        if (!buf)
+            continue;
+        crash_report r;
+        symd_err err;
+        symd_err_clear(&err);
+        symd_status st = crash_parse(buf, len, &r, &err);
+        CHECK(st == SYMD_OK || is_input_error(st), "%s: %d %s", rel, st, err.msg);
+        crash_report_free(&r);
+        free(buf);
+    }
+    closedir(d);
+}
