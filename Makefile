@@ -20,7 +20,8 @@ endif
 # Everything but main.c goes into a library the tests and fuzzers link too.
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
-           parser/backtrace.c parser/crash.c server/symbolicate.c server/http.c server/crashtext.c
+           parser/backtrace.c parser/crash.c server/symbolicate.c server/crashsym.c \
+           server/crashtext.c server/http.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)

@@ -42,9 +42,29 @@ typedef struct {
                                in report order (report->total_frames) */
     bool *image_found;      /* per report image: uploaded */
     bool *image_debug_info; /* per report image: its dSYM was uploaded */
+    char *signature;        /* the group key (see crash_symbolicate) */
     /* private: strings and arrays the above point into */
     void *arena;
 } crash_symbolication;
+
+struct store;
+
+/* Symbolicates every frame of r through the /v1/symbolicate core (adjust
+ * auto: each thread's first frame exact, the rest return addresses). Frames
+ * of images never uploaded keep the report's own symbol, offset and
+ * file:line (status CSYM_MISSING_IMAGE); uploaded images win over the
+ * report's text. The signature is the first symbolicated frame of the app's
+ * own image in the crashed thread (its outer function), else the first
+ * frame with a symbol, else "image + 0xoffset" of the first frame. Free with
+ * crash_symbolication_free. */
+symd_status crash_symbolicate(struct store *st, const crash_report *r,
+                              crash_symbolication *out, symd_err *err);
+void crash_symbolication_free(crash_symbolication *s);
+
+/* The /v1/crashes JSON of a symbolicated report; id < 0 writes "id": null
+ * (not stored). */
+symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
+                             int64_t id, dynbuf *out, symd_err *err);
 
 /* Writes the report in Apple's text layout into out: the header (a text
  * report's own header lines; for a JSON .ips, the same fields in the text

@@ -23,6 +23,8 @@
 #include "../util/dynbuf.h"
 #include "../util/hex.h"
 #include "../util/jsonw.h"
+#include "../parser/crash.h"
+#include "crashsym.h"
 #include "symbolicate.h"
 
 #define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
@@ -40,6 +42,10 @@ typedef enum {
     ROUTE_IMAGES,
     ROUTE_IMAGE,
     ROUTE_SYMBOLICATE,
+    ROUTE_CRASHES,
+    ROUTE_CRASH,
+    ROUTE_CRASH_GROUPS,
+    ROUTE_MISSING,
 } route;
 
 typedef struct {
@@ -341,6 +347,286 @@ static enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c,
     return reply_dynbuf(c, 200, &out);
 }
 
+/* ---- crash reports ------------------------------------------------------ */
+
+static bool want_text(struct MHD_Connection *c)
+{
+    const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+    if (f)
+        return strcmp(f, "text") == 0;
+    const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    return acc && strstr(acc, "text/plain") && !strstr(acc, "application/json");
+}
+
+/* The images a crash references, for the missing-images list. */
+static store_crash_image *crash_images_of(const crash_report *r, size_t *n)
+{
+    store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < r->nimages; i++) {
+        if (!r->images[i].has_uuid)
+            continue;
+        memcpy(v[*n].uuid, r->images[i].uuid, 16);
+        v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
+        v[*n].name = r->images[i].name ? r->images[i].name : "";
+        (*n)++;
+    }
+    return v;
+}
+
+/* Parses and symbolicates a stored or posted report and answers it as JSON
+ * or text. id < 0: not stored. */
+static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report *r,
+                                    const crash_symbolication *sym, int64_t id,
+                                    unsigned status, bool text)
+{
+    dynbuf out;
+    dynbuf_init(&out, MAX_RESPONSE);
+    symd_err err = {0};
+    symd_status st = text ? crash_render_text(r, sym, &out, &err)
+                          : crash_write_json(r, sym, id, &out, &err);
+    if (st != SYMD_OK) {
+        dynbuf_free(&out);
+        return reply_status(c, &err, "internal_error");
+    }
+    if (!text)
+        return reply_dynbuf(c, status, &out);
+    size_t len;
+    uint8_t *data = dynbuf_take(&out, &len);
+    if (!data) {
+        data = (uint8_t *)strdup("");
+        len = 0;
+    }
+    return reply(c, status, data, len, "text/plain; charset=utf-8");
+}
+
+static enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c,
+                                         req_state *rs)
+{
+    if (rs->too_large)
+        return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
+                           (unsigned long long)rs->limit);
+    const char *sp = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "store");
+    bool keep = !(sp && (strcmp(sp, "false") == 0 || strcmp(sp, "0") == 0));
+    crash_report r;
+    symd_err err = {0};
+    if (crash_parse(rs->body.data ? rs->body.data : (const uint8_t *)"", rs->body.len, &r,
+                    &err) != SYMD_OK)
+        return reply_status(c, &err, "malformed_crash_report");
+    crash_symbolication sym;
+    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
+        crash_report_free(&r);
+        return reply_status(c, &err, "internal_error");
+    }
+    int64_t id = -1;
+    enum MHD_Result ret;
+    if (keep) {
+        dynbuf res;
+        dynbuf_init(&res, MAX_RESPONSE);
+        size_t nimg = 0;
+        store_crash_image *imgs = crash_images_of(&r, &nimg);
+        store_crash sc = {0};
+        sc.format = r.format == CRASH_FORMAT_IPS ? "ips" : "crash";
+        sc.process = r.process;
+        sc.bundle_id = r.bundle_id;
+        sc.app_version = r.app_version;
+        sc.os_version = r.os_version;
+        sc.hardware_model = r.hardware_model;
+        sc.incident_id = r.incident_id;
+        sc.exception_type = r.exception_type;
+        sc.signature = sym.signature;
+        sc.original = rs->body.data;
+        sc.original_len = rs->body.len;
+        symd_status st = imgs ? crash_write_json(&r, &sym, -1, &res, &err)
+                              : symd_fail(&err, SYMD_E_NOMEM, "out of memory");
+        sc.result = (char *)res.data;
+        if (st == SYMD_OK)
+            st = store_put_crash(srv->st, &sc, imgs, nimg, &id, &err);
+        free(imgs);
+        dynbuf_free(&res);
+        if (st != SYMD_OK) {
+            crash_symbolication_free(&sym);
+            crash_report_free(&r);
+            return reply_status(c, &err, "internal_error");
+        }
+    }
+    ret = answer_crash(c, &r, &sym, id, keep ? 201 : 200, want_text(c));
+    crash_symbolication_free(&sym);
+    crash_report_free(&r);
+    return ret;
+}
+
+/* The current symbolication of a stored crash: re-run on every read, so an
+ * image uploaded since shows up; the stored result and signature follow. */
+static enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c,
+                                        req_state *rs)
+{
+    uint64_t id;
+    if (!num_parse_u64(rs->uuid_arg, &id) || id == 0 || id > INT64_MAX)
+        return reply_error(c, 400, "invalid_request", "'%s' is not a crash id", rs->uuid_arg);
+    store_crash sc;
+    symd_err err = {0};
+    if (store_get_crash(srv->st, (int64_t)id, true, &sc, &err) != SYMD_OK)
+        return reply_status(c, &err, "internal_error");
+    crash_report r;
+    if (crash_parse(sc.original, sc.original_len, &r, &err) != SYMD_OK) {
+        store_crash_free(&sc);
+        return reply_error(c, 500, "internal_error", "stored crash %llu no longer parses: %s",
+                           (unsigned long long)id, err.msg);
+    }
+    crash_symbolication sym;
+    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
+        crash_report_free(&r);
+        store_crash_free(&sc);
+        return reply_status(c, &err, "internal_error");
+    }
+    dynbuf res;
+    dynbuf_init(&res, MAX_RESPONSE);
+    if (crash_write_json(&r, &sym, -1, &res, &err) == SYMD_OK &&
+        (!sc.result || strcmp(sc.result, (const char *)res.data) != 0 ||
+         !sc.signature || strcmp(sc.signature, sym.signature) != 0)) {
+        symd_err e2 = {0};
+        store_update_crash(srv->st, (int64_t)id, sym.signature, (const char *)res.data, &e2);
+    }
+    dynbuf_free(&res);
+    enum MHD_Result ret = answer_crash(c, &r, &sym, (int64_t)id, 200, want_text(c));
+    crash_symbolication_free(&sym);
+    crash_report_free(&r);
+    store_crash_free(&sc);
+    return ret;
+}
+
+static bool list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before)
+{
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    *limit = 50;
+    *before = 0;
+    if (lim && (!num_parse_u64(lim, limit) || *limit == 0 || *limit > MAX_LIST))
+        return false;
+    if (cur && *cur && (!num_parse_u64(cur, before) || *before == 0 || *before > INT64_MAX))
+        return false;
+    return true;
+}
+
+static json_t *null_or(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
+{
+    uint64_t limit, before;
+    if (!list_args(c, &limit, &before))
+        return reply_error(c, 400, "invalid_request",
+                           "limit must be 1 to %d and cursor a next_cursor value", MAX_LIST);
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
+    store_crash *rows = calloc((size_t)limit, sizeof *rows);
+    if (!rows)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t n;
+    bool more;
+    symd_err err = {0};
+    if (store_list_crashes(srv->st, q, (int64_t)before, (size_t)limit, rows, &n, &more,
+                           &err) != SYMD_OK) {
+        free(rows);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        store_crash *sc = &rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "id", json_integer(sc->id));
+        json_object_set_new(o, "created_at", json_integer(sc->created_at));
+        json_object_set_new(o, "format", null_or(sc->format));
+        json_object_set_new(o, "process", null_or(sc->process));
+        json_object_set_new(o, "bundle_id", null_or(sc->bundle_id));
+        json_object_set_new(o, "app_version", null_or(sc->app_version));
+        json_object_set_new(o, "os_version", null_or(sc->os_version));
+        json_object_set_new(o, "hardware_model", null_or(sc->hardware_model));
+        json_object_set_new(o, "incident_id", null_or(sc->incident_id));
+        json_object_set_new(o, "exception_type", null_or(sc->exception_type));
+        json_object_set_new(o, "signature", null_or(sc->signature));
+        json_array_append_new(arr, o);
+    }
+    json_t *doc = json_pack("{s:o}", "crashes", arr);
+    if (more) {
+        char next[24];
+        snprintf(next, sizeof next, "%lld", (long long)rows[n - 1].id);
+        json_object_set_new(doc, "next_cursor", json_string(next));
+    } else {
+        json_object_set_new(doc, "next_cursor", json_null());
+    }
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+    free(rows);
+    return reply_json(c, 200, doc);
+}
+
+static enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
+{
+    uint64_t limit, before;
+    if (!list_args(c, &limit, &before))
+        return reply_error(c, 400, "invalid_request", "limit must be 1 to %d", MAX_LIST);
+    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
+    store_crash_group *g = calloc((size_t)limit, sizeof *g);
+    if (!g)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t n;
+    symd_err err = {0};
+    if (store_crash_groups(srv->st, q, (size_t)limit, g, &n, &err) != SYMD_OK) {
+        free(g);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "signature", null_or(g[i].signature));
+        json_object_set_new(o, "count", json_integer(g[i].count));
+        json_object_set_new(o, "first_seen", json_integer(g[i].first_seen));
+        json_object_set_new(o, "last_seen", json_integer(g[i].last_seen));
+        json_object_set_new(o, "example_id", json_integer(g[i].example_id));
+        json_object_set_new(o, "app_version", null_or(g[i].app_version));
+        json_object_set_new(o, "process", null_or(g[i].process));
+        json_array_append_new(arr, o);
+        store_crash_group_free(&g[i]);
+    }
+    free(g);
+    return reply_json(c, 200, json_pack("{s:o}", "groups", arr));
+}
+
+static enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
+{
+    uint64_t limit, before;
+    if (!list_args(c, &limit, &before))
+        return reply_error(c, 400, "invalid_request", "limit must be 1 to %d", MAX_LIST);
+    store_missing *m = calloc((size_t)limit, sizeof *m);
+    if (!m)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t n;
+    symd_err err = {0};
+    if (store_missing_images(srv->st, (size_t)limit, m, &n, &err) != SYMD_OK) {
+        free(m);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char u[37];
+        uuid_format(m[i].uuid, u);
+        json_t *o = json_object();
+        json_object_set_new(o, "uuid", json_string(u));
+        json_object_set_new(o, "arch", m[i].arch[0] ? json_string(m[i].arch) : json_null());
+        json_object_set_new(o, "name", m[i].name[0] ? json_string(m[i].name) : json_null());
+        json_object_set_new(o, "crashes", json_integer(m[i].crashes));
+        json_object_set_new(o, "last_crash_id", json_integer(m[i].last_crash_id));
+        json_array_append_new(arr, o);
+    }
+    free(m);
+    return reply_json(c, 200, json_pack("{s:o}", "missing", arr));
+}
+
 /* ---- request plumbing --------------------------------------------------- */
 
 static route route_of(const char *url, char *uuid_arg, size_t cap)
@@ -351,6 +637,16 @@ static route route_of(const char *url, char *uuid_arg, size_t cap)
         return ROUTE_IMAGES;
     if (strcmp(url, "/v1/symbolicate") == 0)
         return ROUTE_SYMBOLICATE;
+    if (strcmp(url, "/v1/crashes") == 0 || strcmp(url, "/v1/crashes/") == 0)
+        return ROUTE_CRASHES;
+    if (strcmp(url, "/v1/crashes/groups") == 0)
+        return ROUTE_CRASH_GROUPS;
+    if (strcmp(url, "/v1/missing") == 0)
+        return ROUTE_MISSING;
+    if (strncmp(url, "/v1/crashes/", 12) == 0 && !strchr(url + 12, '/')) {
+        snprintf(uuid_arg, cap, "%s", url + 12);
+        return ROUTE_CRASH;
+    }
     if (strncmp(url, "/v1/images/", 11) == 0 && !strchr(url + 11, '/')) {
         snprintf(uuid_arg, cap, "%s", url + 11);
         return ROUTE_IMAGE;
@@ -373,6 +669,14 @@ static bool method_allowed(route r, const char *m, const char **allow)
     case ROUTE_SYMBOLICATE:
         *allow = "POST";
         return strcmp(m, "POST") == 0;
+    case ROUTE_CRASHES:
+        *allow = "GET, POST";
+        return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
+    case ROUTE_CRASH:
+    case ROUTE_CRASH_GROUPS:
+    case ROUTE_MISSING:
+        *allow = "GET";
+        return strcmp(m, "GET") == 0;
     default:
         *allow = "";
         return false;
@@ -455,7 +759,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return reply_error(c, 405, "method_not_allowed",
                                "%s is not allowed here (allowed: %s)", method, allow);
         bool write = strcmp(method, "POST") == 0 || strcmp(method, "DELETE") == 0;
-        if (write && rs->route != ROUTE_SYMBOLICATE && !token_ok(srv->cfg, c))
+        /* The token guards the image store; crash pipelines post like
+         * symbolicate requests. */
+        if (write && rs->route != ROUTE_SYMBOLICATE && rs->route != ROUTE_CRASHES &&
+            !token_ok(srv->cfg, c))
             return reply_error(c, 401, "unauthorized",
                                "this server needs Authorization: Bearer <upload token>");
         rs->is_post = strcmp(method, "POST") == 0;
@@ -507,6 +814,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return handle_image(srv, c, rs, method);
     case ROUTE_SYMBOLICATE:
         return handle_symbolicate(srv, c, rs);
+    case ROUTE_CRASHES:
+        return rs->is_post ? handle_crash_post(srv, c, rs) : handle_crash_list(srv, c);
+    case ROUTE_CRASH:
+        return handle_crash_get(srv, c, rs);
+    case ROUTE_CRASH_GROUPS:
+        return handle_crash_groups(srv, c);
+    case ROUTE_MISSING:
+        return handle_missing(srv, c);
     default:
         return reply_error(c, 404, "not_found", "no route %s", url);
     }

@@ -13,6 +13,8 @@
 #include "../store/store.h"
 #include "../store/symindex.h"
 #include "../util/hex.h"
+#include "../parser/crash.h"
+#include "crashsym.h"
 #include "http.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
@@ -32,6 +34,7 @@ static void usage(FILE *f)
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
+          "  crash  [--db FILE] [--json] REPORT  a .crash/.ips symbolicated, Apple's text layout\n"
           "\n"
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
@@ -407,6 +410,64 @@ bad:
     return 2;
 }
 
+/* symd crash FILE: the report symbolicated against the database, in
+ * Apple's text layout (what GET /v1/crashes/{id}?format=text answers). */
+static int cmd_crash(int argc, char **argv)
+{
+    const char *db = env_or("SYMD_DB", DEFAULT_DB), *file = NULL;
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
+            db = argv[++i];
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (!file)
+            file = argv[i];
+        else
+            file = NULL, i = argc;
+    }
+    if (!file) {
+        fprintf(stderr, "usage: symd crash [--db FILE] [--json] REPORT\n");
+        return 2;
+    }
+    mapped m = {0};
+    if (map_file(file, &m) != 0)
+        return 1;
+    symd_err err = {0};
+    store *s = NULL;
+    crash_report r;
+    crash_symbolication sym;
+    int rc = 1;
+    if (crash_parse(m.data, m.len, &r, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s: %s (%s)\n", file, err.msg, symd_status_name(err.kind));
+        unmap_file(&m);
+        return 1;
+    }
+    if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK ||
+        crash_symbolicate(s, &r, &sym, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+        goto out;
+    }
+    dynbuf out;
+    dynbuf_init(&out, (size_t)1 << 30);
+    if ((json ? crash_write_json(&r, &sym, -1, &out, &err)
+              : crash_render_text(&r, &sym, &out, &err)) == SYMD_OK) {
+        fwrite(out.data, 1, out.len, stdout);
+        if (json)
+            putchar('\n');
+        rc = 0;
+    } else {
+        fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+    }
+    dynbuf_free(&out);
+    crash_symbolication_free(&sym);
+out:
+    crash_report_free(&r);
+    store_close(s);
+    unmap_file(&m);
+    return rc;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc < 1) {
@@ -479,6 +540,8 @@ int main(int argc, char **argv)
         return cmd_atos(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "crash") == 0)
+        return cmd_crash(argc - 2, argv + 2);
     fprintf(stderr, "symd: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -78,7 +78,7 @@ int load_tsv(const char *rel, tsv_row *rows, int max, char **bufp)
         char *f = line;
         for (;;) {
             char *tab = strchr(f, '\t');
-            if (r->nf < 8)
+            if (r->nf < (int)(sizeof r->f / sizeof r->f[0]))
                 r->f[r->nf++] = f;
             if (!tab)
                 break;

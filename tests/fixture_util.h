@@ -19,7 +19,7 @@ int load_hex_lines(const char *rel, uint64_t *out, int max);
 /* A row of a TSV under fixtures/expected, header skipped; fields split in
  * place. Returns rows (-1 on error). Caller frees *buf. */
 typedef struct {
-    char *f[8];
+    char *f[12];
     int nf;
 } tsv_row;
 int load_tsv(const char *rel, tsv_row *rows, int max, char **buf);

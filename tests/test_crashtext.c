@@ -266,7 +266,7 @@ TEST(crashtext_unsymbolicated_kscrash_keeps_every_frame)
         memset(sf, 0, sizeof sf);
         for (size_t i = 0; i < N(sf); i++)
             sf[i].status = CSYM_MISSING_IMAGE;
-        crash_symbolication s = {sf, NULL, NULL, NULL};
+        crash_symbolication s = {.frames = sf};
         char *txt = render(&r, with_s ? &s : NULL, 1 << 20, &st, &err);
         CHECK(st == SYMD_OK && txt, "render: %s", err.msg);
         if (!txt)
@@ -513,7 +513,7 @@ TEST(crashtext_symbolicated_inlined_levels)
         {CSYM_SYMBOLICATED, "bigapp", f3, N(f3)},
         {CSYM_NO_SYMBOL, "libfix.dylib", f4, N(f4)},
     };
-    crash_symbolication s = {sf, NULL, NULL, NULL};
+    crash_symbolication s = {.frames = sf};
     symd_status st;
     symd_err err;
     char *txt = render(&r, &s, 1 << 20, &st, &err);
@@ -727,7 +727,7 @@ TEST(crashtext_hostile_strings_keep_the_layout)
         {longname, NULL, true, 1, "dir/\xff.c", 2, 0, false},
     };
     crash_symframe sf[4] = {{CSYM_SYMBOLICATED, "x", lv, N(lv)}};
-    crash_symbolication s = {sf, NULL, NULL, NULL};
+    crash_symbolication s = {.frames = sf};
 
     for (int with_s = 0; with_s < 2; with_s++) {
         symd_status st;
@@ -882,7 +882,7 @@ TEST(crashtext_twin_fixture_frames)
         {CSYM_SYMBOLICATED, "bigapp-arm64", l2, 2}, {CSYM_SYMBOLICATED, "bigapp-arm64", l3, 1},
         {CSYM_MISSING_IMAGE, NULL, NULL, 0},
     };
-    crash_symbolication s = {sf, NULL, NULL, NULL};
+    crash_symbolication s = {.frames = sf};
     txt = render(&r, &s, 1 << 20, &st, &err);
     const char *want =
         "Thread 0 Crashed:\n"

@@ -1,0 +1,358 @@
+/* End-to-end: crash reports over HTTP (/v1/crashes, groups, missing), on a
+ * server of their own (fresh database). */
+#include <dirent.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/hex.h"
+#include "fixture_util.h"
+#include "harness.h"
+#include "test.h"
+
+static server_proc csrv;
+static bool csrv_up;
+
+static int cport(void)
+{
+    if (!csrv_up) {
+        char db[512];
+        snprintf(db, sizeof db, "%s/e2e-crash.db", test_tmpdir());
+        csrv_up = server_start(&csrv, db, NULL);
+        CHECK(csrv_up, "crash server did not start");
+    }
+    return csrv.port;
+}
+
+__attribute__((destructor)) static void stop_crash_server(void)
+{
+    if (csrv_up)
+        server_stop(&csrv);
+}
+
+static long long crash_count(void)
+{
+    sqlite3 *h;
+    long long n = -1;
+    if (sqlite3_open_v2(csrv.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM crashes) + (SELECT count(*) "
+                              "FROM crash_images)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+}
+
+static json_t *request(const char *method, const char *path, const char *headers,
+                       const void *body, size_t len, int *status, char **text)
+{
+    http_resp r;
+    bool ok = http_do(cport(), method, path, headers, body, len, &r);
+    CHECK(ok, "%s %s: no answer", method, path);
+    *status = r.status;
+    json_t *j = NULL;
+    if (text) {
+        *text = r.body ? strdup(r.body) : strdup("");
+    } else {
+        json_error_t e;
+        j = ok && r.body ? json_loads(r.body, 0, &e) : NULL;
+        CHECK(j, "%s %s: answer is not JSON: %.200s", method, path, r.body ? r.body : "");
+    }
+    http_resp_free(&r);
+    return j;
+}
+
+static json_t *post_file(const char *path_in_repo, const char *url, int *status)
+{
+    size_t len;
+    uint8_t *buf = read_fixture(path_in_repo, &len);
+    if (!buf)
+        return NULL;
+    json_t *j = request("POST", url, NULL, buf, len, status, NULL);
+    free(buf);
+    return j;
+}
+
+static size_t total_frames(json_t *j)
+{
+    size_t n = 0;
+    json_t *th = json_object_get(j, "threads");
+    for (size_t t = 0; t < json_array_size(th); t++)
+        n += json_array_size(json_object_get(json_array_get(th, t), "frames"));
+    return n;
+}
+
+/* Every real report: stored (201), every thread and frame answered, every
+ * image missing (no binaries exist for them), the text rendering carries
+ * every frame's address, the missing list names their images, and the
+ * groups count them. */
+TEST(e2e_crash_real_reports_store_render_and_list)
+{
+    const char *dir = root_path("../shared/real-crashes");
+    DIR *d = opendir(dir);
+    if (!d) {
+        printf("    SKIP: %s not present\n", dir);
+        return;
+    }
+    struct dirent *e;
+    int files = 0;
+    long long before = crash_count();
+    while ((e = readdir(d))) {
+        size_t nl = strlen(e->d_name);
+        bool is_crash = nl > 6 && strcmp(e->d_name + nl - 6, ".crash") == 0;
+        bool is_ips = nl > 4 && strcmp(e->d_name + nl - 4, ".ips") == 0;
+        if (!is_crash && !is_ips)
+            continue;
+        char rel[300];
+        snprintf(rel, sizeof rel, "../shared/real-crashes/%s", e->d_name);
+        int status;
+        json_t *j = post_file(rel, "/v1/crashes", &status);
+        CHECK(status == 201, "%s: %d", e->d_name, status);
+        json_int_t id = json_integer_value(json_object_get(j, "id"));
+        CHECK(id > 0 && total_frames(j) > 0, "%s: id %lld, %zu frames", e->d_name,
+              (long long)id, total_frames(j));
+        json_t *imgs = json_object_get(j, "images");
+        for (size_t i = 0; i < json_array_size(imgs); i++)
+            CHECK(strcmp(json_string_value(json_object_get(json_array_get(imgs, i), "status")),
+                         "missing") == 0,
+                  "%s: an image found", e->d_name);
+        CHECK(json_string_value(json_object_get(j, "signature")) &&
+                  *json_string_value(json_object_get(j, "signature")),
+              "%s: no signature", e->d_name);
+        /* the text rendering: every frame's address */
+        char path[64], *text = NULL;
+        snprintf(path, sizeof path, "/v1/crashes/%lld?format=text", (long long)id);
+        request("GET", path, NULL, NULL, 0, &status, &text);
+        CHECK(status == 200 && strstr(text, "Binary Images:"), "%s text: %d", e->d_name,
+              status);
+        json_t *th = json_object_get(j, "threads");
+        int absent = 0;
+        for (size_t t = 0; t < json_array_size(th); t++) {
+            json_t *fr = json_object_get(json_array_get(th, t), "frames");
+            for (size_t f = 0; f < json_array_size(fr); f++) {
+                uint64_t a;
+                const char *as = json_string_value(json_object_get(json_array_get(fr, f),
+                                                                   "address"));
+                hex_parse_u64(as, strlen(as), &a);
+                char h16[24], h8[24];
+                snprintf(h16, sizeof h16, "0x%016llx", (unsigned long long)a);
+                snprintf(h8, sizeof h8, "0x%08llx", (unsigned long long)a);
+                absent += !strstr(text, h16) && !strstr(text, h8);
+            }
+        }
+        CHECK(absent == 0, "%s: %d frame addresses absent from the text", e->d_name, absent);
+        free(text);
+        /* the same by Accept */
+        snprintf(path, sizeof path, "/v1/crashes/%lld", (long long)id);
+        request("GET", path, "Accept: text/plain\r\n", NULL, 0, &status, &text);
+        CHECK(status == 200 && strstr(text, "Binary Images:"), "%s Accept: text/plain",
+              e->d_name);
+        free(text);
+        json_decref(j);
+        files++;
+    }
+    closedir(d);
+    CHECK(files >= 8, "only %d real reports", files);
+    CHECK(crash_count() > before, "nothing stored");
+
+    int status;
+    json_t *j = request("GET", "/v1/crashes?limit=3", NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200 && json_array_size(json_object_get(j, "crashes")) == 3 &&
+              json_is_string(json_object_get(j, "next_cursor")),
+          "list: %d", status);
+    json_decref(j);
+    j = request("GET", "/v1/crashes/groups", NULL, NULL, 0, &status, NULL);
+    json_int_t total = 0;
+    json_t *g = json_object_get(j, "groups");
+    for (size_t i = 0; i < json_array_size(g); i++)
+        total += json_integer_value(json_object_get(json_array_get(g, i), "count"));
+    CHECK(status == 200 && total >= files, "groups count %lld of %d", (long long)total, files);
+    json_decref(j);
+    j = request("GET", "/v1/missing?limit=1000", NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200 && json_array_size(json_object_get(j, "missing")) > 10,
+          "missing: %d, %zu", status, json_array_size(json_object_get(j, "missing")));
+    json_decref(j);
+}
+
+/* Not a crash report, broken reports, and store=false: nothing stored. */
+TEST(e2e_crash_hostile_and_unstored)
+{
+    long long before = crash_count();
+    int status;
+    json_t *j = request("POST", "/v1/crashes", NULL, "hello world\n", 12, &status, NULL);
+    CHECK(status == 415 && strcmp(json_string_value(json_object_get(
+                                      json_object_get(j, "error"), "code")),
+                                  "not_a_crash_report") == 0,
+          "not a report: %d", status);
+    json_decref(j);
+    const char *broken = "{\"bug_type\":\"309\"}\n{\"usedImages\":[],\"threads\":[{\"frames\":"
+                         "[{\"imageIndex\":7,\"imageOffset\":16}]}]}";
+    j = request("POST", "/v1/crashes", NULL, broken, strlen(broken), &status, NULL);
+    CHECK(status == 400, "imageIndex past usedImages: %d", status);
+    json_decref(j);
+    CHECK(crash_count() == before, "a refused report was stored");
+    j = post_file("../shared/real-crashes/kscrash-Abort.crash", "/v1/crashes?store=false",
+                  &status);
+    CHECK(status == 200 && json_is_null(json_object_get(j, "id")) && total_frames(j) > 0,
+          "store=false: %d", status);
+    json_decref(j);
+    CHECK(crash_count() == before, "store=false stored");
+    j = request("GET", "/v1/crashes/999999", NULL, NULL, 0, &status, NULL);
+    CHECK(status == 404, "unknown crash: %d", status);
+    json_decref(j);
+    j = request("GET", "/v1/crashes/abc", NULL, NULL, 0, &status, NULL);
+    CHECK(status == 400, "bad id: %d", status);
+    json_decref(j);
+}
+
+/* The crashed thread's frames of a crash answer. */
+static json_t *crashed_frames(json_t *j)
+{
+    json_t *th = json_object_get(j, "threads");
+    for (size_t t = 0; t < json_array_size(th); t++)
+        if (json_is_true(json_object_get(json_array_get(th, t), "crashed")))
+            return json_object_get(json_array_get(th, t), "frames");
+    return NULL;
+}
+
+static bool missing_lists(const char *uuid)
+{
+    int status;
+    json_t *j = request("GET", "/v1/missing?limit=1000", NULL, NULL, 0, &status, NULL);
+    bool found = false;
+    json_t *m = json_object_get(j, "missing");
+    for (size_t i = 0; i < json_array_size(m); i++)
+        found |= strcmp(json_string_value(json_object_get(json_array_get(m, i), "uuid")),
+                        uuid) == 0;
+    json_decref(j);
+    return found;
+}
+
+/* The generated twins (fixtures/crashes: one crash as .crash and as .ips):
+ * stored before their images exist they say missing_image and the missing
+ * list names the images; after the binaries and the dSYM are uploaded the
+ * stored crash comes back symbolicated exactly as twins.expected.tsv says
+ * (inlined levels included), and both formats give identical frames. */
+TEST(e2e_crash_twins_symbolicate_after_upload)
+{
+    int status;
+    json_t *j = post_file("fixtures/crashes/bigapp-twin.crash", "/v1/crashes", &status);
+    CHECK(status == 201, "twin .crash: %d", status);
+    json_int_t id = json_integer_value(json_object_get(j, "id"));
+    json_t *fr = crashed_frames(j);
+    for (size_t f = 0; f < json_array_size(fr); f++)
+        CHECK(strcmp(json_string_value(json_object_get(json_array_get(fr, f), "status")),
+                     "missing_image") == 0,
+              "before upload, frame %zu not missing", f);
+    json_decref(j);
+    CHECK(missing_lists("4C4C4490-5555-3144-A17C-64A339EDE13A") &&
+              missing_lists("4C4C4448-5555-3144-A188-0C3B883681D9"),
+          "missing list lacks the twin's images");
+
+    static const char *const uploads[] = {
+        "fixtures/bin/bigapp-arm64", "fixtures/bin/libfix-arm64.dylib",
+        "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *u = post_file(uploads[i], "/v1/images?name=bigapp-arm64", &status);
+        CHECK(status == 201, "upload %s: %d", uploads[i], status);
+        json_decref(u);
+    }
+    CHECK(!missing_lists("4C4C4490-5555-3144-A17C-64A339EDE13A") &&
+              !missing_lists("4C4C4448-5555-3144-A188-0C3B883681D9") &&
+              missing_lists("D1E2F3A4-B5C6-4D7E-8F90-A1B2C3D4E5F6"),
+          "missing list after the uploads");
+
+    char path[64];
+    snprintf(path, sizeof path, "/v1/crashes/%lld", (long long)id);
+    json_t *got = request("GET", path, NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200, "get twin: %d", status);
+    tsv_row rows[16];
+    char *buf = NULL;
+    int n = load_tsv("fixtures/crashes/twins.expected.tsv", rows, 16, &buf);
+    CHECK(n >= 5, "twins.expected.tsv: %d rows", n);
+    fr = crashed_frames(got);
+    size_t k = 0;
+    int exact = 0;
+    for (int i = 0; i < n; i++) {
+        const tsv_row *r = &rows[i];
+        /* its levels: "fn (file:line) | fn (file:line)", innermost first */
+        char levels[512];
+        snprintf(levels, sizeof levels, "%s", r->nf > 9 ? r->f[9] : "");
+        int nl = 0;
+        char *save = NULL;
+        bool ok = true;
+        for (char *lv = strtok_r(levels, "|", &save); lv; lv = strtok_r(NULL, "|", &save)) {
+            while (*lv == ' ')
+                lv++;
+            json_t *o = json_array_get(fr, k + (size_t)nl);
+            char want_fn[128], want_file[128];
+            unsigned want_line = 0;
+            ok &= sscanf(lv, "%127s (%127[^:]:%u)", want_fn, want_file, &want_line) == 3 &&
+                  o && strcmp(json_string_value(json_object_get(o, "symbol")), want_fn) == 0 &&
+                  strcmp(json_string_value(json_object_get(o, "file")), want_file) == 0 &&
+                  json_integer_value(json_object_get(o, "line")) == (json_int_t)want_line;
+            nl++;
+        }
+        if (!nl)
+            nl = 1;
+        json_t *outer = json_array_get(fr, k + (size_t)nl - 1);
+        const char *st = json_string_value(json_object_get(outer, "status"));
+        ok &= st && strcmp(st, r->f[6]) == 0 &&
+              json_is_false(json_object_get(outer, "inlined"));
+        if (strcmp(r->f[6], "symbolicated") == 0)
+            ok &= strcmp(json_string_value(json_object_get(outer, "symbol")), r->f[7]) == 0 &&
+                  json_integer_value(json_object_get(outer, "offset")) == atoi(r->f[8]);
+        CHECK(ok, "twin frame %s (%s): %s", r->f[0], r->f[1],
+              outer ? json_dumps(outer, JSON_COMPACT) : "(none)");
+        exact += ok;
+        k += (size_t)nl;
+    }
+    CHECK(k == json_array_size(fr), "%zu output frames, expected %zu", json_array_size(fr), k);
+    printf("    twin: %d/%d frames exact after the upload\n", exact, n);
+    free(buf);
+
+    /* the .ips twin: the same frames */
+    json_t *ips = post_file("fixtures/crashes/bigapp-twin.ips", "/v1/crashes?store=false",
+                            &status);
+    CHECK(status == 200, "twin .ips: %d", status);
+    json_t *a = json_object_get(got, "threads"), *b = json_object_get(ips, "threads");
+    CHECK(json_array_size(a) == json_array_size(b), "threads %zu vs %zu", json_array_size(a),
+          json_array_size(b));
+    for (size_t t = 0; t < json_array_size(a) && t < json_array_size(b); t++) {
+        json_t *fa = json_object_get(json_array_get(a, t), "frames");
+        json_t *fb = json_object_get(json_array_get(b, t), "frames");
+        char *sa = json_dumps(fa, JSON_COMPACT | JSON_SORT_KEYS);
+        char *sb = json_dumps(fb, JSON_COMPACT | JSON_SORT_KEYS);
+        CHECK(sa && sb && strcmp(sa, sb) == 0, "thread %zu differs:\n  .crash %.600s\n  .ips   %.600s",
+              t, sa ? sa : "", sb ? sb : "");
+        free(sa);
+        free(sb);
+    }
+    CHECK(strcmp(json_string_value(json_object_get(got, "signature")),
+                 json_string_value(json_object_get(ips, "signature"))) == 0,
+          "signatures differ");
+    json_decref(ips);
+
+    /* and as text, the way Xcode prints it */
+    char *text = NULL;
+    snprintf(path, sizeof path, "/v1/crashes/%lld?format=text", (long long)id);
+    request("GET", path, NULL, NULL, 0, &status, &text);
+    CHECK(status == 200 && strstr(text, " mix (app.c:14)\n") &&
+              strstr(text, " static_square + 20 (app.c:20)\n"),
+          "text:\n%s", text);
+    free(text);
+    json_decref(got);
+}
+
+/* Last test of this file: the crash server stops cleanly. */
+TEST(e2e_crash_zz_shutdown_is_clean)
+{
+    if (csrv_up) {
+        CHECK(server_stop(&csrv), "crash server exit status");
+        csrv_up = false;
+    }
+}
