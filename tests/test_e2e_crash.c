@@ -33,6 +33,7 @@ __attribute__((destructor)) static void stop_crash_server(void)
 
 static long long crash_count(void)
 {
+    cport(); /* the database exists once the server does */
     sqlite3 *h;
     long long n = -1;
     if (sqlite3_open_v2(csrv.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
@@ -346,6 +347,81 @@ TEST(e2e_crash_twins_symbolicate_after_upload)
           "text:\n%s", text);
     free(text);
     json_decref(got);
+}
+
+/* Hostile reports over HTTP: each a 4xx with its code, nothing stored, the
+ * server still answering. */
+TEST(e2e_crash_hostile_battery)
+{
+    long long before = crash_count();
+    size_t big = 10u << 20;
+    char *buf = malloc(big + 4096);
+    struct {
+        const char *what;
+        size_t len;
+        int status;
+    } cases[8];
+    int nc = 0, ok = 0;
+    /* 1: a 10 MB single line after a real header */
+    {
+        size_t n = (size_t)snprintf(buf, 4096, "Incident Identifier: X\nProcess: a [1]\n"
+                                               "Thread 0 Crashed:\n0   a  ");
+        memset(buf + n, 'A', big);
+        buf[n + big] = '\n';
+        cases[nc].what = "10 MB line";
+        cases[nc].len = n + big + 1;
+        cases[nc].status = 0;
+        int status;
+        json_t *j = request("POST", "/v1/crashes", NULL, buf, cases[nc].len, &status, NULL);
+        CHECK(status >= 400 && status < 500, "%s: %d", cases[nc].what, status);
+        ok += status >= 400 && status < 500;
+        json_decref(j);
+        nc++;
+    }
+    /* 2: 100k threads */
+    {
+        size_t n = (size_t)snprintf(buf, 4096, "Incident Identifier: X\nProcess: a [1]\n"
+                                               "Crashed Thread: 0\n\n");
+        for (int t = 0; t < 100000 && n + 64 < big; t++)
+            n += (size_t)snprintf(buf + n, 64, "Thread %d:\n0   a  0x1000 0x1000 + 0\n\n", t);
+        int status;
+        json_t *j = request("POST", "/v1/crashes", NULL, buf, n, &status, NULL);
+        CHECK(status == 413 || status == 400, "100k threads: %d", status);
+        ok += status == 413 || status == 400;
+        json_decref(j);
+        nc++;
+    }
+    static const char *const small[] = {
+        /* frame index past usedImages */
+        "{\"bug_type\":\"309\"}\n{\"usedImages\":[{\"base\":4096,\"size\":16,\"uuid\":"
+        "\"4c4c4490-5555-3144-a17c-64a339ede13a\",\"name\":\"a\"}],\"threads\":[{\"frames\":"
+        "[{\"imageIndex\":1,\"imageOffset\":4}]}]}",
+        /* negative offset */
+        "{\"bug_type\":\"309\"}\n{\"usedImages\":[{\"base\":4096,\"size\":16,\"name\":\"a\"}],"
+        "\"threads\":[{\"frames\":[{\"imageIndex\":0,\"imageOffset\":-4}]}]}",
+        /* bad UTF-8 in a JSON body */
+        "{\"bug_type\":\"309\"}\n{\"procName\":\"\xff\xfe\",\"usedImages\":[],\"threads\":[]}",
+        /* neither format */
+        "\x7f" "ELF not a report",
+        /* a JSON header and nothing after it */
+        "{\"bug_type\":\"309\"}\n",
+    };
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        int status;
+        json_t *j = request("POST", "/v1/crashes", NULL, small[i], strlen(small[i]), &status,
+                            NULL);
+        CHECK(status >= 400 && status < 500, "hostile %zu: %d", i, status);
+        ok += status >= 400 && status < 500;
+        json_decref(j);
+    }
+    free(buf);
+    CHECK(crash_count() == before, "hostile reports were stored");
+    int status;
+    json_t *j = request("GET", "/v1/crashes/groups", NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200, "server after the battery: %d", status);
+    json_decref(j);
+    printf("    %d/%zu hostile reports answered 4xx, nothing stored\n", ok,
+           2 + sizeof small / sizeof small[0]);
 }
 
 /* Last test of this file: the crash server stops cleanly. */
