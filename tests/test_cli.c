@@ -164,3 +164,32 @@ TEST(cli_upload_zips)
           "corrupt member: %d %s", st, out);
     free(out);
 }
+
+/* symd crash: a report symbolicated against the database, offline, in
+ * Apple's text layout; unknown images keep the report's words. */
+TEST(cli_crash_renders_a_symbolicated_report)
+{
+    char cmd[2048], db[600];
+    int st;
+    snprintf(db, sizeof db, "%s/cli-crash.db", test_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s upload --db %s %s %s %s 2>&1", bin(), db,
+             root_path("fixtures/bin/bigapp-arm64"), root_path("fixtures/bin/libfix-arm64.dylib"),
+             root_path("fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0, "upload: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s crash --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/crashes/bigapp-twin.ips"));
+    out = run(cmd, &st);
+    CHECK(st == 0 && strstr(out, " mix (app.c:14)\n") &&
+              strstr(out, " static_square + 20 (app.c:20)\n") &&
+              strstr(out, " fix_mul + 4") && strstr(out, "Binary Images:") &&
+              strstr(out, "Triggered by Thread:"),
+          "symd crash said (%d):\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s crash --db %s %s 2>&1", bin(), db,
+             root_path("fixtures/bin/bigapp-arm64"));
+    out = run(cmd, &st);
+    CHECK(st == 1 && strstr(out, "not_a_crash_report"), "not a report: %d %s", st, out);
+    free(out);
+}
