@@ -82,7 +82,11 @@ typedef struct {
  * not a crash report at all; SYMD_E_CORRUPT (HTTP 400
  * malformed_crash_report) for one that breaks part way, the message saying
  * where ("line 42: ..." or "threads[3].frames[7]: ..."); SYMD_E_TOO_LARGE
- * past the limits above; SYMD_E_NOMEM. On error r holds nothing. */
+ * past the limits above; SYMD_E_NOMEM. On error r holds nothing.
+ * format is CRASH_FORMAT_IPS whenever a JSON header line with bug_type comes
+ * first (text_header is then set for a text body, NULL for a JSON one). Text
+ * that is not valid UTF-8, or holds a NUL, is SYMD_E_CORRUPT ("line N:
+ * invalid UTF-8 at column C"); JSON bodies are checked by jansson. */
 symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_err *err);
 void crash_report_free(crash_report *r);
 
