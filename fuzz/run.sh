@@ -28,12 +28,12 @@ for t in "$@"; do
       cp -n fuzz/seeds/demangle/* "$corpus"/
       extra=(-dict=fuzz/dict_demangle.txt -max_len=5000) ;;
     fuzz_crash_text)
-      cp -n ../shared/real-crashes/*.crash "$corpus"/ 2>/dev/null || true
+      for d in ../shared/real-crashes /work/shared/real-crashes; do cp -n $d/*.crash "$corpus"/ 2>/dev/null || true; done
       cp -n fuzz/seeds/crash/*.crash "$corpus"/
       cp -n fuzz/regress/crash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_crash.txt -max_len=65536) ;;
     fuzz_crash_ips)
-      cp -n ../shared/real-crashes/*.ips "$corpus"/ 2>/dev/null || true
+      for d in ../shared/real-crashes /work/shared/real-crashes; do cp -n $d/*.ips "$corpus"/ 2>/dev/null || true; done
       cp -n fuzz/seeds/crash/*.ips "$corpus"/
       cp -n fuzz/regress/crash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_crash.txt -max_len=131072) ;;

@@ -38,5 +38,12 @@ uint8_t *read_fixture(const char *rel, size_t *len);
 const char *root_path(const char *rel);
 /* A fresh temporary directory for this test run. */
 const char *test_tmpdir(void);
+/* Marks the running test skipped (neither passed nor failed), saying why:
+ * for data that lives outside the repository and may be absent. */
+void test_skip(const char *why);
+/* The real crash reports (the issue's ../shared/real-crashes): the
+ * SYMD_REAL_CRASHES directory, else ../shared/real-crashes beside the
+ * checkout, else /work/shared/real-crashes; NULL when none exists. */
+const char *real_crashes_dir(void);
 
 #endif

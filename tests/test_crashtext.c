@@ -243,7 +243,10 @@ static void check_literals_against_file(const char *path, const char *const *lin
 
 TEST(crashtext_unsymbolicated_kscrash_keeps_every_frame)
 {
-    check_literals_against_file("/work/shared/real-crashes/kscrash-Abort.crash", ks_source,
+    char ks_path[600];
+    snprintf(ks_path, sizeof ks_path, "%s/kscrash-Abort.crash",
+             real_crashes_dir() ? real_crashes_dir() : "/nonexistent");
+    check_literals_against_file(ks_path, ks_source,
                                 N(ks_source));
     static crash_kv regs[] = {
         {S("r0"), S("0x00000000")}, {S("r1"), S("0x00000000")}, {S("r2"), S("0x00000001")},
