@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test.h"
+
 bool server_start(server_proc *s, const char *db, const char *const *extra)
 {
     memset(s, 0, sizeof *s);
@@ -63,6 +65,25 @@ bool server_start(server_proc *s, const char *db, const char *const *extra)
     }
     s->port = atoi(colon + 1);
     return s->port > 0;
+}
+
+int lazy_port(lazy_server *ls)
+{
+    if (!ls->up) {
+        char db[512];
+        snprintf(db, sizeof db, "%s/%s", test_tmpdir(), ls->dbname);
+        ls->up = server_start(&ls->proc, db, ls->extra);
+        CHECK(ls->up, "server on %s did not start", ls->dbname);
+    }
+    return ls->proc.port;
+}
+
+bool lazy_stop(lazy_server *ls)
+{
+    if (!ls->up)
+        return true;
+    ls->up = false;
+    return server_stop(&ls->proc);
 }
 
 bool server_alive(const server_proc *s)

@@ -21,6 +21,23 @@ bool server_start(server_proc *s, const char *db, const char *const *extra);
 bool server_stop(server_proc *s);
 bool server_alive(const server_proc *s);
 
+/* A server a test file shares: started on first use, on a fresh database
+ * dbname in the run's temporary directory, with extra serve flags
+ * (NULL-terminated, may be NULL). */
+typedef struct {
+    const char *dbname;
+    const char *const *extra;
+    server_proc proc;
+    bool up;
+} lazy_server;
+
+/* The port of ls, starting it when it is not running (a failed start is a
+ * failed check). */
+int lazy_port(lazy_server *ls);
+/* Stops ls when it runs; true when it was not running or exited 0. Also for
+ * destructors, so a filtered run never leaves a server behind. */
+bool lazy_stop(lazy_server *ls);
+
 typedef struct {
     int status;     /* 0 when the exchange failed */
     char *body;     /* NUL-terminated, malloc'ed */

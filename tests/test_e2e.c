@@ -14,27 +14,19 @@
 
 #define LOAD 0x104a38000ull /* where the tests pretend __TEXT was loaded */
 
-static server_proc srv;
-static bool srv_up;
-
 /* One server for the suite's e2e tests, on a fresh database. */
+static lazy_server srv = {"e2e.db", NULL, {0}, false};
+
 static int port(void)
 {
-    if (!srv_up) {
-        char db[512];
-        snprintf(db, sizeof db, "%s/e2e.db", test_tmpdir());
-        srv_up = server_start(&srv, db, NULL);
-        CHECK(srv_up, "server did not start");
-    }
-    return srv.port;
+    return lazy_port(&srv);
 }
 
 /* A run that filters out e2e_zz_shutdown_is_clean must not leave the server
  * behind (it would also hold the runner's stdout open). */
 __attribute__((destructor)) static void stop_leftover_server(void)
 {
-    if (srv_up)
-        server_stop(&srv);
+    lazy_stop(&srv);
 }
 
 static json_t *body_json(const http_resp *r)
@@ -490,7 +482,7 @@ TEST(e2e_hostile_battery)
     json_decref(upload_file("fixtures/bin/bigapp-arm64", "bigapp", &status));
     long long img0, blob0, img1, blob1;
     char integ0[64], integ1[64];
-    db_state(srv.db, &img0, &blob0, integ0);
+    db_state(srv.proc.db, &img0, &blob0, integ0);
     size_t total = 0, fourxx = 0;
     http_resp r;
 
@@ -584,10 +576,10 @@ TEST(e2e_hostile_battery)
         http_resp_free(&r);
     }
 
-    CHECK(server_alive(&srv), "server died");
+    CHECK(server_alive(&srv.proc), "server died");
     CHECK(http_do(p, "GET", "/healthz", NULL, NULL, 0, &r) && r.status == 200, "healthz");
     http_resp_free(&r);
-    db_state(srv.db, &img1, &blob1, integ1);
+    db_state(srv.proc.db, &img1, &blob1, integ1);
     CHECK(img0 == img1 && blob0 == blob1, "store changed: images %lld→%lld, blobs %lld→%lld",
           img0, img1, blob0, blob1);
     CHECK(strcmp(integ0, "ok") == 0 && strcmp(integ1, "ok") == 0, "integrity %s / %s",
@@ -731,7 +723,7 @@ TEST(e2e_concurrent_clients)
         bad += a[i].bad;
     }
     CHECK(bad == 0, "%d of %d concurrent requests went wrong", bad, N * 60);
-    CHECK(server_alive(&srv), "server alive");
+    CHECK(server_alive(&srv.proc), "server alive");
 }
 
 /* Symbolicates every address of an expected .dsym.lines.tsv (adjust none,
@@ -909,7 +901,7 @@ TEST(e2e_hostile_dsym_refused)
     long long images0, blobs0, images1, blobs1;
     char integ[64];
     port();
-    db_state(srv.db, &images0, &blobs0, integ);
+    db_state(srv.proc.db, &images0, &blobs0, integ);
     /* The first unit's length now runs past .debug_info: find the section
      * by name in the load commands. */
     uint8_t *p = memmem(buf, len < 4096 ? len : 4096, "__debug_info", 12);
@@ -923,7 +915,7 @@ TEST(e2e_hostile_dsym_refused)
     CHECK(r.status == 400 && strcmp(error_code(&r), "malformed_debug_info") == 0,
           "broken dSYM: %d %s", r.status, error_code(&r));
     http_resp_free(&r);
-    db_state(srv.db, &images1, &blobs1, integ);
+    db_state(srv.proc.db, &images1, &blobs1, integ);
     CHECK(images0 == images1 && blobs0 == blobs1 && strcmp(integ, "ok") == 0,
           "store changed: %lld/%lld -> %lld/%lld (%s)", images0, blobs0, images1, blobs1,
           integ);
@@ -934,7 +926,6 @@ TEST(e2e_hostile_dsym_refused)
 TEST(e2e_zz_shutdown_is_clean)
 {
     port();
-    CHECK(server_alive(&srv), "alive before shutdown");
-    CHECK(server_stop(&srv), "exit status 0 after SIGTERM");
-    srv_up = false;
+    CHECK(server_alive(&srv.proc), "alive before shutdown");
+    CHECK(lazy_stop(&srv), "exit status 0 after SIGTERM");
 }

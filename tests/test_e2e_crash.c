@@ -11,24 +11,16 @@
 #include "harness.h"
 #include "test.h"
 
-static server_proc csrv;
-static bool csrv_up;
+static lazy_server csrv = {"e2e-crash.db", NULL, {0}, false};
 
 static int cport(void)
 {
-    if (!csrv_up) {
-        char db[512];
-        snprintf(db, sizeof db, "%s/e2e-crash.db", test_tmpdir());
-        csrv_up = server_start(&csrv, db, NULL);
-        CHECK(csrv_up, "crash server did not start");
-    }
-    return csrv.port;
+    return lazy_port(&csrv);
 }
 
 __attribute__((destructor)) static void stop_crash_server(void)
 {
-    if (csrv_up)
-        server_stop(&csrv);
+    lazy_stop(&csrv);
 }
 
 static long long crash_count(void)
@@ -36,7 +28,7 @@ static long long crash_count(void)
     cport(); /* the database exists once the server does */
     sqlite3 *h;
     long long n = -1;
-    if (sqlite3_open_v2(csrv.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(csrv.proc.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM crashes) + (SELECT count(*) "
@@ -426,8 +418,6 @@ TEST(e2e_crash_hostile_battery)
 /* Last test of this file: the crash server stops cleanly. */
 TEST(e2e_crash_zz_shutdown_is_clean)
 {
-    if (csrv_up) {
-        CHECK(server_stop(&csrv), "crash server exit status");
-        csrv_up = false;
-    }
+    cport();
+    CHECK(lazy_stop(&csrv), "crash server exit status");
 }

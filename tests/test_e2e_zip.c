@@ -13,25 +13,18 @@
 
 #define LOAD 0x104a38000ull
 
-static server_proc zsrv;
-static bool zsrv_up;
+static const char *const zip_flags[] = {"--max-unzipped", "4000000", "--max-zip-members",
+                                        "100", NULL};
+static lazy_server zsrv = {"e2e-zip.db", zip_flags, {0}, false};
 
 static int zport(void)
 {
-    if (!zsrv_up) {
-        char db[512];
-        snprintf(db, sizeof db, "%s/e2e-zip.db", test_tmpdir());
-        const char *extra[] = {"--max-unzipped", "4000000", "--max-zip-members", "100", NULL};
-        zsrv_up = server_start(&zsrv, db, extra);
-        CHECK(zsrv_up, "zip server did not start");
-    }
-    return zsrv.port;
+    return lazy_port(&zsrv);
 }
 
 __attribute__((destructor)) static void stop_zip_server(void)
 {
-    if (zsrv_up)
-        server_stop(&zsrv);
+    lazy_stop(&zsrv);
 }
 
 /* One integer from the server's database (-1 on error). */
@@ -39,7 +32,7 @@ static long long db_int(const char *sql)
 {
     sqlite3 *h;
     long long n = -1;
-    if (sqlite3_open_v2(zsrv.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(zsrv.proc.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
@@ -262,7 +255,7 @@ TEST(e2e_zip_hostile_uploads_store_nothing)
         CHECK(image_count() == before, "multipart %zu: rows %lld → %lld", i, before,
               image_count());
     }
-    CHECK(server_alive(&zsrv), "server alive");
+    CHECK(server_alive(&zsrv.proc), "server alive");
     CHECK(http_do(p, "GET", "/healthz", NULL, NULL, 0, &r) && r.status == 200, "healthz");
     http_resp_free(&r);
     CHECK(db_int("SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'") == 1,
@@ -377,6 +370,5 @@ TEST(e2e_zip_uploads_store_every_macho_member)
 TEST(e2e_zip_zz_shutdown_is_clean)
 {
     zport();
-    CHECK(server_stop(&zsrv), "exit status 0 after SIGTERM");
-    zsrv_up = false;
+    CHECK(lazy_stop(&zsrv), "exit status 0 after SIGTERM");
 }
