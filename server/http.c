@@ -29,6 +29,8 @@
 
 #define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
 #define MAX_LIST 1000
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 #define MAX_FILES 64
 
 typedef struct {
@@ -259,20 +261,29 @@ static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
     return ret;
 }
 
+/* limit (1..MAX_LIST, default 50) and cursor (a next_cursor value) of a
+ * listing; NULL, or what is wrong with them. */
+static const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before)
+{
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    *limit = 50;
+    *before = 0;
+    if (lim && (!num_parse_u64(lim, limit) || *limit == 0 || *limit > MAX_LIST))
+        return "limit must be an integer from 1 to " STRINGIFY(MAX_LIST);
+    if (cur && *cur && (!num_parse_u64(cur, before) || *before == 0 || *before > INT64_MAX))
+        return "cursor must be a next_cursor value from an earlier page";
+    return NULL;
+}
+
 static enum MHD_Result handle_list(server *srv, struct MHD_Connection *c)
 {
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
     const char *arch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arch");
-    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
-    uint64_t limit = 50, before = 0;
-    if (lim && (!num_parse_u64(lim, &limit) || limit == 0 || limit > MAX_LIST))
-        return reply_error(c, 400, "invalid_request",
-                           "limit must be an integer from 1 to %d", MAX_LIST);
-    if (cur && *cur && (!num_parse_u64(cur, &before) || before == 0 ||
-                        before > INT64_MAX))
-        return reply_error(c, 400, "invalid_request",
-                           "cursor must be a next_cursor value from an earlier page");
+    uint64_t limit, before;
+    const char *bad = list_args(c, &limit, &before);
+    if (bad)
+        return reply_error(c, 400, "invalid_request", "%s", bad);
     store_image *rows = calloc((size_t)limit, sizeof *rows);
     if (!rows)
         return reply_error(c, 503, "out_of_memory", "out of memory");
@@ -498,19 +509,6 @@ static enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c,
     return ret;
 }
 
-static bool list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before)
-{
-    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
-    *limit = 50;
-    *before = 0;
-    if (lim && (!num_parse_u64(lim, limit) || *limit == 0 || *limit > MAX_LIST))
-        return false;
-    if (cur && *cur && (!num_parse_u64(cur, before) || *before == 0 || *before > INT64_MAX))
-        return false;
-    return true;
-}
-
 static json_t *null_or(const char *s)
 {
     return s ? json_string(s) : json_null();
@@ -519,9 +517,9 @@ static json_t *null_or(const char *s)
 static enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    if (!list_args(c, &limit, &before))
-        return reply_error(c, 400, "invalid_request",
-                           "limit must be 1 to %d and cursor a next_cursor value", MAX_LIST);
+    const char *bad = list_args(c, &limit, &before);
+    if (bad)
+        return reply_error(c, 400, "invalid_request", "%s", bad);
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
     store_crash *rows = calloc((size_t)limit, sizeof *rows);
     if (!rows)
@@ -568,8 +566,9 @@ static enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 static enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    if (!list_args(c, &limit, &before))
-        return reply_error(c, 400, "invalid_request", "limit must be 1 to %d", MAX_LIST);
+    const char *bad = list_args(c, &limit, &before);
+    if (bad)
+        return reply_error(c, 400, "invalid_request", "%s", bad);
     const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
     store_crash_group *g = calloc((size_t)limit, sizeof *g);
     if (!g)
@@ -600,8 +599,9 @@ static enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c
 static enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    if (!list_args(c, &limit, &before))
-        return reply_error(c, 400, "invalid_request", "limit must be 1 to %d", MAX_LIST);
+    const char *bad = list_args(c, &limit, &before);
+    if (bad)
+        return reply_error(c, 400, "invalid_request", "%s", bad);
     store_missing *m = calloc((size_t)limit, sizeof *m);
     if (!m)
         return reply_error(c, 503, "out_of_memory", "out of memory");
