@@ -980,10 +980,53 @@ static bool file_id(ctx *x, const char *path, size_t n, uint32_t *id)
     return true;
 }
 
-/* Name of the subroutine DIE at off, following DW_AT_specification then
- * DW_AT_abstract_origin depth-first (llvm's DWARFDie::findRecursively): the
- * first linkage name on the chain, else the first plain name. *out is
- * name id << 1 | is_linkage, or NONE. Loops end at MAX_NAME_HOPS. */
+static bool die_name(ctx *x, uint64_t off, int hops, uint32_t *out);
+
+/* Name of the subroutine DIE d (read from unit u), following
+ * DW_AT_specification then DW_AT_abstract_origin depth-first (llvm's
+ * DWARFDie::findRecursively): the first linkage name on the chain, else the
+ * first plain name. *out is name id << 1 | is_linkage, or NONE. Loops end at
+ * MAX_NAME_HOPS. */
+static bool die_name_of(ctx *x, const unit *u, const die *d, int hops, uint32_t *out)
+{
+    const char *s = NULL;
+    uint32_t id;
+    *out = NONE;
+    if (d->linkage.cls != V_NONE) {
+        if (!unit_str(x, u, &d->linkage, &s))
+            return false;
+        if (s) {
+            if (!name_id(x, s, &id))
+                return false;
+            *out = id << 1 | 1;
+            return true;
+        }
+    }
+    uint32_t from_spec = NONE, from_origin = NONE;
+    if (d->spec.cls == V_REF && !die_name(x, d->spec.u, hops + 1, &from_spec))
+        return false;
+    if (d->origin.cls == V_REF && !die_name(x, d->origin.u, hops + 1, &from_origin))
+        return false;
+    if (from_spec != NONE && (from_spec & 1)) {
+        *out = from_spec;
+    } else if (from_origin != NONE && (from_origin & 1)) {
+        *out = from_origin;
+    } else {
+        if (!unit_str(x, u, &d->name, &s))
+            return false;
+        if (s) {
+            if (!name_id(x, s, &id))
+                return false;
+            *out = id << 1;
+        } else {
+            *out = from_spec != NONE ? from_spec : from_origin;
+        }
+    }
+    return true;
+}
+
+/* die_name_of for the DIE a reference points at, read there and cached by
+ * its offset (abstract origins are shared by every inlined copy). */
 static bool die_name(ctx *x, uint64_t off, int hops, uint32_t *out)
 {
     *out = NONE;
@@ -1008,40 +1051,8 @@ static bool die_name(ctx *x, uint64_t off, int hops, uint32_t *out)
         return BAD(x, "DIE reference 0x%llx: no DIE there", (unsigned long long)off),
                false;
     die d;
-    if (!read_die(x, u, t, a, &c, &d))
+    if (!read_die(x, u, t, a, &c, &d) || !die_name_of(x, u, &d, hops, out))
         return false;
-    const char *s = NULL;
-    uint32_t id;
-    if (d.linkage.cls != V_NONE) {
-        if (!unit_str(x, u, &d.linkage, &s))
-            return false;
-        if (s) {
-            if (!name_id(x, s, &id))
-                return false;
-            *out = id << 1 | 1;
-            return map_put(&x->name_cache, off, *out) || (nomem(x), false);
-        }
-    }
-    uint32_t from_spec = NONE, from_origin = NONE;
-    if (d.spec.cls == V_REF && !die_name(x, d.spec.u, hops + 1, &from_spec))
-        return false;
-    if (d.origin.cls == V_REF && !die_name(x, d.origin.u, hops + 1, &from_origin))
-        return false;
-    if (from_spec != NONE && (from_spec & 1))
-        *out = from_spec;
-    else if (from_origin != NONE && (from_origin & 1))
-        *out = from_origin;
-    else {
-        if (!unit_str(x, u, &d.name, &s))
-            return false;
-        if (s) {
-            if (!name_id(x, s, &id))
-                return false;
-            *out = id << 1;
-        } else {
-            *out = from_spec != NONE ? from_spec : from_origin;
-        }
-    }
     return map_put(&x->name_cache, off, *out) || (nomem(x), false);
 }
 
@@ -1654,11 +1665,6 @@ static bool add_node(ctx *x, uint32_t func, uint32_t parent, uint32_t depth,
     return VEC_PUSH(x, x->nodes, nd);
 }
 
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
 /* The index's id for name id: names get index ids in the order records
  * first use them, so names no record uses (functions the symbol table
  * names) cost nothing and frequent ones get short numbers. */
@@ -1702,7 +1708,7 @@ static size_t node_fields(ctx *x, const node *nd, dynbuf *write)
     PUT((uint64_t)nd->nr << 3 | (uint64_t)q << 2 | (uint64_t)kids << 1 | same_file);
     prev = nd->base;
     for (uint32_t i = 0; i < nd->nr; i++) {
-        PUT(zigzag((int64_t)(r[i].lo - prev) >> sh));
+        PUT(lix_zigzag((int64_t)(r[i].lo - prev) >> sh));
         PUT((r[i].hi - r[i].lo) >> sh);
         prev = r[i].hi;
     }
@@ -1712,7 +1718,7 @@ static size_t node_fields(ctx *x, const node *nd, dynbuf *write)
     PUT(nd->name == NONE ? 0 : (uint64_t)fin + 1);
     if (!same_file)
         PUT(nd->call_file);
-    PUT(zigzag((int64_t)nd->call_line - (int64_t)nd->line_base));
+    PUT(lix_zigzag((int64_t)nd->call_line - (int64_t)nd->line_base));
     PUT(nd->call_col);
     if (kids)
         PUT(nd->child_bytes);
@@ -1787,7 +1793,7 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
             } else {
                 bool fchg = row.file != file || first;
                 d = (int64_t)row.line - (int64_t)line;
-                uint64_t zz = ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+                uint64_t zz = lix_zigzag(d);
                 op = 0x80;
                 ok = dynbuf_add(b, &op, 1) && put_uleb(x, b, da) &&
                      put_uleb(x, b, zz << 1 | fchg) && (!fchg || put_uleb(x, b, row.file));
@@ -1987,7 +1993,7 @@ static symd_status walk_unit(ctx *x, unit *u)
                 clip_to_code(x);
                 if (x->tmp.n) {
                     uint32_t name, idx;
-                    if (!die_name(x, off, 0, &name) || !add_node(x, nfuncs, NONE, 0, name, &idx))
+                    if (!die_name_of(x, u, &d, 0, &name) || !add_node(x, nfuncs, NONE, 0, name, &idx))
                         return x->err->kind;
                     nfuncs++;
                     child = idx;
@@ -2003,7 +2009,7 @@ static symd_status walk_unit(ctx *x, unit *u)
                 if (x->tmp.n) {
                     uint32_t name, idx;
                     const node *p = &x->nodes.v[cur];
-                    if (!die_name(x, off, 0, &name) ||
+                    if (!die_name_of(x, u, &d, 0, &name) ||
                         !add_node(x, p->func, cur, p->depth + 1, name, &idx))
                         return x->err->kind;
                     node *nd = &x->nodes.v[idx];

@@ -145,7 +145,7 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
             if ((v & 1) && !cur_uleb(&r, &f))
                 return false;
             uint64_t zz = v >> 1;
-            nline = line + (uint64_t)((int64_t)(zz >> 1) ^ -(int64_t)(zz & 1));
+            nline = line + (uint64_t)lix_unzigzag(zz);
             if (v & 1) {
                 npfile = file, npline = line;
                 nfile = f;
@@ -189,7 +189,7 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
             for (uint64_t i = 0; i < nr; i++) {
                 if (!cur_uleb(&t, &a) || !cur_uleb(&t, &b))
                     return false;
-                uint64_t s = prev + ((uint64_t)((int64_t)(a >> 1) ^ -(int64_t)(a & 1)) << sh);
+                uint64_t s = prev + ((uint64_t)lix_unzigzag(a) << sh);
                 if (i == 0)
                     first = s;
                 in |= off - s < b << sh; /* modular: s above off never holds it */
@@ -202,7 +202,7 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
                 !cur_uleb(&t, &zl) || !cur_uleb(&t, &cs.col) ||
                 (has_kids && !cur_uleb(&t, &cb)) || cb > cur_left(&t))
                 return false;
-            cs.line = cursor_line + (uint64_t)((int64_t)(zl >> 1) ^ -(int64_t)(zl & 1));
+            cs.line = cursor_line + (uint64_t)lix_unzigzag(zl);
             if (in) {
                 found = true;
                 hit = cs;

@@ -53,6 +53,16 @@
 #include "../util/err.h"
 
 #define LINEINDEX_VERSION 1
+
+/* Signed numbers in records: zigzag, so small magnitudes take one byte. */
+static inline uint64_t lix_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t lix_unzigzag(uint64_t z)
+{
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
 #define LINEINDEX_MAX_DEPTH 64 /* inline levels kept per address */
 
 typedef struct {
