@@ -38,6 +38,11 @@ uint8_t *read_fixture(const char *rel, size_t *len);
 const char *root_path(const char *rel);
 /* A fresh temporary directory for this test run. */
 const char *test_tmpdir(void);
+/* Calls fn(path, bytes, len) for every fuzz/regress/<prefix>* input (the
+ * inputs a fuzzer once crashed on); returns how many, -1 when the directory
+ * is missing. */
+int each_regression(const char *prefix,
+                    void (*fn)(const char *rel, const uint8_t *buf, size_t len));
 /* Marks the running test skipped (neither passed nor failed), saying why:
  * for data that lives outside the repository and may be absent. */
 void test_skip(const char *why);

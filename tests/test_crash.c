@@ -656,30 +656,18 @@ TEST(crash_hostile_reports_are_refused)
 
 /* ---- fuzz regressions -------------------------------------------------------------- */
 
+static void replay_crash(const char *rel, const uint8_t *buf, size_t len)
+{
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    symd_status st = crash_parse(buf, len, &r, &err);
+    CHECK(st == SYMD_OK || is_input_error(st), "%s: %d %s", rel, st, err.msg);
+    crash_report_free(&r);
+}
+
 /* Inputs the fuzzers once crashed on (fuzz/regress/crash-*) stay fixed. */
 TEST(crash_fuzz_regressions)
 {
-    DIR *d = opendir(root_path("fuzz/regress"));
-    CHECK(d, "fuzz/regress missing");
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strncmp(de->d_name, "crash-", 6) != 0)
-            continue;
-        char rel[512];
-        snprintf(rel, sizeof rel, "fuzz/regress/%s", de->d_name);
-        size_t len;
-        uint8_t *buf = read_fixture(rel, &len);
-        if (!buf)
-            continue;
-        crash_report r;
-        symd_err err;
-        symd_err_clear(&err);
-        symd_status st = crash_parse(buf, len, &r, &err);
-        CHECK(st == SYMD_OK || is_input_error(st), "%s: %d %s", rel, st, err.msg);
-        crash_report_free(&r);
-        free(buf);
-    }
-    closedir(d);
+    CHECK(each_regression("crash-", replay_crash) >= 0, "fuzz/regress missing");
 }

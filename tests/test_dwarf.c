@@ -399,27 +399,22 @@ TEST(dwarf_hostile_is_malformed_debug_info)
 }
 
 /* Inputs fuzz_dwarf once crashed on (fuzz/regress/dwarf-*) stay fixed. */
+static void replay_dwarf(const char *rel, const uint8_t *buf, size_t len)
+{
+    macho_section sects[10];
+    macho_image img;
+    uint64_t lo, hi;
+    CHECK(dwarf_container_image(buf, len, sects, &img, &lo, &hi), "%s: short", rel);
+    uint8_t *blob = NULL;
+    size_t blen;
+    lineindex_stats st;
+    symd_err err = {0};
+    symd_status r = lineindex_build(&img, NULL, 1u << 26, &blob, &blen, &st, &err);
+    CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "%s: %s", rel, symd_status_name(r));
+    free(blob);
+}
+
 TEST(dwarf_fuzz_regressions)
 {
-    static const char *const files[] = {"fuzz/regress/dwarf-empty-path",
-                                        "fuzz/regress/dwarf-encode-crash"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        size_t len;
-        uint8_t *buf = read_fixture(files[i], &len);
-        if (!buf)
-            continue;
-        macho_section sects[10];
-        macho_image img;
-        uint64_t lo, hi;
-        CHECK(dwarf_container_image(buf, len, sects, &img, &lo, &hi), "%s: short", files[i]);
-        uint8_t *blob = NULL;
-        size_t blen;
-        lineindex_stats st;
-        symd_err err = {0};
-        symd_status r = lineindex_build(&img, NULL, 1u << 26, &blob, &blen, &st, &err);
-        CHECK(r == SYMD_OK || r == SYMD_E_BAD_DEBUG_INFO, "%s: %s", files[i],
-              symd_status_name(r));
-        free(blob);
-        free(buf);
-    }
+    CHECK(each_regression("dwarf-", replay_dwarf) >= 2, "the dwarf-* regression inputs are gone");
 }

@@ -1,7 +1,6 @@
 /* The parser pipeline against broken and hostile input: every case fails
  * with its own error kind, never crashes, never reads out of bounds (the
  * sanitizer build checks the last part). */
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,30 +89,15 @@ TEST(hostile_bit_flips_in_load_commands)
     free(buf);
 }
 
+static void replay_macho(const char *rel, const uint8_t *buf, size_t len)
+{
+    symd_err err = {0};
+    symd_status st = hostile_pipeline(buf, len, &err);
+    CHECK(st != SYMD_E_NOMEM && st != SYMD_E_DB, "%s: %s", rel, symd_status_name(st));
+}
+
 /* Inputs the fuzzer once crashed on (fuzz/regress/macho-*) stay fixed. */
 TEST(hostile_fuzz_regressions)
 {
-    DIR *d = opendir(root_path("fuzz/regress"));
-    CHECK(d != NULL, "fuzz/regress missing");
-    if (!d)
-        return;
-    struct dirent *e;
-    int n = 0;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "macho-", 6) != 0) /* dwarf-*: test_dwarf.c */
-            continue;
-        char rel[300];
-        snprintf(rel, sizeof rel, "fuzz/regress/%s", e->d_name);
-        size_t len;
-        uint8_t *buf = read_fixture(rel, &len);
-        if (!buf)
-            continue;
-        symd_err err = {0};
-        symd_status st = hostile_pipeline(buf, len, &err);
-        CHECK(st != SYMD_E_NOMEM && st != SYMD_E_DB, "%s: %s", rel, symd_status_name(st));
-        free(buf);
-        n++;
-    }
-    closedir(d);
-    CHECK(n > 0, "no regression inputs found");
+    CHECK(each_regression("macho-", replay_macho) > 0, "no regression inputs found");
 }

@@ -1,6 +1,7 @@
 /* Test runner: runs every registered test, prints "N passed, N failed". */
 #include "test.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,6 +17,31 @@ static struct {
 static int ntests;
 static int current_failures;
 static const char *current_skipped;
+
+int each_regression(const char *prefix,
+                    void (*fn)(const char *rel, const uint8_t *buf, size_t len))
+{
+    DIR *d = opendir(root_path("fuzz/regress"));
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char rel[600];
+        snprintf(rel, sizeof rel, "fuzz/regress/%s", e->d_name);
+        size_t len;
+        uint8_t *buf = read_fixture(rel, &len);
+        if (!buf)
+            continue;
+        fn(rel, buf, len);
+        free(buf);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
 
 void test_skip(const char *why)
 {
