@@ -45,6 +45,25 @@ BENCH_DWARF_WAIT=${BENCH_DWARF_WAIT:-30}
 BENCH_JOBS=${BENCH_JOBS:-2}
 want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
+# wrk_rounds PREFIX BODIES SLICE [symbolizer args...]: for each connection
+# count, wrk at saturation on /v1/symbolicate with the request bodies of
+# BODIES, then llvm-symbolizer once over the same addresses, so every ratio
+# compares runs made back to back. Results: $RES/PREFIXwrk-C.json and
+# $RES/PREFIXsymbolizer-after-cC.json (repetitions from PREFIXsymbolizer-before).
+wrk_rounds() {
+    local prefix=$1 bodies=$2 slice=$3 c
+    shift 3
+    for c in $BENCH_CONNS; do
+        $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$bodies" \
+            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
+            --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
+            --log "$WORK/${prefix}wrk-$c.log" --out "$RES/${prefix}wrk-$c.json"
+        $PY symbolizer --phase "after-c$c" --runs 1 --slice "$slice" "$@" \
+            --addrs "$bodies/addrs.txt" --reps-from "$RES/${prefix}symbolizer-before.json" \
+            --out "$RES/${prefix}symbolizer-after-c$c.json"
+    done
+}
+
 PKG=@sentry/cli-darwin@3.8.0
 TARBALL=sentry-cli-darwin-3.8.0.tgz
 TARBALL_SHA1=6dc657e8486d3c30149e535af57b4bef165ed5aa # npm's shasum for 3.8.0
@@ -188,15 +207,7 @@ if want symtab; then
         --out "$RES/symbolizer-before.json"
 
     say "symd: wrk POST /v1/symbolicate, each run followed by llvm-symbolizer"
-    for c in $BENCH_CONNS; do
-        $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/bodies" \
-            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
-            --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
-            --log "$WORK/wrk-$c.log" --out "$RES/wrk-$c.json"
-        $PY symbolizer --phase "after-c$c" --runs 1 --slice "$CACHE/arm64" \
-            --addrs "$WORK/bodies/addrs.txt" --reps-from "$RES/symbolizer-before.json" \
-            --out "$RES/symbolizer-after-c$c.json"
-    done
+    wrk_rounds "" "$WORK/bodies" "$CACHE/arm64"
 
     stop_server
 
@@ -285,16 +296,7 @@ if want dwarf; then
         --addrs "$WORK/dw-bodies/addrs.txt" --out "$RES/dw-symbolizer-before.json"
     if [ "$dw_ok" = 1 ]; then
         say "symd: wrk POST /v1/symbolicate (lines + inlines), each run followed by llvm-symbolizer"
-        for c in $BENCH_CONNS; do
-            $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/dw-bodies" \
-                --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
-                --conns "$c" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_SECONDS" \
-                --log "$WORK/dw-wrk-$c.log" --out "$RES/dw-wrk-$c.json"
-            $PY symbolizer --phase "after-c$c" --runs 1 --slice "$PROG" \
-                --extra=--dsym-hint="$DSYM" --extra=--inlining \
-                --addrs "$WORK/dw-bodies/addrs.txt" --reps-from "$RES/dw-symbolizer-before.json" \
-                --out "$RES/dw-symbolizer-after-c$c.json"
-        done
+        wrk_rounds dw- "$WORK/dw-bodies" "$PROG" --extra=--dsym-hint="$DSYM" --extra=--inlining
     else
         say "DWARF: FAIL: symd gave no usable line data; its throughput is not measured"
     fi
