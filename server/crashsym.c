@@ -107,6 +107,17 @@ static crash_sym_status status_of(const char *s)
     return CSYM_UNKNOWN_IMAGE;
 }
 
+/* The status of a frame nothing is known about: its image is missing, lies
+ * nowhere, or has no symbol there. */
+static const char *bare_status(crash_sym_status st)
+{
+    switch (st) {
+    case CSYM_MISSING_IMAGE: return "missing_image";
+    case CSYM_UNKNOWN_IMAGE: return "unknown_image";
+    default: return "no_symbol";
+    }
+}
+
 static void set_level_from_json(crash_level *l, json_t *o)
 {
     memset(l, 0, sizeof *l);
@@ -140,20 +151,17 @@ static void use_report_text(const crash_frame *cf, json_t *o, crash_level *l)
     set_level_from_json(l, o);
 }
 
-static const crash_image *app_image(const crash_report *r, long *index)
+/* The index of the app's own image (marked, else named like the process),
+ * or -1. */
+static long app_image(const crash_report *r)
 {
     for (size_t i = 0; i < r->nimages; i++)
-        if (r->images[i].is_app) {
-            *index = (long)i;
-            return &r->images[i];
-        }
+        if (r->images[i].is_app)
+            return (long)i;
     for (size_t i = 0; i < r->nimages; i++)
-        if (r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0) {
-            *index = (long)i;
-            return &r->images[i];
-        }
-    *index = -1;
-    return NULL;
+        if (r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0)
+            return (long)i;
+    return -1;
 }
 
 static char *make_signature(const crash_report *r, const crash_symbolication *s)
@@ -167,9 +175,7 @@ static char *make_signature(const crash_report *r, const crash_symbolication *s)
     for (long t = 0; t < crashed; t++)
         first += r->threads[t].nframes;
     const crash_thread *th = &r->threads[crashed];
-    long app;
-    const crash_image *ai = app_image(r, &app);
-    (void)ai;
+    long app = app_image(r);
     const crash_symframe *fr = &s->frames[first];
     /* the app's own first frame with a name */
     for (size_t f = 0; app >= 0 && f < th->nframes; f++) {
@@ -363,14 +369,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 /* nothing known beyond the address and image */
                 json_t *o = json_object();
                 json_object_set_new(o, "address", hex_json(ct->frames[f].address));
-                json_object_set_new(o, "status",
-                                    json_string(sf->status == CSYM_SYMBOLICATED
-                                                    ? "no_symbol"
-                                                    : sf->status == CSYM_NO_SYMBOL
-                                                          ? "no_symbol"
-                                                          : sf->status == CSYM_MISSING_IMAGE
-                                                                ? "missing_image"
-                                                                : "unknown_image"));
+                json_object_set_new(o, "status", json_string(bare_status(sf->status)));
                 json_object_set_new(o, "image", str_or_null(sf->image));
                 json_object_set_new(o, "inlined", json_false());
                 json_array_append_new(frames, o);
