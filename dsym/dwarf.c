@@ -227,11 +227,10 @@ typedef struct {
 } fentry;
 
 typedef struct {
-    const macho_image *img;
     const symindex *syms; /* the slice's symbol index, or NULL */
     symd_err *err;
     sect s[S_N];
-    uint64_t base, code_end;
+    uint64_t base;
     range *code; /* code sections, sorted */
     size_t ncode;
 
@@ -1309,7 +1308,6 @@ static symd_status read_lines(ctx *x, const unit *u)
     p.pos = prog;
     uint64_t addr = 0, file = 1, line = 1, col = 0;
     uint32_t order = 0;
-    bool in_seq = false;
 #define EMIT(is_end)                                                            \
     do {                                                                        \
         uint32_t g = 0;                                                         \
@@ -1340,7 +1338,6 @@ static symd_status read_lines(ctx *x, const unit *u)
             addr += (adj / lrange) * minlen;
             line += (uint64_t)(lbase + (int64_t)(adj % lrange));
             EMIT(false);
-            in_seq = true;
             continue;
         }
         uint64_t a;
@@ -1359,7 +1356,6 @@ static symd_status read_lines(ctx *x, const unit *u)
             if (sub == 1) { /* end_sequence */
                 EMIT(true);
                 addr = 0, file = 1, line = 1, col = 0;
-                in_seq = false;
             } else if (sub == 2) { /* set_address */
                 if (elen - 1 > 8 || !cur_uN(&p, (unsigned)(elen - 1), &addr)) {
                     st = BAD(x, "line table at 0x%llx: bad set_address",
@@ -1370,7 +1366,7 @@ static symd_status read_lines(ctx *x, const unit *u)
             p.pos = next;
             break;
         }
-        case 1: EMIT(false); in_seq = true; break; /* copy */
+        case 1: EMIT(false); break; /* copy */
         case 2:
             if (!cur_uleb(&p, &a))
                 goto trunc;
@@ -1403,7 +1399,6 @@ static symd_status read_lines(ctx *x, const unit *u)
             break;
         }
     }
-    (void)in_seq;
 #undef EMIT
     if (x->rows.n > 1)
         qsort(x->rows.v, x->rows.n, sizeof *x->rows.v, cmp_row);
@@ -2191,7 +2186,6 @@ symd_status lineindex_build(const macho_image *img, const symindex *syms,
     *len = 0;
     ctx x;
     memset(&x, 0, sizeof x);
-    x.img = img;
     x.syms = syms;
     x.err = err;
     memset(stats, 0, sizeof *stats);
@@ -2230,8 +2224,7 @@ symd_status lineindex_build(const macho_image *img, const symindex *syms,
     x.shift = img->cputype == 0x0100000cu ? 2 : 0; /* CPU_TYPE_ARM64 */
     /* Demangled names may add at most 4x the DWARF's string bytes + 64 KiB. */
     x.display_budget = 4 * (x.s[S_STR].len + x.s[S_LINE_STR].len) + (64u << 10);
-    x.code_end = x.code[x.ncode - 1].hi;
-    if (x.code_end - x.base > UINT32_MAX) {
+    if (x.code[x.ncode - 1].hi - x.base > UINT32_MAX) {
         st = symd_fail(err, SYMD_E_UNSUPPORTED, "code spans more than 4 GiB");
         goto out;
     }
