@@ -21,8 +21,12 @@ endif
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
            parser/backtrace.c parser/crash.c server/symbolicate.c server/crashsym.c \
-           server/crashtext.c server/http.c
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+           server/crashtext.c server/metrics.c server/http.c
+# The dashboard (web/) and docs/openapi.yaml are compiled into the binary.
+ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico)) \
+               $(wildcard docs/openapi.yaml)
+GEN_ASSETS  := build/gen/assets.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
@@ -42,6 +46,14 @@ build/.deps-ok: scripts/deps.sh
 $(BUILD)/%.o: %.c build/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(GEN_ASSETS): scripts/embed.py $(ASSET_FILES) build/.deps-ok
+	@mkdir -p $(dir $@)
+	python3 scripts/embed.py $@ $(ASSET_FILES)
+
+$(BUILD)/gen/assets.o: $(GEN_ASSETS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I. -c $< -o $@
 
 $(BUILD)/libsymd.a: $(LIB_OBJ)
 	ar rcs $@ $^
@@ -68,9 +80,9 @@ run: $(SYMD)
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/%)
-build/fuzz/%: fuzz/%.c $(LIB_SRC) build/.deps-ok
+build/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_ASSETS) build/.deps-ok
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(ZIP_CFLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(ZIP_CFLAGS) -I. -o $@ $< $(LIB_SRC) $(GEN_ASSETS) $(LDLIBS)
 
 fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -1,11 +1,16 @@
-/* The HTTP API: libmicrohttpd daemon, routing, uploads and JSON replies.
+/* The HTTP API: libmicrohttpd daemon, routing, uploads and JSON replies,
+ * the embedded dashboard, metrics, the access log and connection limits.
  *
  * Each request gets a req_state on its first callback; bodies stream into
  * bounded buffers as they arrive (never sized from Content-Length); the
- * state is freed in the request-completed callback, whatever happened. */
+ * state is freed in the request-completed callback, whatever happened, and
+ * that callback also writes the access-log line and the request metrics.
+ * Each connection gets a conn_track from the connection-notify callback so a
+ * reaper thread can cut off clients that pass --request-timeout. */
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -16,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../store/ingest.h"
@@ -24,7 +32,9 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "../parser/crash.h"
+#include "assets.h"
 #include "crashsym.h"
+#include "metrics.h"
 #include "symbolicate.h"
 
 #define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
@@ -33,14 +43,38 @@
 #define STRINGIFY(x) STRINGIFY_(x)
 #define MAX_FILES 64
 
+/* One open connection, for the timeout reaper. since_us is when the
+ * connection was accepted or its last request completed: the next request's
+ * headers must be in within --header-timeout of it, and the whole request
+ * (headers, body and answer) must end within --request-timeout. */
+typedef struct conn_track {
+    struct conn_track *prev, *next;
+    int fd;
+    int64_t since_us;
+    bool in_request; /* headers are in: the request deadline applies */
+    bool cut;
+} conn_track;
+
 typedef struct {
     const server_config *cfg;
     store *st;
+    metrics *m;
+    FILE *access_log;          /* NULL: off */
+    _Atomic uint64_t in_flight; /* requests between first callback and completion */
+    atomic_bool draining;      /* SIGTERM seen: answers close their connection */
+    pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
+    conn_track conns;          /* list head */
+    pthread_cond_t reaper_cv;
+    bool reaper_stop;          /* under conns_mu */
 } server;
 
 typedef enum {
     ROUTE_NONE,
+    ROUTE_INDEX,
+    ROUTE_ASSET,
     ROUTE_HEALTH,
+    ROUTE_METRICS,
+    ROUTE_OPENAPI,
     ROUTE_IMAGES,
     ROUTE_IMAGE,
     ROUTE_SYMBOLICATE,
@@ -48,7 +82,33 @@ typedef enum {
     ROUTE_CRASH,
     ROUTE_CRASH_GROUPS,
     ROUTE_MISSING,
+    ROUTE_COUNT
 } route;
+
+/* Every route with its methods; docs/openapi.yaml lists the same (a test
+ * holds the two together). HEAD is allowed wherever GET is. ROUTE_NONE's
+ * path is the metrics label of requests no route matched. */
+static const http_route_info route_table[ROUTE_COUNT] = {
+    [ROUTE_NONE] = {"unmatched", ""},
+    [ROUTE_INDEX] = {"/", "GET"},
+    [ROUTE_ASSET] = {"/assets/{file}", "GET"},
+    [ROUTE_HEALTH] = {"/healthz", "GET"},
+    [ROUTE_METRICS] = {"/metrics", "GET"},
+    [ROUTE_OPENAPI] = {"/v1/openapi.yaml", "GET"},
+    [ROUTE_IMAGES] = {"/v1/images", "GET, POST"},
+    [ROUTE_IMAGE] = {"/v1/images/{uuid}", "GET, DELETE"},
+    [ROUTE_SYMBOLICATE] = {"/v1/symbolicate", "POST"},
+    [ROUTE_CRASHES] = {"/v1/crashes", "GET, POST"},
+    [ROUTE_CRASH] = {"/v1/crashes/{id}", "GET"},
+    [ROUTE_CRASH_GROUPS] = {"/v1/crashes/groups", "GET"},
+    [ROUTE_MISSING] = {"/v1/missing", "GET"},
+};
+
+const http_route_info *http_routes(size_t *n)
+{
+    *n = ROUTE_COUNT - 1;
+    return route_table + 1;
+}
 
 typedef struct {
     char *name;
@@ -57,7 +117,14 @@ typedef struct {
 
 typedef struct {
     route route;
+    bool routed;         /* route, method and limits checked */
     bool is_post;
+    int64_t start_us;    /* first callback */
+    unsigned status;     /* answered with; 0 until queued */
+    uint64_t bytes_out;  /* response body */
+    const char *allow;   /* Allow header of a 405 */
+    char method[12];
+    char path[256];      /* for the access log, cut */
     char uuid_arg[64];
     uint64_t limit;      /* body bytes allowed */
     uint64_t received;   /* body bytes seen */
@@ -73,6 +140,37 @@ typedef struct {
 
 /* ---- replies ------------------------------------------------------------ */
 
+/* The request being answered on this thread: libmicrohttpd calls a
+ * connection's handlers on one thread at a time, and on_request sets this
+ * before it dispatches, so the reply helpers can record the status and size
+ * for the access log and metrics without every handler passing it down. */
+static __thread req_state *tl_req;
+static __thread server *tl_srv;
+
+static const char *const CSP =
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'self'";
+
+/* Queues r with the headers every answer carries; takes r. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
+                             struct MHD_Response *r, size_t len, const char *ctype)
+{
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (tl_req && tl_req->allow && status == 405)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, tl_req->allow);
+    if (tl_srv && atomic_load(&tl_srv->draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    if (tl_req && ret == MHD_YES) {
+        tl_req->status = status;
+        tl_req->bytes_out = len;
+    }
+    return ret;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t *data,
                              size_t len, const char *ctype)
 {
@@ -82,10 +180,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t 
         free(data);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return queue(c, status, r, len, ctype);
 }
 
 static enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status,
@@ -349,12 +444,14 @@ static enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c,
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
     symd_err err = {0};
+    symbolicate_counts n = {0};
     symd_status st = symbolicate_json(srv->st, rs->body.data ? (char *)rs->body.data : "",
-                                      rs->body.len, &out, NULL, &err);
+                                      rs->body.len, &out, &n, &err);
     if (st != SYMD_OK) {
         dynbuf_free(&out);
         return reply_status(c, &err, "invalid_request");
     }
+    metrics_frames(srv->m, n.symbolicated, n.no_symbol, n.missing_image, n.unknown_image);
     return reply_dynbuf(c, 200, &out);
 }
 
@@ -367,6 +464,22 @@ static bool want_text(struct MHD_Connection *c)
         return strcmp(f, "text") == 0;
     const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     return acc && strstr(acc, "text/plain") && !strstr(acc, "application/json");
+}
+
+/* Counts a symbolicated report's frames into the metrics. */
+static void count_crash_frames(server *srv, const crash_report *r,
+                               const crash_symbolication *sym)
+{
+    uint64_t n[4] = {0};
+    for (size_t i = 0; i < r->total_frames; i++) {
+        switch (sym->frames[i].status) {
+        case CSYM_SYMBOLICATED: n[0]++; break;
+        case CSYM_NO_SYMBOL: n[1]++; break;
+        case CSYM_MISSING_IMAGE: n[2]++; break;
+        default: n[3]++; break;
+        }
+    }
+    metrics_frames(srv->m, n[0], n[1], n[2], n[3]);
 }
 
 /* The images a crash references, for the missing-images list. */
@@ -431,6 +544,7 @@ static enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c,
         crash_report_free(&r);
         return reply_status(c, &err, "internal_error");
     }
+    count_crash_frames(srv, &r, &sym);
     int64_t id = -1;
     enum MHD_Result ret;
     if (keep) {
@@ -493,6 +607,7 @@ static enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c,
         store_crash_free(&sc);
         return reply_status(c, &err, "internal_error");
     }
+    count_crash_frames(srv, &r, &sym);
     dynbuf res;
     dynbuf_init(&res, MAX_RESPONSE);
     if (crash_write_json(&r, &sym, -1, &res, &err) == SYMD_OK &&
@@ -627,12 +742,101 @@ static enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
     return reply_json(c, 200, json_pack("{s:o}", "missing", arr));
 }
 
+/* ---- dashboard, OpenAPI, metrics ----------------------------------------- */
+
+static const embedded_asset *asset_find(const char *name)
+{
+    for (size_t i = 0; i < embedded_asset_count; i++)
+        if (strcmp(embedded_assets[i].name, name) == 0)
+            return &embedded_assets[i];
+    return NULL;
+}
+
+/* An embedded file, with its ETag (a matching If-None-Match gets 304) and,
+ * for HTML, a Content-Security-Policy that allows no inline script: the
+ * dashboard renders uploaded names as text, and the policy is the second
+ * wall should that ever slip. */
+static enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name)
+{
+    const embedded_asset *a = *name && !strchr(name, '/') ? asset_find(name) : NULL;
+    if (!a)
+        return reply_error(c, 404, "not_found", "no asset %s", name);
+    const char *inm =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    bool fresh = inm && strstr(inm, a->etag);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        fresh ? 0 : a->len, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, a->etag);
+    /* Revalidate every time: a new binary serves new assets at once. */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (strncmp(a->ctype, "text/html", 9) == 0) {
+        MHD_add_response_header(r, "Content-Security-Policy", CSP);
+        MHD_add_response_header(r, "X-Frame-Options", "DENY");
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
+    return queue(c, fresh ? 304 : 200, r, fresh ? 0 : a->len, a->ctype);
+}
+
+/* VmRSS from /proc/self/statm; 0 when unknown. */
+static uint64_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size, res;
+    uint64_t out = 0;
+    if (f && fscanf(f, "%llu %llu", &size, &res) == 2)
+        out = (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+    if (f)
+        fclose(f);
+    return out;
+}
+
+static enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
+{
+    metrics_gauges g = {.images = -1, .image_blobs = -1, .crashes = -1};
+    symd_err err = {0};
+    if (store_counts(srv->st, &g.images, &g.image_blobs, &err) != SYMD_OK)
+        g.images = g.image_blobs = -1; /* a scrape still answers */
+    if (store_count_crashes(srv->st, &g.crashes, &err) != SYMD_OK)
+        g.crashes = -1;
+    store_cache_stats cs;
+    store_cache_stats_get(srv->st, &cs);
+    g.cache_bytes = cs.bytes;
+    g.cache_entries = cs.entries;
+    g.cache_hits = cs.hits;
+    g.cache_misses = cs.misses;
+    g.in_flight = atomic_load(&srv->in_flight);
+    g.rss_bytes = rss_bytes();
+    dynbuf out;
+    dynbuf_init(&out, 4u << 20);
+    if (!metrics_render(srv->m, &g, &out)) {
+        dynbuf_free(&out);
+        return reply_error(c, 500, "internal_error", "metrics exposition too large");
+    }
+    size_t len;
+    uint8_t *data = dynbuf_take(&out, &len);
+    if (!data)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    return reply(c, 200, data, len, "text/plain; version=0.0.4; charset=utf-8");
+}
+
 /* ---- request plumbing --------------------------------------------------- */
 
 static route route_of(const char *url, char *uuid_arg, size_t cap)
 {
+    if (strcmp(url, "/") == 0)
+        return ROUTE_INDEX;
+    if (strncmp(url, "/assets/", 8) == 0) {
+        snprintf(uuid_arg, cap, "%s", url + 8);
+        return ROUTE_ASSET;
+    }
     if (strcmp(url, "/healthz") == 0)
         return ROUTE_HEALTH;
+    if (strcmp(url, "/metrics") == 0)
+        return ROUTE_METRICS;
+    if (strcmp(url, "/v1/openapi.yaml") == 0)
+        return ROUTE_OPENAPI;
     if (strcmp(url, "/v1/images") == 0 || strcmp(url, "/v1/images/") == 0)
         return ROUTE_IMAGES;
     if (strcmp(url, "/v1/symbolicate") == 0)
@@ -654,33 +858,23 @@ static route route_of(const char *url, char *uuid_arg, size_t cap)
     return ROUTE_NONE;
 }
 
+/* Whether method m is in r's list (HEAD wherever GET is); *allow gets the
+ * list for a 405's Allow header. */
 static bool method_allowed(route r, const char *m, const char **allow)
 {
-    switch (r) {
-    case ROUTE_HEALTH:
-        *allow = "GET";
-        return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
-    case ROUTE_IMAGES:
-        *allow = "GET, POST";
-        return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
-    case ROUTE_IMAGE:
-        *allow = "GET, DELETE";
-        return strcmp(m, "GET") == 0 || strcmp(m, "DELETE") == 0;
-    case ROUTE_SYMBOLICATE:
-        *allow = "POST";
-        return strcmp(m, "POST") == 0;
-    case ROUTE_CRASHES:
-        *allow = "GET, POST";
-        return strcmp(m, "GET") == 0 || strcmp(m, "POST") == 0;
-    case ROUTE_CRASH:
-    case ROUTE_CRASH_GROUPS:
-    case ROUTE_MISSING:
-        *allow = "GET";
-        return strcmp(m, "GET") == 0;
-    default:
-        *allow = "";
-        return false;
+    const char *list = route_table[r].methods;
+    *allow = list;
+    if (strcmp(m, "HEAD") == 0)
+        m = "GET";
+    size_t ml = strlen(m);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == ml && strncmp(p, m, n) == 0)
+            return true;
+        p += n;
+        p += strspn(p, ", ");
     }
+    return false;
 }
 
 /* Constant-time compare, so the token cannot be guessed byte by byte. */
@@ -738,6 +932,18 @@ static bool is_multipart(struct MHD_Connection *c)
     return ct && strncasecmp(ct, "multipart/form-data", 19) == 0;
 }
 
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state *rs,
+                                const char *url, const char *method,
+                                const char *upload_data, size_t *upload_size);
+static conn_track *track_of(struct MHD_Connection *c);
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size,
@@ -751,13 +957,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!rs)
             return MHD_NO;
         *con_cls = rs;
+        rs->start_us = now_us();
+        atomic_fetch_add(&srv->in_flight, 1);
+        snprintf(rs->method, sizeof rs->method, "%s", method);
+        snprintf(rs->path, sizeof rs->path, "%s", url);
+        conn_track *t = track_of(c);
+        if (t) {
+            pthread_mutex_lock(&srv->conns_mu);
+            t->in_request = true;
+            pthread_mutex_unlock(&srv->conns_mu);
+        }
+    }
+    tl_req = rs;
+    tl_srv = srv;
+    enum MHD_Result ret = dispatch(srv, c, rs, url, method, upload_data, upload_size);
+    tl_req = NULL;
+    return ret;
+}
+
+static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state *rs,
+                                const char *url, const char *method,
+                                const char *upload_data, size_t *upload_size)
+{
+    if (!rs->routed) {
+        rs->routed = true;
         rs->route = route_of(url, rs->uuid_arg, sizeof rs->uuid_arg);
         const char *allow;
         if (rs->route == ROUTE_NONE)
             return reply_error(c, 404, "not_found", "no route %s", url);
-        if (!method_allowed(rs->route, method, &allow))
+        if (!method_allowed(rs->route, method, &allow)) {
+            rs->allow = allow;
             return reply_error(c, 405, "method_not_allowed",
                                "%s is not allowed here (allowed: %s)", method, allow);
+        }
         bool write = strcmp(method, "POST") == 0 || strcmp(method, "DELETE") == 0;
         /* The token guards the image store; crash pipelines post like
          * symbolicate requests. */
@@ -788,6 +1020,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         size_t n = *upload_size;
         *upload_size = 0;
         rs->received += n;
+        if (rs->route == ROUTE_IMAGES)
+            metrics_upload_bytes(srv->m, n);
         if (rs->received > rs->limit) {
             rs->too_large = true; /* keep reading, discard, answer 413 at the end */
             return MHD_YES;
@@ -804,6 +1038,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
 
     switch (rs->route) {
+    case ROUTE_INDEX:
+        return handle_asset(c, "index.html");
+    case ROUTE_ASSET:
+        return handle_asset(c, rs->uuid_arg);
+    case ROUTE_OPENAPI:
+        return handle_asset(c, "openapi.yaml");
+    case ROUTE_METRICS:
+        return handle_metrics(srv, c);
     case ROUTE_HEALTH:
         if (!store_ping(srv->st))
             return reply_error(c, 503, "store_unavailable", "the database does not answer");
@@ -827,15 +1069,98 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
 }
 
+/* The client's address as text, "-" when unknown. */
+static void client_ip(struct MHD_Connection *c, char *out, size_t cap)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    snprintf(out, cap, "-");
+    if (!ci || !ci->client_addr)
+        return;
+    const struct sockaddr *sa = ci->client_addr;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+                  (socklen_t)cap);
+}
+
+/* Copies s with bytes that could forge or split a log line (controls,
+ * space, quote, backslash, non-ASCII) as %XX. */
+static void log_escape(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (; *s && o + 4 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') {
+            out[o++] = '%';
+            out[o++] = hex[ch >> 4];
+            out[o++] = hex[ch & 15];
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o] = 0;
+}
+
+/* One line per request: UTC time, client, method, path, status (0: the
+ * connection ended before an answer), response body bytes, request body
+ * bytes, microseconds, and how it ended when not normally. */
+static void access_log_line(server *srv, struct MHD_Connection *c, const req_state *rs,
+                            uint64_t micros, enum MHD_RequestTerminationCode toe)
+{
+    char ip[INET6_ADDRSTRLEN + 1], method[40], path[800], when[32];
+    client_ip(c, ip, sizeof ip);
+    log_escape(rs->method, method, sizeof method);
+    log_escape(rs->path, path, sizeof path);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    static const char *const ends[] = {
+        [MHD_REQUEST_TERMINATED_COMPLETED_OK] = "",
+        [MHD_REQUEST_TERMINATED_WITH_ERROR] = " end=error",
+        [MHD_REQUEST_TERMINATED_TIMEOUT_REACHED] = " end=idle_timeout",
+        [MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN] = " end=shutdown",
+        [MHD_REQUEST_TERMINATED_READ_ERROR] = " end=read_error",
+        [MHD_REQUEST_TERMINATED_CLIENT_ABORT] = " end=client_abort",
+    };
+    const char *end = (unsigned)toe < sizeof ends / sizeof ends[0] && ends[toe] ? ends[toe]
+                                                                              : " end=other";
+    fprintf(srv->access_log, "%s.%03ldZ %s %s %s %u %llu %llu %lluus%s\n", when,
+            ts.tv_nsec / 1000000, ip, method, path, rs->status,
+            (unsigned long long)rs->bytes_out, (unsigned long long)rs->received,
+            (unsigned long long)micros, end);
+}
+
+static conn_track *track_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
-    (void)toe;
+    server *srv = cls;
     req_state *rs = *con_cls;
     if (!rs)
         return;
+    int64_t end = now_us();
+    uint64_t micros = end > rs->start_us ? (uint64_t)(end - rs->start_us) : 0;
+    metrics_request(srv->m, rs->route, rs->status, micros, rs->received, rs->bytes_out);
+    if (srv->access_log)
+        access_log_line(srv, c, rs, micros, toe);
+    conn_track *t = track_of(c);
+    if (t) { /* the next request on this connection gets a fresh deadline */
+        pthread_mutex_lock(&srv->conns_mu);
+        t->since_us = end;
+        t->in_request = false;
+        pthread_mutex_unlock(&srv->conns_mu);
+    }
     if (rs->pp)
         MHD_destroy_post_processor(rs->pp);
     for (size_t i = 0; i < rs->nfiles; i++) {
@@ -845,6 +1170,81 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     dynbuf_free(&rs->body);
     free(rs);
     *con_cls = NULL;
+    atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+/* Connection opened or closed: keeps the reaper's list. libmicrohttpd
+ * calls CLOSED before it closes the socket, and the reaper only touches a
+ * socket under conns_mu while it is listed, so it never shuts down an fd
+ * number that has since been reused. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    server *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        metrics_connection(srv->m, 1);
+        conn_track *t = calloc(1, sizeof *t);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!t || !ci) {
+            free(t); /* untracked: only the idle timeout applies */
+            return;
+        }
+        t->fd = ci->connect_fd;
+        t->since_us = now_us();
+        pthread_mutex_lock(&srv->conns_mu);
+        t->next = srv->conns.next;
+        t->prev = &srv->conns;
+        srv->conns.next->prev = t;
+        srv->conns.next = t;
+        pthread_mutex_unlock(&srv->conns_mu);
+        *socket_context = t;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        metrics_connection(srv->m, -1);
+        conn_track *t = *socket_context;
+        if (!t)
+            return;
+        pthread_mutex_lock(&srv->conns_mu);
+        t->prev->next = t->next;
+        t->next->prev = t->prev;
+        pthread_mutex_unlock(&srv->conns_mu);
+        free(t);
+        *socket_context = NULL;
+    }
+}
+
+/* Shuts down the sockets of requests older than --request-timeout. A
+ * shutdown (not a close) makes the connection's own thread see end of file
+ * and close it the ordinary way, so libmicrohttpd's state stays its own.
+ * This is what ends a client that sends one byte a second: the idle timeout
+ * alone never would. */
+static void *reaper(void *arg)
+{
+    server *srv = arg;
+    int64_t req_limit = (int64_t)srv->cfg->request_timeout * 1000000;
+    int64_t hdr_limit = (int64_t)srv->cfg->header_timeout * 1000000;
+    pthread_mutex_lock(&srv->conns_mu);
+    while (!srv->reaper_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 200 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->reaper_cv, &srv->conns_mu, &ts);
+        int64_t now = now_us();
+        for (conn_track *t = srv->conns.next; t != &srv->conns; t = t->next) {
+            int64_t limit = t->in_request ? req_limit : hdr_limit;
+            if (t->cut || limit <= 0 || now - t->since_us <= limit)
+                continue;
+            shutdown(t->fd, SHUT_RDWR);
+            t->cut = true;
+            metrics_request_timeout(srv->m);
+        }
+    }
+    pthread_mutex_unlock(&srv->conns_mu);
+    return NULL;
 }
 
 /* ---- daemon ------------------------------------------------------------- */
@@ -905,7 +1305,37 @@ int server_run(const server_config *cfg)
             threads = 4;
     }
 
-    server srv = {.cfg = cfg};
+    server srv;
+    memset(&srv, 0, sizeof srv);
+    srv.cfg = cfg;
+    srv.conns.next = srv.conns.prev = &srv.conns;
+    pthread_mutex_init(&srv.conns_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv.reaper_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    const char *labels[ROUTE_COUNT];
+    for (size_t i = 0; i < ROUTE_COUNT; i++)
+        labels[i] = route_table[i].path;
+    srv.m = metrics_new(labels, ROUTE_COUNT);
+    if (!srv.m) {
+        fprintf(stderr, "symd: out of memory\n");
+        return 1;
+    }
+    const char *al = cfg->access_log;
+    if (!al || strcmp(al, "-") == 0 || strcmp(al, "stderr") == 0) {
+        srv.access_log = stderr;
+    } else if (strcmp(al, "off") != 0) {
+        srv.access_log = fopen(al, "a");
+        if (!srv.access_log) {
+            fprintf(stderr, "symd: cannot open access log %s: %s\n", al, strerror(errno));
+            metrics_free(srv.m);
+            return 1;
+        }
+        setvbuf(srv.access_log, NULL, _IOLBF, 0);
+    }
+
     symd_err err = {0};
     if (store_open(cfg->db, threads + 1, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
@@ -920,13 +1350,18 @@ int server_run(const server_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    /* ITC: needed to quiesce a thread-pool daemon for a graceful stop. */
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (v6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, &ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, &srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+        on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
@@ -935,6 +1370,9 @@ int server_run(const server_config *cfg)
         store_close(srv.st);
         return 1;
     }
+    pthread_t reaper_thread;
+    bool reaping = (cfg->request_timeout > 0 || cfg->header_timeout > 0) &&
+                   pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET6_ADDRSTRLEN] = "?";
     if (v6)
@@ -947,8 +1385,37 @@ int server_run(const server_config *cfg)
 
     int sig = 0;
     sigwait(&set, &sig);
-    fprintf(stderr, "symd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    /* Graceful stop: no new connections, requests under way finish (their
+     * answers say Connection: close), then the daemon stops; a second
+     * signal or --shutdown-grace seconds cut the wait short. */
+    atomic_store(&srv.draining, true);
+    MHD_socket lsock = MHD_quiesce_daemon(d);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock); /* new clients are refused at once, not left in the backlog */
+    uint64_t busy = atomic_load(&srv.in_flight);
+    if (busy)
+        fprintf(stderr, "symd: %s, finishing %llu requests under way\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)busy);
+    int64_t give_up = now_us() + (int64_t)cfg->shutdown_grace * 1000000;
+    struct timespec poll_ts = {0, 10 * 1000000L};
+    while (atomic_load(&srv.in_flight) > 0 && now_us() < give_up) {
+        if (sigtimedwait(&set, NULL, &poll_ts) > 0)
+            break;
+    }
+    uint64_t left = atomic_load(&srv.in_flight);
+    if (left)
+        fprintf(stderr, "symd: cutting %llu requests short\n", (unsigned long long)left);
     MHD_stop_daemon(d);
+    if (reaping) {
+        pthread_mutex_lock(&srv.conns_mu);
+        srv.reaper_stop = true;
+        pthread_cond_signal(&srv.reaper_cv);
+        pthread_mutex_unlock(&srv.conns_mu);
+        pthread_join(reaper_thread, NULL);
+    }
     store_close(srv.st);
+    if (srv.access_log && srv.access_log != stderr)
+        fclose(srv.access_log);
+    metrics_free(srv.m);
     return 0;
 }

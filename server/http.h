@@ -16,9 +16,26 @@ typedef struct {
     uint64_t max_json;        /* bytes per JSON request body */
     unzip_limits unzip;       /* zip uploads: entries, inflated bytes */
     int threads;              /* worker threads; 0 = one per core */
+    const char *access_log;   /* file to append to; NULL or "-": stderr; "off" */
+    unsigned max_connections; /* open at once, all clients */
+    unsigned max_per_ip;      /* open at once from one address; 0: no limit */
+    unsigned idle_timeout;    /* seconds a connection may send and read nothing */
+    unsigned header_timeout;  /* seconds from connect (or the last answer) to the next
+                                 request's headers; 0: none */
+    unsigned request_timeout; /* seconds for a whole request and its answer; 0: none */
+    unsigned shutdown_grace;  /* seconds SIGTERM waits for requests under way */
 } server_config;
 
-/* Serves until SIGINT or SIGTERM, then shuts down cleanly. Prints
+typedef struct {
+    const char *path;    /* template as in docs/openapi.yaml: "/v1/images/{uuid}" */
+    const char *methods; /* "GET, DELETE" (HEAD is allowed wherever GET is) */
+} http_route_info;
+
+/* The routes the server answers, in a fixed order. */
+const http_route_info *http_routes(size_t *n);
+
+/* Serves until SIGINT or SIGTERM, then stops taking connections, lets the
+ * requests under way finish (at most shutdown_grace seconds) and returns. Prints
  * "symd: listening on http://HOST:PORT" once ready. Returns a process exit
  * code. */
 int server_run(const server_config *cfg);

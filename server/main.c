@@ -29,6 +29,9 @@ static void usage(FILE *f)
           "\n"
           "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N] [--upload-token T]\n"
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
+          "         [--access-log FILE|-|off] [--max-connections N] [--max-per-ip N]\n"
+          "         [--idle-timeout S] [--header-timeout S] [--request-timeout S]\n"
+          "         [--shutdown-grace S]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N]\n"
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
@@ -126,12 +129,22 @@ static int cmd_serve(int argc, char **argv)
     uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0;
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
     cfg.max_json = DEFAULT_MAX_JSON;
+    cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
+    uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s;
     if (parse_size_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
         parse_size_opt("SYMD_MAX_JSON", env_or("SYMD_MAX_JSON", "33554432"),
                        &cfg.max_json) ||
         parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads) ||
+        parse_size_opt("SYMD_MAX_CONNECTIONS", env_or("SYMD_MAX_CONNECTIONS", "1000"),
+                       &max_conns) ||
+        parse_size_opt("SYMD_MAX_PER_IP", env_or("SYMD_MAX_PER_IP", "200"), &max_per_ip) ||
+        parse_size_opt("SYMD_IDLE_TIMEOUT", env_or("SYMD_IDLE_TIMEOUT", "30"), &idle_s) ||
+        parse_size_opt("SYMD_HEADER_TIMEOUT", env_or("SYMD_HEADER_TIMEOUT", "10"), &header_s) ||
+        parse_size_opt("SYMD_REQUEST_TIMEOUT", env_or("SYMD_REQUEST_TIMEOUT", "300"),
+                       &request_s) ||
+        parse_size_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), &grace_s) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -144,6 +157,13 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
         else if (strcmp(a, "--threads") == 0) bad = parse_size_opt(a, v, &threads);
+        else if (strcmp(a, "--access-log") == 0 && v) cfg.access_log = v;
+        else if (strcmp(a, "--max-connections") == 0) bad = parse_size_opt(a, v, &max_conns);
+        else if (strcmp(a, "--max-per-ip") == 0) bad = parse_size_opt(a, v, &max_per_ip);
+        else if (strcmp(a, "--idle-timeout") == 0) bad = parse_size_opt(a, v, &idle_s);
+        else if (strcmp(a, "--header-timeout") == 0) bad = parse_size_opt(a, v, &header_s);
+        else if (strcmp(a, "--request-timeout") == 0) bad = parse_size_opt(a, v, &request_s);
+        else if (strcmp(a, "--shutdown-grace") == 0) bad = parse_size_opt(a, v, &grace_s);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
@@ -163,6 +183,18 @@ static int cmd_serve(int argc, char **argv)
         fprintf(stderr, "symd serve: --cache-mb or --threads out of range\n");
         return 2;
     }
+    if (max_conns == 0 || max_conns > 100000 || max_per_ip > 100000 || idle_s > 86400 ||
+        header_s > 86400 || request_s > 86400 || grace_s > 86400) {
+        fprintf(stderr, "symd serve: --max-connections (1..100000), --max-per-ip (0..100000) "
+                        "or a timeout (0..86400 s) out of range\n");
+        return 2;
+    }
+    cfg.max_connections = (unsigned)max_conns;
+    cfg.max_per_ip = (unsigned)max_per_ip;
+    cfg.idle_timeout = (unsigned)idle_s;
+    cfg.header_timeout = (unsigned)header_s;
+    cfg.request_timeout = (unsigned)request_s;
+    cfg.shutdown_grace = (unsigned)grace_s;
     cfg.cache_mb = (size_t)cache_mb;
     cfg.threads = (int)threads;
     return server_run(&cfg);

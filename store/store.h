@@ -79,6 +79,8 @@ symd_status store_list_images(store *s, const char *query, const char *arch,
 
 /* Row counts for tests and health checks. */
 symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *err);
+/* Crash reports stored. */
+symd_status store_count_crashes(store *s, int64_t *crashes, symd_err *err);
 /* SELECT 1 against the database. */
 bool store_ping(store *s);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +37,11 @@ bool server_start(server_proc *s, const char *db, const char *const *extra)
     if (pid < 0)
         return false;
     if (pid == 0) {
+        /* The access log goes beside the database, where a test can read
+         * it, instead of into the test output. */
+        char log[600];
+        snprintf(log, sizeof log, "%s.access.log", db);
+        setenv("SYMD_ACCESS_LOG", log, 0);
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
@@ -169,6 +175,9 @@ static bool exchange(int port, const char *head, size_t hn, const void *body, si
     }
     out->status = atoi(buf + 9);
     size_t off = (size_t)(sep + 4 - buf);
+    out->head = malloc(off + 1);
+    memcpy(out->head, buf, off);
+    out->head[off] = 0;
     out->len = n - off;
     out->body = malloc(out->len + 1);
     memcpy(out->body, sep + 4, out->len);
@@ -198,7 +207,29 @@ bool http_raw(int port, const void *request, size_t len, http_resp *out)
 void http_resp_free(http_resp *r)
 {
     free(r->body);
-    r->body = NULL;
+    free(r->head);
+    r->body = r->head = NULL;
+}
+
+const char *http_header(const http_resp *r, const char *name)
+{
+    static char value[1024];
+    size_t nl = strlen(name);
+    for (const char *p = r->head ? strstr(r->head, "\r\n") : NULL; p && p[2];
+         p = strstr(p + 2, "\r\n")) {
+        const char *line = p + 2;
+        if (strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+            continue;
+        const char *v = line + nl + 1;
+        v += strspn(v, " \t");
+        size_t vl = strcspn(v, "\r\n");
+        if (vl >= sizeof value)
+            vl = sizeof value - 1;
+        memcpy(value, v, vl);
+        value[vl] = 0;
+        return value;
+    }
+    return NULL;
 }
 
 const char *error_code(const http_resp *r)

@@ -42,6 +42,7 @@ typedef struct {
     int status;     /* 0 when the exchange failed */
     char *body;     /* NUL-terminated, malloc'ed */
     size_t len;
+    char *head;     /* status line and headers, NUL-terminated, malloc'ed */
 } http_resp;
 
 /* One request on a fresh connection. headers: extra header lines, each
@@ -51,6 +52,8 @@ bool http_do(int port, const char *method, const char *path, const char *headers
 /* Sends bytes exactly as given (for chunked or malformed requests). */
 bool http_raw(int port, const void *request, size_t len, http_resp *out);
 void http_resp_free(http_resp *r);
+/* The value of header name (any case) in r, or NULL (static buffer). */
+const char *http_header(const http_resp *r, const char *name);
 
 /* The "code" of an error body, or "" (static buffer). */
 const char *error_code(const http_resp *r);

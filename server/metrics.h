@@ -1,0 +1,48 @@
+/* Server metrics: lock-free counters updated by the request threads and
+ * rendered in the Prometheus text format (0.0.4) for GET /metrics. */
+#ifndef SYMD_METRICS_H
+#define SYMD_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/dynbuf.h"
+
+#define METRICS_MAX_ROUTES 16
+
+typedef struct metrics metrics;
+
+/* route_labels[i] names route i in the route="..." label (a path template,
+ * so the label set stays small whatever clients request); n <=
+ * METRICS_MAX_ROUTES. The labels must outlive the metrics. NULL when out of
+ * memory. */
+metrics *metrics_new(const char *const *route_labels, size_t n);
+void metrics_free(metrics *m);
+
+/* One finished request: its route index, the status it was answered with
+ * (0: none, the connection ended first), its duration and body bytes. */
+void metrics_request(metrics *m, size_t route, unsigned status, uint64_t micros,
+                     uint64_t bytes_in, uint64_t bytes_out);
+/* Frames answered, by the status the response gives them. */
+void metrics_frames(metrics *m, uint64_t symbolicated, uint64_t no_symbol,
+                    uint64_t missing_image, uint64_t unknown_image);
+/* Upload body bytes received on POST /v1/images. */
+void metrics_upload_bytes(metrics *m, uint64_t n);
+/* A connection shut down for passing --request-timeout. */
+void metrics_request_timeout(metrics *m);
+/* Connections opened (+1) and closed (-1). */
+void metrics_connection(metrics *m, int delta);
+
+/* Values read at scrape time. A negative count is left out. */
+typedef struct {
+    int64_t images, image_blobs, crashes;
+    uint64_t cache_bytes, cache_entries, cache_hits, cache_misses;
+    uint64_t in_flight;
+    uint64_t rss_bytes; /* 0: unknown */
+} metrics_gauges;
+
+/* Appends the whole exposition to out; false when out's limit is hit. */
+bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out);
+
+#endif
