@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1305,6 +1306,25 @@ int server_run(const server_config *cfg)
             threads = 4;
     }
 
+    /* Each connection is a file descriptor: raise the soft limit to the
+     * hard one, and keep the connection limit under what is left after the
+     * database, the pool's pipes and the log (64 spare). */
+    unsigned max_conns = cfg->max_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+            getrlimit(RLIMIT_NOFILE, &rl);
+        }
+        rlim_t spare = 64 + 4 * (rlim_t)threads;
+        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_conns + spare) {
+            max_conns = rl.rlim_cur > spare + 16 ? (unsigned)(rl.rlim_cur - spare) : 16;
+            fprintf(stderr, "symd: at most %u connections (open-file limit %llu)\n", max_conns,
+                    (unsigned long long)rl.rlim_cur);
+        }
+    }
+
     server srv;
     memset(&srv, 0, sizeof srv);
     srv.cfg = cfg;
@@ -1350,9 +1370,12 @@ int server_run(const server_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* ITC: needed to quiesce a thread-pool daemon for a graceful stop. */
+    /* ITC: needed to quiesce a thread-pool daemon for a graceful stop.
+     * poll(), not epoll: libmicrohttpd 0.9.75 quiescing an epoll pool races
+     * with its own workers dropping the listening socket from their sets and
+     * aborts the process ("Failed to remove listen FD from epoll set"). */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (v6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
@@ -1360,7 +1383,7 @@ int server_run(const server_config *cfg)
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+        MHD_OPTION_CONNECTION_LIMIT, max_conns,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),

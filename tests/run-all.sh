@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole suite, as CI runs it: the test binary in a release build, the same
-# under ASan+UBSan, and a short libFuzzer smoke run of every target. Ends
-# with one line "N passed, N failed" summing all of them.
+# under ASan+UBSan, the dashboard in headless Chromium, the short forms of
+# the load, kill -9 and hostile-traffic tests, and a short libFuzzer smoke
+# run of every target. Ends with one line "N passed, N failed" summing all
+# of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -36,6 +38,8 @@ fuzz_smoke() {
 
 suite release make -s test
 suite sanitizers make -s SANITIZE=address,undefined test
+suite browser env SYMD_BIN=./symd bash tests/browser/run.sh
+suite load env SYMD_BIN=./symd bash tests/load/run.sh
 suite fuzz fuzz_smoke
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
