@@ -1,0 +1,471 @@
+// Headless-Chromium test of the symd dashboard (web/), run by tests/browser/run.sh:
+//
+//   node tests/browser/dashboard.mjs http://127.0.0.1:PORT
+//
+// Needs a fresh, running `symd serve` (empty database) at that address and
+// /usr/bin/chromium. Environment: SYMD_UPLOAD_TOKEN (the token the server was
+// started with, if any), CHROMIUM (the browser, default /usr/bin/chromium).
+// Prints "ok - name" / "not ok - name: reason" per check, screenshot paths,
+// and last "N passed, N failed"; exits 1 on any failure.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {chromium} from 'playwright-core';
+
+const base = (process.argv[2] || '').replace(/\/+$/, '');
+if (!/^https?:\/\/[^/]+$/.test(base)) {
+  console.error('usage: node tests/browser/dashboard.mjs http://HOST:PORT');
+  process.exit(2);
+}
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const fx = (p) => path.join(ROOT, 'fixtures', p);
+const OUT = path.join(ROOT, 'tests/out/browser');
+const TOKEN = process.env.SYMD_UPLOAD_TOKEN || '';
+fs.mkdirSync(OUT, {recursive: true});
+
+const BIGAPP = fx('bin/bigapp-arm64');
+const BIGAPP_DSYM = fx('dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64');
+const LIBFIX = fx('bin/libfix-arm64.dylib');
+const XSS_BIN = fx('bin/xss-arm64');
+const EVIL = '<img src=x onerror=alert(1)>';          // xss-arm64's function, verbatim
+const EVIL_NAME = '<script>alert(2)</script>';         // asked for as the upload name
+const EVIL_PROCESS = '<b>evil</b>';
+
+// ---- tiny harness ---------------------------------------------------------
+let passed = 0, failed = 0;
+const shots = [];
+function assert(cond, msg) { if (!cond) throw new Error(msg); }
+function eq(got, want, what) {
+  if (JSON.stringify(got) !== JSON.stringify(want))
+    throw new Error(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+}
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok - ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${name}: ${String(e && e.message || e).split('\n')[0]}`);
+  }
+}
+
+// ---- fixtures' expectations (independent of symd) ---------------------------
+// The LC_UUID of a thin 64-bit little-endian Mach-O, upper case with dashes.
+function machoUuid(file) {
+  const b = fs.readFileSync(file);
+  assert(b.readUInt32LE(0) === 0xfeedfacf, `${file}: not a thin 64-bit Mach-O`);
+  const ncmds = b.readUInt32LE(16);
+  for (let i = 0, off = 32; i < ncmds; i++) {
+    const cmd = b.readUInt32LE(off), size = b.readUInt32LE(off + 4);
+    if (cmd === 0x1b) {
+      const h = b.subarray(off + 8, off + 24).toString('hex').toUpperCase();
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    }
+    off += size;
+  }
+  throw new Error(`${file}: no LC_UUID`);
+}
+
+// fixtures/crashes/twins.expected.tsv: the crashed thread's frames.
+function readTwinExpectations() {
+  const lines = fs.readFileSync(fx('crashes/twins.expected.tsv'), 'utf8').split('\n').filter(Boolean);
+  const head = lines.shift().split('\t');
+  return lines.map((l) => {
+    const cols = l.split('\t');
+    const r = Object.fromEntries(head.map((h, i) => [h, cols[i] || '']));
+    r.levels = r.levels ? r.levels.split(' | ').map((s) => {
+      const m = /^(.*) \((.*):(\d+)\)$/.exec(s);
+      assert(m, `bad level ${s}`);
+      return {fn: m[1], file: m[2], line: Number(m[3])};
+    }) : [];
+    return r;
+  });
+}
+
+const twinText = fs.readFileSync(fx('crashes/bigapp-twin.crash'), 'utf8');
+const twinProcess = /^Process:\s+(\S+)/m.exec(twinText)[1];
+const expected = readTwinExpectations();
+const expectedSignature = expected.find((r) => r.image === twinProcess && r.symbol).symbol;
+const missingRow = expected.find((r) => r.status === 'missing_image');
+
+// ---- HTTP from node --------------------------------------------------------
+async function http(method, p, body, headers = {}) {
+  const res = await fetch(base + p, {method, body, headers});
+  const text = await res.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch (e) { /* text answer */ }
+  return {status: res.status, text, json};
+}
+async function postCrash(text) {
+  const r = await http('POST', '/v1/crashes', text);
+  assert(r.status === 201, `POST /v1/crashes: ${r.status} ${r.text.slice(0, 200)}`);
+  return r.json;
+}
+
+// ---- browser ---------------------------------------------------------------
+// A stuck browser must still end the run with the summary line.
+const watchdog = setTimeout(() => {
+  console.log('not ok - the run took over 120 s and was stopped');
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}, 120000);
+watchdog.unref();
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'symd-chromium-'));
+let context;
+try {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-quic'],
+    acceptDownloads: true,
+    viewport: {width: 1280, height: 900},
+  });
+} catch (e) {
+  fs.rmSync(profile, {recursive: true, force: true});
+  console.log(`not ok - launch chromium: ${String(e.message).split('\n')[0]}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+context.setDefaultTimeout(8000);
+const page = context.pages()[0] || await context.newPage();
+
+const dialogs = [];          // every dialog the page opened
+let confirmAnswer = true;    // what confirm() dialogs get
+page.on('dialog', async (d) => {
+  dialogs.push({type: d.type(), message: d.message()});
+  if (d.type() === 'confirm' && confirmAnswer) await d.accept(); else await d.dismiss();
+});
+const pageErrors = [];       // uncaught exceptions, console errors (CSP violations among them)
+page.on('pageerror', (e) => pageErrors.push('pageerror: ' + e.message));
+// (the API's 4xx answers the checks provoke are logged as "Failed to load resource")
+page.on('console', (m) => {
+  if (m.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4\d\d/.test(m.text()))
+    pageErrors.push('console: ' + m.text());
+});
+
+// Load the dashboard at a route (a fresh document each time) and wait for the view.
+async function open(hash) {
+  await page.goto('about:blank');
+  await page.goto(base + '/' + hash);
+  await page.waitForSelector('#view[data-ready="true"]');
+}
+async function shot(name) {
+  const p = path.join(OUT, name + '.png');
+  await page.screenshot({path: p, fullPage: true});
+  shots.push(path.relative(ROOT, p));
+}
+const testid = (id) => `[data-testid="${id}"]`;
+async function statusText(id) { return (await page.textContent(testid(id))) || ''; }
+// Pick files in the Images view (or drop them on the drop zone), wait until
+// the status line reports the outcome.
+async function pickFiles(files, name, how = 'picker') {
+  await page.fill(testid('upload-name'), name || '');
+  await page.$eval(testid('images-status'), (s) => { s.textContent = ''; });
+  if (how === 'picker') {
+    await page.setInputFiles(testid('upload-input'), files);
+  } else {
+    const dt = await page.evaluateHandle((fl) => {
+      const d = new DataTransfer();
+      for (const f of fl) d.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+      return d;
+    }, files.map((f) => ({name: path.basename(f), b64: fs.readFileSync(f).toString('base64')})));
+    await page.dispatchEvent(testid('upload-drop'), 'dragover', {dataTransfer: dt});
+    await page.dispatchEvent(testid('upload-drop'), 'drop', {dataTransfer: dt});
+  }
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid="images-status"]').textContent;
+    return t !== '' && !t.endsWith('…');
+  });
+  return statusText('images-status');
+}
+async function imageRow(uuid) { return page.$(`tr[data-testid="image-row"][data-uuid="${uuid}"]`); }
+
+const uuids = {bigapp: machoUuid(BIGAPP), dsym: machoUuid(BIGAPP_DSYM), libfix: machoUuid(LIBFIX), xss: machoUuid(XSS_BIN)};
+let twinCrash = null, xssCrash = null;
+
+try {
+  await check('dashboard loads under the CSP: nav, empty crash list, no console errors', async () => {
+    const res = await page.goto(base + '/');
+    eq(res.status(), 200, 'GET / status');
+    assert((res.headers()['content-security-policy'] || '').includes("script-src 'self'"), 'no CSP header on GET /');
+    await page.waitForSelector('#view[data-ready="true"]');
+    for (const n of ['crashes', 'images', 'missing', 'symbolicate']) assert(await page.isVisible(testid('nav-' + n)), 'nav ' + n);
+    assert(await page.isVisible(testid('groups-empty')), 'empty database should say there are no crashes');
+    await page.waitForTimeout(200);
+    eq(pageErrors, [], 'console errors');
+  });
+
+  await check('upload: 401 offers the token form; binary and dSYM via the file picker, a dylib dropped; list, UUIDs, pages', async () => {
+    eq(uuids.dsym, uuids.bigapp, 'fixture dSYM UUID vs binary UUID');
+    await open('#/images');
+    assert(await page.isVisible(testid('images-empty')), 'image list should start empty');
+    if (TOKEN) {
+      const denied = await http('POST', '/v1/images', 'x');
+      eq(denied.status, 401, 'POST /v1/images without the token');
+      eq(await pickFiles([BIGAPP]), denied.json.error.message, 'status after an upload without the token');
+      assert(await page.isVisible(testid('auth')), '401 should offer the token form');
+      await page.fill(testid('auth-token'), TOKEN);
+      await page.click(testid('auth-save'));
+      assert(!(await page.isVisible(testid('auth'))), 'token form should close after saving');
+    }
+    let s = await pickFiles([BIGAPP]);
+    assert(s.startsWith('Uploaded:'), `upload status: ${s}`);
+    assert(s.includes(uuids.bigapp) && s.includes('created'), `status lacks UUID/created: ${s}`);
+    const res = JSON.parse(await page.textContent(testid('upload-result')));
+    eq(res.images.map((i) => [i.uuid, i.arch, i.name, i.status]), [[uuids.bigapp, 'arm64', 'bigapp-arm64', 'created']], 'upload result');
+    let row = await imageRow(uuids.bigapp);
+    assert(row, `no row for ${uuids.bigapp} in the list`);
+    eq(await (await row.$(testid('image-name'))).textContent(), 'bigapp-arm64', 'name cell');
+    eq(await (await row.$(testid('image-debug'))).textContent(), 'no', 'debug info before the dSYM');
+
+    s = await pickFiles([BIGAPP_DSYM]);
+    assert(s.includes(uuids.bigapp) && s.includes('updated'), `dSYM upload status: ${s}`);
+    row = await imageRow(uuids.bigapp);
+    eq(await (await row.$(testid('image-debug'))).textContent(), 'yes', 'debug info after the dSYM');
+    s = await pickFiles([LIBFIX], '', 'drop');
+    assert(s.includes(uuids.libfix) && s.includes('created'), `dropped dylib upload status: ${s}`);
+    assert(await imageRow(uuids.libfix), `no row for libfix ${uuids.libfix}`);
+    eq(await page.$$eval('tr[data-testid="image-row"]', (rs) => rs.length), 2, 'rows in the list');
+    // the search box filters by UUID prefix
+    await page.fill(testid('image-search'), uuids.libfix.slice(0, 13));
+    await page.click(testid('image-search-submit'));
+    await page.waitForFunction((u) => {
+      const rows = document.querySelectorAll('tr[data-testid="image-row"]');
+      return rows.length === 1 && rows[0].dataset.uuid === u;
+    }, uuids.libfix);
+    await shot('images');
+    // pages of one image each (#/images?limit=1): newest first, Older / Newer
+    await open('#/images?limit=1');
+    const firstRow = () => page.getAttribute('tr[data-testid="image-row"]', 'data-uuid');
+    const turn = async (button, from) => {
+      await page.click(testid(button));
+      await page.waitForFunction((u) => document.querySelector('tr[data-testid="image-row"]').dataset.uuid !== u, from);
+    };
+    eq(await firstRow(), uuids.libfix, 'page 1 (newest)');
+    eq(await page.$$eval('tr[data-testid="image-row"]', (rs) => rs.length), 1, 'rows on a page of one');
+    assert(!(await page.isVisible(testid('images-prev'))), 'no newer page on page 1');
+    await turn('images-next', uuids.libfix);
+    eq(await firstRow(), uuids.bigapp, 'page 2');
+    assert(!(await page.isVisible(testid('images-next'))), 'no older page after the last image');
+    await turn('images-prev', uuids.bigapp);
+    eq(await firstRow(), uuids.libfix, 'back on page 1');
+  });
+
+  await check('crash detail: group found by signature, frames as twins.expected.tsv says', async () => {
+    twinCrash = await postCrash(twinText);
+    // A second crash whose crashed thread is thread 1: the view must put it first.
+    const t1 = twinText.replace(/Triggered by Thread:\s+0/, 'Triggered by Thread:  1')
+      .replace('Thread 0 Crashed:', 'Thread 0:').replace(/^Thread 1:$/m, 'Thread 1 Crashed:')
+      .replace('Thread 0 crashed with', 'Thread 1 crashed with');
+    const second = await postCrash(t1);
+    eq(second.crashed_thread, 1, 'variant crashed thread');
+
+    await open('#/crashes');
+    await page.fill(testid('crash-search'), expectedSignature);
+    await page.click(testid('crash-search-submit'));
+    const group = page.locator(testid('group-open'), {hasText: expectedSignature}).first();
+    await group.waitFor();
+    eq(await group.textContent(), expectedSignature, 'group signature');
+    await group.click();
+    await page.waitForSelector(testid('crash-link'));
+    await shot('crashes');
+    await page.click(`${testid('crash-link')}[href="#/crashes/${twinCrash.id}"]`);
+    await page.waitForSelector(testid('crash-title'));
+    eq(await page.textContent(testid('crash-signature')), expectedSignature, 'crash signature');
+
+    const threads = await page.$$eval('section[data-testid="thread"]', (ss) => ss.map((s) => [s.dataset.thread, s.dataset.crashed]));
+    eq(threads[0], ['0', 'true'], 'first thread shown');
+    assert(threads.slice(1).every((t) => t[1] === 'false'), 'only one crashed thread');
+    const rows = await page.$$eval('section[data-crashed="true"] tr[data-testid="frame"]', (trs) => trs.map((tr) => {
+      const cell = (id) => tr.querySelector(`[data-testid="${id}"]`);
+      const tag = cell('missing-tag');
+      return {
+        index: Number(cell('frame-index').textContent), image: cell('frame-image').textContent,
+        sym: cell('frame-symbol').querySelector('.sym').textContent, file: cell('frame-file').textContent,
+        status: tr.dataset.status, inlined: tr.dataset.inlined === 'true', app: tr.dataset.app === 'true',
+        missingTag: !!tag && tag.getClientRects().length > 0 && tag.textContent,
+        pad: parseFloat(getComputedStyle(cell('frame-symbol')).paddingLeft),
+        bg: getComputedStyle(cell('frame-image')).backgroundColor,
+      };
+    }));
+    const want = [];
+    for (const e of expected) {
+      const f = Number(e.frame);
+      if (e.status === 'missing_image') {  // shown as the report writes it: 0xLOAD + offset
+        const m = new RegExp(`^${f}\\s+${e.image.replace(/\./g, '\\.')}\\s+0x0*${e.address.slice(2)} (0x[0-9a-f]+ \\+ \\d+)$`, 'm').exec(twinText);
+        assert(m, `frame ${f} not found in bigapp-twin.crash`);
+        want.push({index: f, image: e.image, sym: m[1], file: '', status: e.status, inlined: false});
+        continue;
+      }
+      const outer = `${e.symbol} + ${e.offset}`;
+      if (!e.levels.length) { want.push({index: f, image: e.image, sym: outer, file: '', status: e.status, inlined: false}); continue; }
+      e.levels.forEach((l, i) => {
+        const last = i === e.levels.length - 1;
+        want.push({index: f, image: e.image, sym: last ? outer : l.fn, file: `${l.file}:${l.line}`, status: e.status, inlined: !last});
+      });
+    }
+    eq(rows.map((r) => ({index: r.index, image: r.image, sym: r.sym, file: r.file, status: r.status, inlined: r.inlined})), want, 'crashed thread frames');
+    // inlined levels indented past their outer frame
+    rows.forEach((r, i) => {
+      if (!r.inlined) return;
+      const outer = rows.slice(i).find((o) => !o.inlined);
+      assert(r.pad > outer.pad + 8, `inlined frame ${r.index} (${r.sym}) not indented: ${r.pad}px vs ${outer.pad}px`);
+    });
+    // missing-image frames marked
+    rows.forEach((r) => eq(r.missingTag || null, r.status === 'missing_image' ? 'missing image' : null, `missing mark of frame ${r.index} ${r.image}`));
+    // app frames highlighted (and only those)
+    rows.forEach((r) => eq(r.app, r.image === twinProcess, `app flag of frame ${r.index} ${r.image}`));
+    const appBg = rows.find((r) => r.app).bg, otherBg = rows.find((r) => !r.app).bg;
+    assert(appBg !== otherBg, `app frames not highlighted (background ${appBg} vs ${otherBg})`);
+    await shot('crash-detail');
+
+    await open('#/crashes/' + second.id);
+    const order = await page.$$eval('section[data-testid="thread"]', (ss) => ss.map((s) => [s.dataset.thread, s.dataset.crashed]));
+    eq(order[0], ['1', 'true'], 'crashed thread 1 shown first');
+    eq(order.length, 2, 'threads shown');
+  });
+
+  await check('download button yields the symbolicated text report', async () => {
+    assert(twinCrash, 'no crash posted');
+    await open('#/crashes/' + twinCrash.id);
+    const link = page.locator(testid('download-report'));
+    eq(await link.textContent(), 'Download symbolicated report', 'button text');
+    const [dl] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    const text = fs.readFileSync(await dl.path(), 'utf8');
+    assert(/^Incident Identifier:/.test(text), `not a text report: ${text.slice(0, 80)}`);
+    for (const e of expected.filter((r) => r.symbol))
+      assert(text.includes(`${e.symbol} + ${e.offset}`), `report lacks "${e.symbol} + ${e.offset}"`);
+    const l = expected.find((r) => r.levels.length).levels[0];
+    assert(text.includes(`${path.basename(l.file)}:${l.line}`) || text.includes(`${l.file}:${l.line}`), `report lacks ${l.file}:${l.line}`);
+    assert(dl.suggestedFilename().endsWith('.crash'), `file name ${dl.suggestedFilename()}`);
+  });
+
+  await check('missing images lists the twin crash\'s system library, copy button copies the UUID', async () => {
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], {origin: base});
+    await open('#/missing');
+    const row = page.locator(`tr[data-testid="missing-row"][data-uuid="${missingRow.uuid}"]`);
+    await row.waitFor();
+    eq(await row.locator(testid('missing-uuid')).textContent(), missingRow.uuid, 'UUID cell');
+    assert((await row.textContent()).includes(missingRow.image), `row lacks ${missingRow.image}`);
+    eq(await page.$$eval('tr[data-testid="missing-row"]', (rs) => rs.length), 1, 'missing rows');
+    const href = await row.locator('a').getAttribute('href');
+    assert(/^#\/crashes\/\d+$/.test(href), `last crash link ${href}`);
+    await row.locator(testid('missing-copy')).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid="missing-copy"]').textContent !== 'Copy UUID');
+    eq(await row.locator(testid('missing-copy')).textContent(), 'Copied', 'copy button');
+    eq(await page.evaluate(() => navigator.clipboard.readText()), missingRow.uuid, 'clipboard');
+    await shot('missing');
+  });
+
+  await check('symbolicate view: pasted .ips comes back symbolicated, nothing stored', async () => {
+    const before = (await http('GET', '/v1/crashes?limit=1000')).json.crashes.length;
+    await open('#/symbolicate');
+    await page.fill(testid('symbolicate-input'), fs.readFileSync(fx('crashes/bigapp-twin.ips'), 'utf8'));
+    await page.click(testid('symbolicate-submit'));
+    await page.waitForSelector(`${testid('symbolicate-output')}:not([hidden])`);
+    const out = await page.textContent(testid('symbolicate-output'));
+    for (const e of expected.filter((r) => r.symbol))
+      assert(out.includes(`${e.symbol} + ${e.offset}`), `output lacks "${e.symbol} + ${e.offset}"`);
+    eq((await http('GET', '/v1/crashes?limit=1000')).json.crashes.length, before, 'stored crashes');
+    await shot('symbolicate');
+    // a broken report shows the API's error message
+    await page.fill(testid('symbolicate-input'), 'this is not a crash report');
+    await page.click(testid('symbolicate-submit'));
+    await page.waitForFunction(() => document.querySelector('[data-testid="symbolicate-status"]').classList.contains('error'));
+    const api = await http('POST', '/v1/crashes?store=false', 'this is not a crash report');
+    eq(await statusText('symbolicate-status'), api.json.error.message, 'error message');
+    assert(await page.isHidden(testid('symbolicate-output')), 'output should be hidden after an error');
+  });
+
+  await check('XSS: markup in symbol, image name and process renders as text', async () => {
+    const seen = dialogs.length;
+    await open('#/images');
+    const s = await pickFiles([XSS_BIN], EVIL_NAME);
+    assert(s.startsWith('Uploaded:') && s.includes(uuids.xss), `upload status: ${s}`);
+    const stored = (await http('GET', '/v1/images/' + uuids.xss)).json.images[0];
+    const row = await imageRow(uuids.xss);
+    assert(row, 'xss image not listed');
+    assert(stored.name !== path.basename(XSS_BIN), `the name field was ignored (stored as ${stored.name})`);
+    eq(await (await row.$(testid('image-name'))).textContent(), stored.name, 'image name shown verbatim');
+    await shot('xss-images');
+
+    // A crash in the evil function, modeled on bigapp-twin.crash.
+    const load = 0x104000000n, vm = 0x100000000n;
+    const sym = (await http('POST', '/v1/symbolicate', JSON.stringify({images: [{uuid: uuids.xss, load_address: '0x100000000'}],
+      threads: [{frames: ['0x100000388']}]}))).json.threads[0].frames[0];
+    eq(sym.symbol, EVIL, 'symbol at the evil function\'s start');
+    const evilAt = BigInt(sym.symbol_address) - vm + load + 8n;
+    const pad = (n) => '0x' + n.toString(16).padStart(16, '0');
+    const u = uuids.xss.replace(/-/g, '').toLowerCase();
+    const appPath = `/private/var/containers/Bundle/Application/X/Evil.app/${EVIL_PROCESS}`;
+    const report = [
+      'Incident Identifier: 11111111-2222-3333-4444-555555555555', 'Hardware Model:      iPhone14,2',
+      `Process:             ${EVIL_PROCESS} [666]`, `Path:                ${appPath}`,
+      'Identifier:          org.symd.<i>xss</i>', 'Version:             6.6.6 (<u>1</u>)',
+      'Code Type:           ARM-64 (Native)', 'OS Version:          iPhone OS 15.3 (19D50)', 'Report Version:      104', '',
+      'Exception Type:  EXC_BAD_ACCESS (SIGSEGV)', 'Exception Codes: 0x0000000000000001, 0x0000000000000000',
+      'Triggered by Thread:  0', '', 'Thread 0 Crashed:',
+      `0   evil                          \t${pad(evilAt)} 0x${load.toString(16)} + ${evilAt - load}`, '',
+      'Binary Images:',
+      `0x${load.toString(16)} - 0x${(load + 0x3fffn).toString(16)} +evil arm64  <${u}> ${appPath}`, ''].join('\n');
+    xssCrash = await postCrash(report);
+    eq(xssCrash.signature, EVIL, 'crash signature');
+
+    await open('#/crashes');
+    const g = page.locator(testid('group-open'), {hasText: EVIL});
+    eq(await g.count(), 1, 'groups showing the evil signature as text');
+    await g.click();
+    await page.click(`${testid('crash-link')}[href="#/crashes/${xssCrash.id}"]`);
+    await page.waitForSelector(testid('crash-title'));
+    const syms = await page.$$eval('tr[data-testid="frame"] .sym', (ns) => ns.map((n) => n.textContent));
+    eq(syms[0], `${EVIL} + 8`, 'frame symbol');
+    assert(await page.locator('tr[data-testid="frame"] .sym', {hasText: EVIL}).isVisible(), 'symbol not visible');
+    eq(await page.textContent(testid('crash-signature')), EVIL, 'title signature');
+    assert((await page.textContent(testid('crash-facts'))).includes(EVIL_PROCESS), 'process not shown verbatim');
+    const dom = await page.evaluate(() => ({
+      imgs: document.querySelectorAll('img[src="x"], img').length,
+      scripts: Array.from(document.scripts, (s) => s.src),
+      injected: document.querySelectorAll('main b, main i, main u, main script').length,
+    }));
+    eq(dom.imgs, 0, 'img elements in the DOM');
+    eq(dom.injected, 0, 'markup elements from data');
+    eq(dom.scripts, [base + '/assets/app.js'], 'scripts in the page');
+    await shot('xss-crash');
+    await page.waitForTimeout(300);
+    eq(dialogs.slice(seen), [], 'dialogs');
+  });
+
+  await check('delete an image through the UI (confirm dismissed keeps it, accepted removes it)', async () => {
+    await open('#/images');
+    const del = `tr[data-testid="image-row"][data-uuid="${uuids.xss}"] ${testid('image-delete')}`;
+    const seen = dialogs.length;
+    confirmAnswer = false;
+    await page.click(del);
+    await page.waitForTimeout(300);
+    eq(dialogs.slice(seen).map((d) => d.type), ['confirm'], 'dialogs after the first click');
+    assert(dialogs[seen].message.includes(uuids.xss), `confirm text: ${dialogs[seen].message}`);
+    assert(await imageRow(uuids.xss), 'image gone although confirm was dismissed');
+    eq((await http('GET', '/v1/images/' + uuids.xss)).status, 200, 'API after a dismissed confirm');
+    confirmAnswer = true;
+    await page.click(del);
+    await page.waitForSelector(`tr[data-testid="image-row"][data-uuid="${uuids.xss}"]`, {state: 'detached'});
+    assert((await statusText('images-status')).startsWith('Deleted ' + uuids.xss), `status: ${await statusText('images-status')}`);
+    eq((await http('GET', '/v1/images/' + uuids.xss)).status, 404, 'API after delete');
+    assert(await imageRow(uuids.bigapp), 'other images must stay');
+    await shot('images-after-delete');
+  });
+
+  await check('no uncaught errors or CSP violations in the whole run', async () => {
+    eq(pageErrors, [], 'console errors');
+  });
+} finally {
+  await context.close().catch(() => {});
+  fs.rmSync(profile, {recursive: true, force: true});
+}
+
+for (const s of shots) console.log('screenshot: ' + s);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
