@@ -471,12 +471,28 @@ static symd_status parse_image(tp *t, const char *s, const char *e)
         rs++;
     }
     const char *mid_e = re, *path = NULL, *pe = re;
+    /* The UUID is the first "<...>" after a blank that holds one; a name
+     * may itself hold '<' ("<b>evil</b>"). With none, the first '<' after a
+     * blank is taken, and its error says what it holds. */
     const char *lt = NULL;
-    for (const char *c = rs; c < re; c++)
-        if (*c == '<' && (c == rs || is_ws(c[-1]))) {
+    for (const char *c = rs; c < re; c++) {
+        if (*c != '<' || (c != rs && !is_ws(c[-1])))
+            continue;
+        if (!lt)
+            lt = c;
+        const char *gt = memchr(c, '>', (size_t)(re - c));
+        uint8_t scratch[16];
+        char ub[40];
+        if (!gt || gt - c - 1 > 36)
+            continue;
+        memcpy(ub, c + 1, (size_t)(gt - c - 1));
+        ub[gt - c - 1] = 0;
+        if (!ub[0] || strcmp(ub, "(null)") == 0 || strcmp(ub, "???") == 0 ||
+            uuid_parse(ub, scratch)) {
             lt = c;
             break;
         }
+    }
     if (lt) {
         const char *gt = memchr(lt, '>', (size_t)(re - lt));
         if (!gt || gt - lt - 1 > 36)

@@ -329,6 +329,12 @@ static json_t *hex_json(uint64_t v)
     return json_string(b);
 }
 
+/* The frame's index into the report's images[], or null. */
+static json_t *image_index_json(const crash_frame *f)
+{
+    return f->image >= 0 ? json_integer(f->image) : json_null();
+}
+
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err)
 {
@@ -372,11 +378,19 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 json_object_set_new(o, "status", json_string(bare_status(sf->status)));
                 json_object_set_new(o, "image", str_or_null(sf->image));
                 json_object_set_new(o, "inlined", json_false());
+                json_object_set_new(o, "frame", json_integer((json_int_t)f));
+                json_object_set_new(o, "image_index", image_index_json(&ct->frames[f]));
                 json_array_append_new(frames, o);
                 continue;
             }
-            for (size_t l = 0; l < sf->nlevels; l++)
-                json_array_append(frames, a->level_obj[base + l]);
+            for (size_t l = 0; l < sf->nlevels; l++) {
+                /* Each level object belongs to this one frame: setting the
+                 * same values again on a later write changes nothing. */
+                json_t *lo = a->level_obj[base + l];
+                json_object_set_new(lo, "frame", json_integer((json_int_t)f));
+                json_object_set_new(lo, "image_index", image_index_json(&ct->frames[f]));
+                json_array_append(frames, lo);
+            }
         }
         json_object_set_new(to, "frames", frames);
         json_array_append_new(threads, to);
@@ -398,6 +412,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         json_object_set_new(o, "load_address", hex_json(im->load_address));
         json_object_set_new(o, "status", json_string(s->image_found[i] ? "found" : "missing"));
         json_object_set_new(o, "debug_info", json_boolean(s->image_debug_info[i]));
+        json_object_set_new(o, "app", json_boolean(im->is_app));
         json_array_append_new(images, o);
     }
     json_object_set_new(root, "images", images);

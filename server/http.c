@@ -643,7 +643,8 @@ static enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
     size_t n;
     bool more;
     symd_err err = {0};
-    if (store_list_crashes(srv->st, q, (int64_t)before, (size_t)limit, rows, &n, &more,
+    const char *sig = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "signature");
+    if (store_list_crashes(srv->st, q, sig, (int64_t)before, (size_t)limit, rows, &n, &more,
                            &err) != SYMD_OK) {
         free(rows);
         return reply_status(c, &err, "internal_error");

@@ -985,8 +985,9 @@ out:
     return r;
 }
 
-symd_status store_list_crashes(store *s, const char *query, int64_t before_id, size_t limit,
-                               store_crash *out, size_t *n, bool *more, symd_err *err)
+symd_status store_list_crashes(store *s, const char *query, const char *signature,
+                               int64_t before_id, size_t limit, store_crash *out, size_t *n,
+                               bool *more, symd_err *err)
 {
     *n = 0;
     *more = false;
@@ -1000,6 +1001,7 @@ symd_status store_list_crashes(store *s, const char *query, int64_t before_id, s
                            "coalesce(bundle_id, '') || ' ' || signature || ' ' || "
                            "coalesce(exception_type, '') || ' ' || coalesce(app_version, '') "
                            "|| ' ' || coalesce(incident_id, '')), lower(?2)) > 0) "
+                           "AND (?4 IS NULL OR signature = ?4) "
                            "ORDER BY id DESC LIMIT ?3",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing crashes");
@@ -1008,6 +1010,7 @@ symd_status store_list_crashes(store *s, const char *query, int64_t before_id, s
     sqlite3_bind_int64(st, 1, before_id);
     bind_text_or_null(st, 2, query && *query ? query : NULL);
     sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
+    bind_text_or_null(st, 4, signature);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == limit) {

@@ -146,9 +146,11 @@ symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *
 symd_status store_update_crash(store *s, int64_t id, const char *signature,
                                const char *result, symd_err *err);
 /* Newest first; query matches process, bundle id, signature, exception,
- * version or incident id (substring, any case); before_id > 0 continues. */
-symd_status store_list_crashes(store *s, const char *query, int64_t before_id, size_t limit,
-                               store_crash *out, size_t *n, bool *more, symd_err *err);
+ * version or incident id (substring, any case); signature, when not NULL,
+ * keeps one group (exact); before_id > 0 continues. */
+symd_status store_list_crashes(store *s, const char *query, const char *signature,
+                               int64_t before_id, size_t limit, store_crash *out, size_t *n,
+                               bool *more, symd_err *err);
 
 typedef struct {
     char *signature, *app_version, *process; /* owned */

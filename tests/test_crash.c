@@ -671,3 +671,50 @@ TEST(crash_fuzz_regressions)
 {
     CHECK(each_regression("crash-", replay_crash) >= 0, "fuzz/regress missing");
 }
+
+/* An image name may hold '<': the UUID is the "<...>" that holds one. */
+TEST(crash_image_name_with_angle_brackets)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/crashes/bigapp-twin.crash", &len);
+    if (!buf)
+        return;
+    const char *from = " bigapp-arm64 arm64  <4c4c";
+    char *at = strstr((char *)buf, from);
+    CHECK(at, "the twin's Binary Images line");
+    if (!at) {
+        free(buf);
+        return;
+    }
+    /* "<b>evil</b>" in place of "bigapp-arm64" (one byte shorter: pad). */
+    const char *name = " <b>evil</b> ";
+    size_t old = strlen(" bigapp-arm64 "), nl = strlen(name);
+    char *copy = malloc(len + 16);
+    size_t pre = (size_t)(at - (char *)buf);
+    memcpy(copy, buf, pre);
+    memcpy(copy + pre, name, nl);
+    memcpy(copy + pre + nl, at + old, len - pre - old + 1);
+    crash_report r;
+    symd_err err;
+    symd_status st = parse_str(copy, &r, &err);
+    CHECK(st == SYMD_OK, "parses: %s", err.msg);
+    if (st == SYMD_OK) {
+        const crash_image *im = NULL;
+        for (size_t i = 0; i < r.nimages; i++)
+            if (r.images[i].name && strcmp(r.images[i].name, "<b>evil</b>") == 0)
+                im = &r.images[i];
+        CHECK(im && uuid_is(im, "4C4C4490-5555-3144-A17C-64A339EDE13A"),
+              "the image keeps its name and UUID");
+        crash_report_free(&r);
+    }
+    /* A line whose only "<...>" is no UUID is still refused. */
+    char *bad = strstr(copy, "<4c4c4490");
+    if (bad)
+        memcpy(bad + 1, "zz", 2);
+    st = parse_str(copy, &r, &err);
+    CHECK(st == SYMD_E_CORRUPT && strstr(err.msg, "bad image UUID"), "no UUID: %s", err.msg);
+    if (st == SYMD_OK)
+        crash_report_free(&r);
+    free(copy);
+    free(buf);
+}
