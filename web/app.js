@@ -165,8 +165,8 @@ async function viewCrashes() {
     rows = rows || [];
     put(detail, el('h2', null, 'Crashes with signature ', el('code', null, g.signature)), el('p', null, 'Loading…'));
     try {
-      const data = await api('/v1/crashes' + qs({query: g.signature, limit: 100, cursor}));
-      rows = rows.concat(data.crashes.filter((c) => c.signature === g.signature));
+      const data = await api('/v1/crashes' + qs({signature: g.signature, limit: 100, cursor}));
+      rows = rows.concat(data.crashes);
       const more = data.next_cursor
         ? el('button', {type: 'button', testid: 'group-more', onclick: () => openGroup(g, data.next_cursor, rows)}, 'Load more')
         : null;
@@ -189,28 +189,27 @@ async function viewCrashes() {
 
 function appImageOf(crash) {
   const ims = crash.images || [];
-  return ims.find((im) => im.app === true) || ims.find((im) => im.name && im.name === crash.process) || null;
+  return ims.find((im) => im.app === true) || null;
 }
 
 /* "0xLOAD + offset" as Apple writes a frame it cannot name. */
 function loadPlusOffset(f, images) {
-  const im = images.find((i) => i.name === f.image && i.load_address);
+  const im = images[f.image_index];
   if (!im || !/^0x[0-9a-f]+$/i.test(f.address)) return f.address;
   const off = BigInt(f.address) - BigInt(im.load_address);
   return off >= 0n ? `${im.load_address} + ${off}` : f.address;
 }
 
 function frameRows(thread, app, images) {
-  let index = 0;
   return thread.frames.map((f) => {
-    const isApp = !!app && ((f.uuid && app.uuid && f.uuid === app.uuid) || (!f.uuid && f.image === app.name));
+    const isApp = !!app && images[f.image_index] === app;
     const cls = ['frame', f.inlined ? 'inlined' : '', isApp ? 'app' : '', f.status === 'missing_image' ? 'missing' : ''].filter(Boolean).join(' ');
     let sym = f.symbol || '';
     if (sym && f.offset !== undefined) sym += ' + ' + f.offset;
     if (!sym) sym = loadPlusOffset(f, images);
     const where = f.file ? f.file + (f.line ? ':' + f.line : '') : '';
     const row = el('tr', {class: cls, testid: 'frame', 'data-status': f.status, 'data-inlined': f.inlined ? 'true' : 'false', 'data-app': isApp ? 'true' : 'false'},
-      el('td', {class: 'num', testid: 'frame-index'}, index),
+      el('td', {class: 'num', testid: 'frame-index'}, f.frame),
       el('td', {testid: 'frame-image'}, f.image || '???'),
       el('td', {class: 'mono', testid: 'frame-symbol'},
         f.inlined ? el('span', {class: 'tag', title: 'inlined into the frame below'}, 'inlined') : null,
@@ -220,7 +219,6 @@ function frameRows(thread, app, images) {
         f.from_report ? el('span', {class: 'tag', title: 'as written in the report'}, 'from report') : null),
       el('td', {class: 'mono', testid: 'frame-file'}, where),
       el('td', {class: 'mono dim'}, f.address));
-    if (!f.inlined) index++;
     return row;
   });
 }

@@ -408,9 +408,9 @@ try {
       'Code Type:           ARM-64 (Native)', 'OS Version:          iPhone OS 15.3 (19D50)', 'Report Version:      104', '',
       'Exception Type:  EXC_BAD_ACCESS (SIGSEGV)', 'Exception Codes: 0x0000000000000001, 0x0000000000000000',
       'Triggered by Thread:  0', '', 'Thread 0 Crashed:',
-      `0   evil                          \t${pad(evilAt)} 0x${load.toString(16)} + ${evilAt - load}`, '',
+      `0   ${EVIL_PROCESS}                   \t${pad(evilAt)} 0x${load.toString(16)} + ${evilAt - load}`, '',
       'Binary Images:',
-      `0x${load.toString(16)} - 0x${(load + 0x3fffn).toString(16)} +evil arm64  <${u}> ${appPath}`, ''].join('\n');
+      `0x${load.toString(16)} - 0x${(load + 0x3fffn).toString(16)} +${EVIL_PROCESS} arm64  <${u}> ${appPath}`, ''].join('\n');
     xssCrash = await postCrash(report);
     eq(xssCrash.signature, EVIL, 'crash signature');
 
@@ -422,6 +422,12 @@ try {
     await page.waitForSelector(testid('crash-title'));
     const syms = await page.$$eval('tr[data-testid="frame"] .sym', (ns) => ns.map((n) => n.textContent));
     eq(syms[0], `${EVIL} + 8`, 'frame symbol');
+    eq(await page.$$eval('tr[data-testid="frame"]', (ns) => ns.map((n) => n.dataset.app)), ['true'],
+      'the frame of the app image (named <b>evil</b>) is highlighted');
+    // The upload's name "<script>alert(2)</script>" is stored as its last
+    // path component, "script>": shown as that text.
+    eq(await page.$$eval('tr[data-testid="frame"] [data-testid="frame-image"]', (ns) => ns.map((n) => n.textContent)),
+      ['script>'], 'frame image name shown as text');
     assert(await page.locator('tr[data-testid="frame"] .sym', {hasText: EVIL}).isVisible(), 'symbol not visible');
     eq(await page.textContent(testid('crash-signature')), EVIL, 'title signature');
     assert((await page.textContent(testid('crash-facts'))).includes(EVIL_PROCESS), 'process not shown verbatim');
