@@ -83,6 +83,18 @@ static char *get_body(int port, const char *path, int *status)
     return b;
 }
 
+/* A server of the test's own (flags that the shared one must not have), on
+ * a fresh database called name; false (and a failed check) when it did not
+ * start. */
+static bool start_own(server_proc *s, const char *name, const char *const *extra)
+{
+    char db[600];
+    snprintf(db, sizeof db, "%s/%s", test_tmpdir(), name);
+    bool ok = server_start(s, db, extra);
+    CHECK(ok, "server %s starts", name);
+    return ok;
+}
+
 TEST(ops_dashboard_is_embedded_with_a_strict_policy)
 {
     int port = lazy_port(&srv);
@@ -257,11 +269,8 @@ TEST(ops_access_log_has_a_line_per_request)
 TEST(ops_slow_clients_are_cut_off)
 {
     const char *extra[] = {"--header-timeout", "1", "--request-timeout", "2", NULL};
-    char db[600];
-    snprintf(db, sizeof db, "%s/ops-slow.db", test_tmpdir());
     server_proc s;
-    CHECK(server_start(&s, db, extra), "server starts");
-    if (!s.pid)
+    if (!start_own(&s, "ops-slow.db", extra))
         return;
     int hfd = connect_port(s.port), bfd = connect_port(s.port);
     CHECK(hfd >= 0 && bfd >= 0, "connect");
@@ -298,11 +307,8 @@ TEST(ops_slow_clients_are_cut_off)
 TEST(ops_per_ip_connection_limit)
 {
     const char *extra[] = {"--max-per-ip", "3", NULL};
-    char db[600];
-    snprintf(db, sizeof db, "%s/ops-perip.db", test_tmpdir());
     server_proc s;
-    CHECK(server_start(&s, db, extra), "server starts");
-    if (!s.pid)
+    if (!start_own(&s, "ops-perip.db", extra))
         return;
     int fds[3];
     for (int i = 0; i < 3; i++)
@@ -328,11 +334,8 @@ TEST(ops_per_ip_connection_limit)
  * and the process exits 0. */
 TEST(ops_sigterm_finishes_requests_under_way)
 {
-    char db[600];
-    snprintf(db, sizeof db, "%s/ops-term.db", test_tmpdir());
     server_proc s;
-    CHECK(server_start(&s, db, NULL), "server starts");
-    if (!s.pid)
+    if (!start_own(&s, "ops-term.db", NULL))
         return;
     int fd = connect_port(s.port);
     const char *body = "{\"threads\":[{\"frames\":[\"0x1000\"]}]}";
