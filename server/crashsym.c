@@ -335,6 +335,21 @@ static json_t *image_index_json(const crash_frame *f)
     return f->image >= 0 ? json_integer(f->image) : json_null();
 }
 
+/* Sets what every frame object says of its place: its number, its image's
+ * index and, when the answer had none (an image never uploaded), the UUID
+ * the report gives that image. */
+static void set_frame_place(json_t *o, const crash_report *r, const crash_frame *cf, size_t f)
+{
+    json_object_set_new(o, "frame", json_integer((json_int_t)f));
+    json_object_set_new(o, "image_index", image_index_json(cf));
+    if (cf->image >= 0 && (size_t)cf->image < r->nimages && r->images[cf->image].has_uuid &&
+        !json_object_get(o, "uuid")) {
+        char u[37];
+        uuid_format(r->images[cf->image].uuid, u);
+        json_object_set_new(o, "uuid", json_string(u));
+    }
+}
+
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err)
 {
@@ -378,8 +393,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 json_object_set_new(o, "status", json_string(bare_status(sf->status)));
                 json_object_set_new(o, "image", str_or_null(sf->image));
                 json_object_set_new(o, "inlined", json_false());
-                json_object_set_new(o, "frame", json_integer((json_int_t)f));
-                json_object_set_new(o, "image_index", image_index_json(&ct->frames[f]));
+                set_frame_place(o, r, &ct->frames[f], f);
                 json_array_append_new(frames, o);
                 continue;
             }
@@ -387,8 +401,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 /* Each level object belongs to this one frame: setting the
                  * same values again on a later write changes nothing. */
                 json_t *lo = a->level_obj[base + l];
-                json_object_set_new(lo, "frame", json_integer((json_int_t)f));
-                json_object_set_new(lo, "image_index", image_index_json(&ct->frames[f]));
+                set_frame_place(lo, r, &ct->frames[f], f);
                 json_array_append(frames, lo);
             }
         }
@@ -397,6 +410,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     }
     json_object_set_new(root, "threads", threads);
     json_t *images = json_array();
+    long app = app_image(r);
     for (size_t i = 0; i < r->nimages; i++) {
         const crash_image *im = &r->images[i];
         json_t *o = json_object();
@@ -412,7 +426,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         json_object_set_new(o, "load_address", hex_json(im->load_address));
         json_object_set_new(o, "status", json_string(s->image_found[i] ? "found" : "missing"));
         json_object_set_new(o, "debug_info", json_boolean(s->image_debug_info[i]));
-        json_object_set_new(o, "app", json_boolean(im->is_app));
+        json_object_set_new(o, "app", json_boolean((long)i == app));
         json_array_append_new(images, o);
     }
     json_object_set_new(root, "images", images);

@@ -62,6 +62,7 @@ typedef struct {
     metrics *m;
     FILE *access_log;          /* NULL: off */
     _Atomic uint64_t in_flight; /* requests between first callback and completion */
+    _Atomic uint64_t held;      /* request and response body bytes held now */
     atomic_bool draining;      /* SIGTERM seen: answers close their connection */
     pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
     conn_track conns;          /* list head */
@@ -124,6 +125,8 @@ typedef struct {
     unsigned status;     /* answered with; 0 until queued */
     uint64_t bytes_out;  /* response body */
     const char *allow;   /* Allow header of a 405 */
+    uint64_t held;       /* bytes charged to server.held, released at completion */
+    bool busy;           /* the body did not fit --max-inflight-mb: answer 503 */
     char method[12];
     char path[256];      /* for the access log, cut */
     char uuid_arg[64];
@@ -153,16 +156,49 @@ static const char *const CSP =
     "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'";
 
-/* Queues r with the headers every answer carries; takes r. */
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
-                             struct MHD_Response *r, size_t len, const char *ctype)
+/* Charges n bytes of request or response body to the server's budget
+ * (--max-inflight-mb); false when they do not fit. A request whose own
+ * bytes are all that is held always fits, so one upload of --max-upload
+ * bytes is never refused for its size alone. */
+static bool hold(server *srv, req_state *rs, uint64_t n)
 {
+    uint64_t cur = atomic_load(&srv->held);
+    do {
+        if (cur != rs->held && (cur + n < cur || cur + n > srv->cfg->max_inflight))
+            return false;
+    } while (!atomic_compare_exchange_weak(&srv->held, &cur, cur + n));
+    rs->held += n;
+    return true;
+}
+
+/* Answers below this size are not charged: they cannot add up to much, and
+ * the 503 that replaces a refused answer must itself always fit. */
+#define HOLD_MIN_RESPONSE (64u << 10)
+
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
+                                   const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Queues r with the headers every answer carries; takes r. owned: its len
+ * bytes were allocated for this answer (and count against the budget). */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
+                             struct MHD_Response *r, size_t len, const char *ctype,
+                             bool owned)
+{
+    if (owned && len >= HOLD_MIN_RESPONSE && tl_req && tl_srv && !hold(tl_srv, tl_req, len)) {
+        MHD_destroy_response(r);
+        return reply_error(c, 503, "busy",
+                           "the server holds too many large bodies (--max-inflight-mb); "
+                           "retry later");
+    }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (tl_req && tl_req->allow && status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, tl_req->allow);
     if (tl_srv && atomic_load(&tl_srv->draining))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    if (status == 503)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     if (tl_req && ret == MHD_YES) {
@@ -181,7 +217,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t 
         free(data);
         return MHD_NO;
     }
-    return queue(c, status, r, len, ctype);
+    return queue(c, status, r, len, ctype, true);
 }
 
 static enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status,
@@ -778,7 +814,7 @@ static enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name)
         MHD_add_response_header(r, "X-Frame-Options", "DENY");
         MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
     }
-    return queue(c, fresh ? 304 : 200, r, fresh ? 0 : a->len, a->ctype);
+    return queue(c, fresh ? 304 : 200, r, fresh ? 0 : a->len, a->ctype, false);
 }
 
 /* VmRSS from /proc/self/statm; 0 when unknown. */
@@ -1028,8 +1064,12 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
             rs->too_large = true; /* keep reading, discard, answer 413 at the end */
             return MHD_YES;
         }
-        if (rs->too_large)
+        if (rs->too_large || rs->busy)
             return MHD_YES;
+        if (!hold(srv, rs, n)) {
+            rs->busy = true; /* keep reading, discard, answer 503 at the end */
+            return MHD_YES;
+        }
         if (rs->pp) {
             if (MHD_post_process(rs->pp, upload_data, n) != MHD_YES)
                 rs->bad_multipart = true;
@@ -1039,6 +1079,10 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         return MHD_YES;
     }
 
+    if (rs->busy && !rs->too_large)
+        return reply_error(c, 503, "busy",
+                           "the server holds too many large bodies (--max-inflight-mb); "
+                           "retry later");
     switch (rs->route) {
     case ROUTE_INDEX:
         return handle_asset(c, "index.html");
@@ -1170,6 +1214,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(rs->files[i].name);
     }
     dynbuf_free(&rs->body);
+    atomic_fetch_sub(&srv->held, rs->held);
     free(rs);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->in_flight, 1);
@@ -1250,6 +1295,37 @@ static void *reaper(void *arg)
 }
 
 /* ---- daemon ------------------------------------------------------------- */
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Decodes %XX in the path and query values in place, as libmicrohttpd's own
+ * unescaper does, except %00: a NUL would end the C string the router sees,
+ * so "/v1/images/%00x" would be routed as "/v1/images/". It stays "%00",
+ * which no route or identifier accepts. */
+static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 &&
+            (hi | lo) != 0) {
+            *w++ = (char)(hi << 4 | lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
+}
 
 static bool parse_listen(const char *spec, struct sockaddr_storage *ss,
                          socklen_t *sslen, bool *v6)
@@ -1388,6 +1464,7 @@ int server_run(const server_config *cfg)
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, NULL,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);

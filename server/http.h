@@ -24,6 +24,8 @@ typedef struct {
                                  request's headers; 0: none */
     unsigned request_timeout; /* seconds for a whole request and its answer; 0: none */
     unsigned shutdown_grace;  /* seconds SIGTERM waits for requests under way */
+    uint64_t max_inflight;    /* request + response body bytes held at once (one
+                                 request alone always fits) */
 } server_config;
 
 typedef struct {

@@ -31,9 +31,9 @@ static void usage(FILE *f)
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
           "         [--access-log FILE|-|off] [--max-connections N] [--max-per-ip N]\n"
           "         [--idle-timeout S] [--header-timeout S] [--request-timeout S]\n"
-          "         [--shutdown-grace S]\n"
+          "         [--shutdown-grace S] [--max-inflight-mb N]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
-          "         [--max-zip-members N]\n"
+          "         [--max-zip-members N] [--max-zip-ratio N]\n"
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
@@ -117,6 +117,9 @@ static int zip_limits_from_env(unzip_limits *l)
     if ((v = env_or("SYMD_MAX_ZIP_MEMBERS", NULL)) &&
         parse_size_opt("SYMD_MAX_ZIP_MEMBERS", v, &l->max_members))
         return -1;
+    if ((v = env_or("SYMD_MAX_ZIP_RATIO", NULL)) &&
+        parse_size_opt("SYMD_MAX_ZIP_RATIO", v, &l->max_ratio))
+        return -1;
     return 0;
 }
 
@@ -130,7 +133,7 @@ static int cmd_serve(int argc, char **argv)
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
     cfg.max_json = DEFAULT_MAX_JSON;
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
-    uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s;
+    uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     if (parse_size_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -145,6 +148,8 @@ static int cmd_serve(int argc, char **argv)
         parse_size_opt("SYMD_REQUEST_TIMEOUT", env_or("SYMD_REQUEST_TIMEOUT", "300"),
                        &request_s) ||
         parse_size_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), &grace_s) ||
+        parse_size_opt("SYMD_MAX_INFLIGHT_MB", env_or("SYMD_MAX_INFLIGHT_MB", "2048"),
+                       &inflight_mb) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -164,12 +169,15 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--header-timeout") == 0) bad = parse_size_opt(a, v, &header_s);
         else if (strcmp(a, "--request-timeout") == 0) bad = parse_size_opt(a, v, &request_s);
         else if (strcmp(a, "--shutdown-grace") == 0) bad = parse_size_opt(a, v, &grace_s);
+        else if (strcmp(a, "--max-inflight-mb") == 0) bad = parse_size_opt(a, v, &inflight_mb);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_member);
         else if (strcmp(a, "--max-zip-members") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_members);
+        else if (strcmp(a, "--max-zip-ratio") == 0)
+            bad = parse_size_opt(a, v, &cfg.unzip.max_ratio);
         else {
             fprintf(stderr, "symd serve: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -184,9 +192,10 @@ static int cmd_serve(int argc, char **argv)
         return 2;
     }
     if (max_conns == 0 || max_conns > 100000 || max_per_ip > 100000 || idle_s > 86400 ||
-        header_s > 86400 || request_s > 86400 || grace_s > 86400) {
+        header_s > 86400 || request_s > 86400 || grace_s > 86400 || inflight_mb == 0 ||
+        inflight_mb > (1u << 30)) {
         fprintf(stderr, "symd serve: --max-connections (1..100000), --max-per-ip (0..100000) "
-                        "or a timeout (0..86400 s) out of range\n");
+                        "a timeout (0..86400 s) or --max-inflight-mb out of range\n");
         return 2;
     }
     cfg.max_connections = (unsigned)max_conns;
@@ -195,6 +204,7 @@ static int cmd_serve(int argc, char **argv)
     cfg.header_timeout = (unsigned)header_s;
     cfg.request_timeout = (unsigned)request_s;
     cfg.shutdown_grace = (unsigned)grace_s;
+    cfg.max_inflight = inflight_mb << 20;
     cfg.cache_mb = (size_t)cache_mb;
     cfg.threads = (int)threads;
     return server_run(&cfg);

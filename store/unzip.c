@@ -12,7 +12,7 @@
 unzip_limits unzip_default_limits(void)
 {
     unzip_limits l = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
-                      UNZIP_DEFAULT_MAX_MEMBER};
+                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO};
     return l;
 }
 
@@ -192,6 +192,20 @@ symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
                        (long long)n, (unsigned long long)lim->max_members);
         goto out;
     }
+    /* A small archive may not inflate to gigabytes: real dSYMs and binaries
+     * compress a few times, a bomb thousands of times. The budget is the
+     * tighter of max_total and max_ratio times the archive (never under
+     * UNZIP_RATIO_FLOOR). */
+    uint64_t max_total = lim->max_total;
+    if (lim->max_ratio) {
+        uint64_t by_ratio = (uint64_t)len > UINT64_MAX / lim->max_ratio
+                                ? UINT64_MAX
+                                : (uint64_t)len * lim->max_ratio;
+        if (by_ratio < UNZIP_RATIO_FLOOR)
+            by_ratio = UNZIP_RATIO_FLOOR;
+        if (by_ratio < max_total)
+            max_total = by_ratio;
+    }
     uint64_t used = 0;
     for (zip_uint64_t i = 0; i < (zip_uint64_t)n && st == SYMD_OK; i++) {
         zip_stat_t zs;
@@ -218,13 +232,13 @@ symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
             break;
         }
         /* The tighter of the member cap and what the archive budget leaves. */
-        uint64_t left = lim->max_total - used;
+        uint64_t left = max_total - used;
         bool total_binds = left < lim->max_member;
         uint64_t cap = total_binds ? left : lim->max_member;
         uint8_t *data;
         size_t dlen;
         st = read_member(za, i, name, cap, total_binds,
-                         total_binds ? lim->max_total : lim->max_member, &data, &dlen,
+                         total_binds ? max_total : lim->max_member, &data, &dlen,
                          err);
         if (st != SYMD_OK)
             break;

@@ -17,11 +17,15 @@
 #define UNZIP_DEFAULT_MAX_MEMBERS 10000u
 #define UNZIP_DEFAULT_MAX_TOTAL (2ull << 30)  /* 2 GiB inflated per archive */
 #define UNZIP_DEFAULT_MAX_MEMBER (1ull << 30) /* 1 GiB inflated per member */
+#define UNZIP_DEFAULT_MAX_RATIO 100u         /* inflated bytes per archive byte */
+#define UNZIP_RATIO_FLOOR (64ull << 20)       /* the ratio never limits below this */
 
 typedef struct {
     uint64_t max_members; /* entries in the central directory (folders too) */
     uint64_t max_total;   /* bytes inflated over all members handed out */
     uint64_t max_member;  /* bytes inflated for one member */
+    uint64_t max_ratio;   /* inflated bytes over all members per archive byte
+                             (at least UNZIP_RATIO_FLOOR); 0: no ratio limit */
 } unzip_limits;
 
 /* The defaults above. */
@@ -46,7 +50,7 @@ typedef symd_status (*unzip_member_fn)(void *ctx, const char *name,
  * bytes actually produced and never past what the limits leave, and is freed
  * before the next one is read, so memory peaks at one member.
  * Errors: SYMD_E_TOO_LARGE (more entries than max_members, or inflating past
- * max_member or max_total: a zip bomb), SYMD_E_CORRUPT (not a readable
+ * max_member, max_total or max_ratio times len: a zip bomb), SYMD_E_CORRUPT (not a readable
  * archive, truncated, inconsistent headers, CRC mismatch, a size other than
  * declared, encrypted
  * members, unsupported compression), SYMD_E_NOMEM, or fn's own error. */

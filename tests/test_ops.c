@@ -373,3 +373,80 @@ TEST(ops_sigterm_finishes_requests_under_way)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exits 0 after draining");
     s.pid = 0;
 }
+
+/* --max-inflight-mb: while one client holds more body bytes than the
+ * budget, a second large body is answered 503 busy (with Retry-After), small
+ * answers still flow, and once the first request ends the second goes
+ * through. */
+TEST(ops_inflight_budget_answers_busy)
+{
+    const char *extra[] = {"--max-inflight-mb", "1", NULL};
+    server_proc s;
+    if (!start_own(&s, "ops-inflight.db", extra))
+        return;
+    size_t big = 1536u << 10;
+    char *body = malloc(big);
+    memset(body, ' ', big);
+    int fd = connect_port(s.port);
+    char head[200];
+    snprintf(head, sizeof head,
+             "POST /v1/symbolicate HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", big + 2);
+    CHECK(send(fd, head, strlen(head), MSG_NOSIGNAL) > 0, "head sent");
+    size_t sent = 0;
+    while (sent < big) {
+        ssize_t w = send(fd, body + sent, big - sent, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        sent += (size_t)w;
+    }
+    CHECK(sent == big, "1.5 MiB of a body sent and held");
+    usleep(300000);
+    http_resp r;
+    const char *small = "{\"threads\":[{\"frames\":[\"0x1000\"]}]}";
+    CHECK(http_do(s.port, "POST", "/v1/symbolicate", NULL, small, strlen(small), &r) &&
+              r.status == 503 && strcmp(error_code(&r), "busy") == 0,
+          "a body past the budget is answered 503 busy (%d %s)", r.status, error_code(&r));
+    const char *ra = http_header(&r, "Retry-After");
+    CHECK(ra && atoi(ra) > 0, "with Retry-After");
+    http_resp_free(&r);
+    CHECK(http_do(s.port, "GET", "/healthz", NULL, NULL, 0, &r) && r.status == 200,
+          "requests without a body still answer");
+    http_resp_free(&r);
+    CHECK(send(fd, "{}", 2, MSG_NOSIGNAL) == 2, "first body completed");
+    char buf[512];
+    ssize_t got = recv(fd, buf, sizeof buf - 1, 0);
+    if (got > 0)
+        buf[got] = 0;
+    /* Its body, blanks and "{}", has no threads: a 400 that says so. */
+    CHECK(got > 12 && strncmp(buf, "HTTP/1.1 400", 12) == 0 && strstr(buf, "threads"),
+          "the holder is answered for its body, not refused");
+    close(fd);
+    usleep(100000);
+    CHECK(http_do(s.port, "POST", "/v1/symbolicate", NULL, small, strlen(small), &r) &&
+              r.status == 200,
+          "after it the second body fits (%d)", r.status);
+    http_resp_free(&r);
+    free(body);
+    CHECK(server_stop(&s), "clean stop");
+}
+
+/* libmicrohttpd hands the router a C string: a %00 must not cut the path
+ * short and reach a shorter route. */
+TEST(ops_nul_in_the_path_reaches_no_shorter_route)
+{
+    int port = lazy_port(&srv);
+    static const struct {
+        const char *path;
+        int status;
+    } cases[] = {
+        {"/v1/images/%00%00", 400}, {"/v1/images%00", 404}, {"/v1/crashes/%00", 400},
+        {"/v1/crashes/1%00x", 400}, {"/healthz%00x", 404},  {"/%00", 404},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        http_resp r;
+        CHECK(http_do(port, "GET", cases[i].path, NULL, NULL, 0, &r) &&
+                  r.status == cases[i].status,
+              "GET %s: %d, want %d", cases[i].path, r.status, cases[i].status);
+        http_resp_free(&r);
+    }
+}

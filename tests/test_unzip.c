@@ -11,7 +11,7 @@
 #include "test.h"
 
 static const unzip_limits defaults = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
-                                      UNZIP_DEFAULT_MAX_MEMBER};
+                                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO};
 
 typedef struct {
     char name[32][160];
@@ -199,7 +199,7 @@ TEST(unzip_member_paths_are_only_names)
  * held a file keeps exactly that file. */
 TEST(unzip_hostile_archives_leave_the_batch_alone)
 {
-    const unzip_limits small = {100, 4000000, 4000000};
+    const unzip_limits small = {100, 4000000, 4000000, 0};
     static const struct {
         const char *zip;
         bool small_limits;
@@ -209,6 +209,10 @@ TEST(unzip_hostile_archives_leave_the_batch_alone)
     } cases[] = {
         {"bomb.zip", true, SYMD_E_TOO_LARGE, false, "inflates to more than 4000000 bytes"},
         {"bomb-bzip2.zip", true, SYMD_E_TOO_LARGE, false, "zeros.bin"},
+        /* 324 bytes that inflate to 256 MiB: under the default byte limits,
+         * refused by the ratio limit at its 64 MiB floor. */
+        {"bomb-bzip2.zip", false, SYMD_E_TOO_LARGE, false,
+         "inflates to more than 67108864 bytes"},
         {"many.zip", true, SYMD_E_TOO_LARGE, false, "200 entries (limit 100)"},
         {"many.zip", false, SYMD_E_NOT_MACHO, false, "200 members"},
         {"truncated.zip", false, SYMD_E_CORRUPT, true, "truncated"},
@@ -271,11 +275,11 @@ TEST(unzip_limits_are_exact)
         unzip_limits lim;
         symd_status want;
     } cases[] = {
-        {{entries, total, biggest}, SYMD_OK},
-        {{entries - 1, total, biggest}, SYMD_E_TOO_LARGE},
-        {{entries, total - 1, biggest}, SYMD_E_TOO_LARGE},
-        {{entries, total, biggest - 1}, SYMD_E_TOO_LARGE},
-        {{entries, 0, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest, 0}, SYMD_OK},
+        {{entries - 1, total, biggest, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total - 1, biggest, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest - 1, 0}, SYMD_E_TOO_LARGE},
+        {{entries, 0, 0, 0}, SYMD_E_TOO_LARGE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         member_list m = {0};
@@ -290,7 +294,7 @@ TEST(unzip_limits_are_exact)
     ingest_batch b;
     ingest_batch_init(&b);
     ingest_upload_info info;
-    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1};
+    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1, 0};
     symd_err_clear(&err);
     CHECK(upload_zip(&b, "liar-small.zip", &lim, &info, &err) == SYMD_E_TOO_LARGE &&
               strstr(err.msg, "member"),
@@ -331,7 +335,7 @@ TEST(unzip_truncations_and_flips)
     uint8_t *buf = read_fixture("fixtures/zip/dsym-nested.zip", &len);
     if (!buf)
         return;
-    const unzip_limits lim = {100, 1 << 20, 1 << 20};
+    const unzip_limits lim = {100, 1 << 20, 1 << 20, 0};
     size_t runs = 0, bad = 0;
     for (size_t cut = 0; cut < len; cut += 61) {
         ingest_batch b;
