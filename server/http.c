@@ -53,6 +53,7 @@ typedef struct conn_track {
     int fd;
     int64_t since_us;
     bool in_request; /* headers are in: the request deadline applies */
+    bool served;     /* an earlier request was answered: keep-alive */
     bool cut;
 } conn_track;
 
@@ -1066,6 +1067,8 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         }
         if (rs->too_large || rs->busy)
             return MHD_YES;
+        if (!rs->is_post)
+            return MHD_YES; /* no route reads a GET or DELETE body */
         if (!hold(srv, rs, n)) {
             rs->busy = true; /* keep reading, discard, answer 503 at the end */
             return MHD_YES;
@@ -1073,7 +1076,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         if (rs->pp) {
             if (MHD_post_process(rs->pp, upload_data, n) != MHD_YES)
                 rs->bad_multipart = true;
-        } else if (rs->is_post && !dynbuf_add(&rs->body, upload_data, n)) {
+        } else if (!dynbuf_add(&rs->body, upload_data, n)) {
             rs->too_large = true;
         }
         return MHD_YES;
@@ -1132,14 +1135,15 @@ static void client_ip(struct MHD_Connection *c, char *out, size_t cap)
 }
 
 /* Copies s with bytes that could forge or split a log line (controls,
- * space, quote, backslash, non-ASCII) as %XX. */
+ * space, quote, backslash, non-ASCII) and '%' itself as %XX, so a logged
+ * path reads back unambiguously. */
 static void log_escape(const char *s, char *out, size_t cap)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
     for (; *s && o + 4 < cap; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\\') {
+        if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\\' || ch == '%') {
             out[o++] = '%';
             out[o++] = hex[ch >> 4];
             out[o++] = hex[ch & 15];
@@ -1205,6 +1209,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         pthread_mutex_lock(&srv->conns_mu);
         t->since_us = end;
         t->in_request = false;
+        t->served = true;
         pthread_mutex_unlock(&srv->conns_mu);
     }
     if (rs->pp)
@@ -1270,6 +1275,10 @@ static void *reaper(void *arg)
     server *srv = arg;
     int64_t req_limit = (int64_t)srv->cfg->request_timeout * 1000000;
     int64_t hdr_limit = (int64_t)srv->cfg->header_timeout * 1000000;
+    /* A kept-alive connection may idle as --idle-timeout allows before its
+     * next request; past that, its headers are as late as a new one's. */
+    int64_t idle = (int64_t)srv->cfg->idle_timeout * 1000000;
+    int64_t keep_limit = hdr_limit > 0 && idle > hdr_limit ? idle : hdr_limit;
     pthread_mutex_lock(&srv->conns_mu);
     while (!srv->reaper_stop) {
         struct timespec ts;
@@ -1282,12 +1291,17 @@ static void *reaper(void *arg)
         pthread_cond_timedwait(&srv->reaper_cv, &srv->conns_mu, &ts);
         int64_t now = now_us();
         for (conn_track *t = srv->conns.next; t != &srv->conns; t = t->next) {
-            int64_t limit = t->in_request ? req_limit : hdr_limit;
+            metrics_phase phase = t->in_request ? PHASE_REQUEST
+                                  : t->served    ? PHASE_KEEPALIVE
+                                                 : PHASE_HEADERS;
+            int64_t limit = phase == PHASE_REQUEST     ? req_limit
+                            : phase == PHASE_KEEPALIVE ? keep_limit
+                                                       : hdr_limit;
             if (t->cut || limit <= 0 || now - t->since_us <= limit)
                 continue;
             shutdown(t->fd, SHUT_RDWR);
             t->cut = true;
-            metrics_request_timeout(srv->m);
+            metrics_timeout(srv->m, phase);
         }
     }
     pthread_mutex_unlock(&srv->conns_mu);
@@ -1491,22 +1505,30 @@ int server_run(const server_config *cfg)
      * signal or --shutdown-grace seconds cut the wait short. */
     atomic_store(&srv.draining, true);
     MHD_socket lsock = MHD_quiesce_daemon(d);
+    /* Refuse new clients at once instead of leaving them in the backlog. Not
+     * close(): a worker may still be in accept() on it, and the number could
+     * be reused before MHD_stop_daemon; it is closed after that. */
     if (lsock != MHD_INVALID_SOCKET)
-        close(lsock); /* new clients are refused at once, not left in the backlog */
+        shutdown(lsock, SHUT_RDWR);
     uint64_t busy = atomic_load(&srv.in_flight);
     if (busy)
         fprintf(stderr, "symd: %s, finishing %llu requests under way\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)busy);
     int64_t give_up = now_us() + (int64_t)cfg->shutdown_grace * 1000000;
-    struct timespec poll_ts = {0, 10 * 1000000L};
-    while (atomic_load(&srv.in_flight) > 0 && now_us() < give_up) {
-        if (sigtimedwait(&set, NULL, &poll_ts) > 0)
+    struct timespec poll_ts = {0, 100 * 1000000L};
+    /* Idle twice in a row, 100 ms apart: a request accepted just before the
+     * quiesce may still be in its headers, not yet counted. */
+    for (int quiet = 0; quiet < 2 && now_us() < give_up;) {
+        quiet = atomic_load(&srv.in_flight) > 0 ? 0 : quiet + 1;
+        if (quiet < 2 && sigtimedwait(&set, NULL, &poll_ts) > 0)
             break;
     }
     uint64_t left = atomic_load(&srv.in_flight);
     if (left)
         fprintf(stderr, "symd: cutting %llu requests short\n", (unsigned long long)left);
     MHD_stop_daemon(d);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
     if (reaping) {
         pthread_mutex_lock(&srv.conns_mu);
         srv.reaper_stop = true;

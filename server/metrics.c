@@ -29,7 +29,7 @@ struct metrics {
     counter latency_sum_us[METRICS_MAX_ROUTES];
     counter bytes_in[METRICS_MAX_ROUTES], bytes_out[METRICS_MAX_ROUTES];
     counter frames[4];
-    counter upload_bytes, timeouts, conns_total;
+    counter upload_bytes, conns_total, timeouts[PHASE_COUNT];
     _Atomic int64_t conns_open;
 };
 
@@ -93,10 +93,10 @@ void metrics_upload_bytes(metrics *m, uint64_t n)
         add(&m->upload_bytes, n);
 }
 
-void metrics_request_timeout(metrics *m)
+void metrics_timeout(metrics *m, metrics_phase phase)
 {
-    if (m)
-        add(&m->timeouts, 1);
+    if (m && phase < PHASE_COUNT)
+        add(&m->timeouts[phase], 1);
 }
 
 void metrics_connection(metrics *m, int delta)
@@ -204,9 +204,14 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
 
     head(&w, "symd_upload_bytes_total", "counter", "Bytes received by POST /v1/images.");
     put(&w, "symd_upload_bytes_total %llu\n", (unsigned long long)get(&m->upload_bytes));
-    head(&w, "symd_request_timeouts_total", "counter",
-         "Connections shut down for passing --request-timeout.");
-    put(&w, "symd_request_timeouts_total %llu\n", (unsigned long long)get(&m->timeouts));
+    static const char *const phases[PHASE_COUNT] = {"headers", "keepalive", "request"};
+    head(&w, "symd_connection_timeouts_total", "counter",
+         "Connections shut down for passing a deadline: headers (--header-timeout), "
+         "keepalive (the next request on a kept-alive connection), request "
+         "(--request-timeout).");
+    for (size_t i = 0; i < PHASE_COUNT; i++)
+        put(&w, "symd_connection_timeouts_total{phase=\"%s\"} %llu\n", phases[i],
+            (unsigned long long)get(&m->timeouts[i]));
     head(&w, "symd_connections_total", "counter", "Connections accepted.");
     put(&w, "symd_connections_total %llu\n", (unsigned long long)get(&m->conns_total));
     head(&w, "symd_connections_open", "gauge", "Connections open now.");

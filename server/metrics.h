@@ -29,8 +29,17 @@ void metrics_frames(metrics *m, uint64_t symbolicated, uint64_t no_symbol,
                     uint64_t missing_image, uint64_t unknown_image);
 /* Upload body bytes received on POST /v1/images. */
 void metrics_upload_bytes(metrics *m, uint64_t n);
-/* A connection shut down for passing --request-timeout. */
-void metrics_request_timeout(metrics *m);
+/* Which deadline cut a connection off. */
+typedef enum {
+    PHASE_HEADERS,   /* --header-timeout: a new connection's first request */
+    PHASE_KEEPALIVE, /* a kept-alive connection's next request (the longer of
+                        --header-timeout and --idle-timeout) */
+    PHASE_REQUEST,   /* --request-timeout: headers in, body or answer late */
+    PHASE_COUNT
+} metrics_phase;
+
+/* A connection shut down for passing a deadline. */
+void metrics_timeout(metrics *m, metrics_phase phase);
 /* Connections opened (+1) and closed (-1). */
 void metrics_connection(metrics *m, int delta);
 

@@ -1032,9 +1032,9 @@ def main():
         metrics_status = None
         try:
             metrics_status, _, data = L.request(port, "GET", "/metrics", timeout=10)
-            m = re.search(rb"^symd_request_timeouts_total (\d+)", data, re.M)
+            m = re.findall(rb"^symd_connection_timeouts_total\{phase=\"\w+\"\} (\d+)", data, re.M)
             if metrics_status == 200 and m:
-                metrics_timeouts = int(m.group(1))
+                metrics_timeouts = sum(int(v) for v in m)
         except (OSError, http.client.HTTPException) as e:
             metrics_status = repr(e)
         counts_after = subprocess.run(
@@ -1084,7 +1084,7 @@ def main():
               f"after {counts_after.replace('|', ', ')}")
         print(f"  server RSS         {rss_before} kB before the hostile run, {rss_after} kB after")
         if metrics_timeouts is not None:
-            print(f"  symd_request_timeouts_total {metrics_timeouts}")
+            print(f"  symd_connection_timeouts_total (all phases) {metrics_timeouts}")
         for cat, name, st, body in fivexx[:10]:
             print(f"    5xx: [{cat}] {name}: {st} {body!r}")
         for ln in log5[:10]:
