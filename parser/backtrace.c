@@ -120,21 +120,13 @@ static const char *type_name(jtype t)
     ((t) == JT_BAD || (t) == JT_END ? jr_syntax((r), "expected a value") \
                                     : jr_fail((r), SYMD_E_INVALID, __VA_ARGS__))
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 static bool read_hex4(jr *r, unsigned *v)
 {
     if (r->end - r->p < 4)
         return jr_syntax(r, "truncated \\u escape");
     *v = 0;
     for (int i = 0; i < 4; i++) {
-        int d = hexval(r->p[i]);
+        int d = hex_digit(r->p[i]);
         if (d < 0)
             return jr_syntax(r, "bad \\u escape");
         *v = *v << 4 | (unsigned)d;

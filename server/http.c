@@ -1310,14 +1310,6 @@ static void *reaper(void *arg)
 
 /* ---- daemon ------------------------------------------------------------- */
 
-static int hex_digit(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 /* Decodes %XX in the path and query values in place, as libmicrohttpd's own
  * unescaper does, except %00: a NUL would end the C string the router sees,
  * so "/v1/images/%00x" would be routed as "/v1/images/". It stays "%00",

@@ -4,14 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 bool hex_parse_u64(const char *s, size_t n, uint64_t *out)
 {
     if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -28,7 +20,7 @@ bool hex_parse_u64(const char *s, size_t n, uint64_t *out)
         return false;
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
-        int d = hexval(s[i]);
+        int d = hex_digit(s[i]);
         if (d < 0)
             return false;
         v = v << 4 | (uint64_t)d;
@@ -65,7 +57,7 @@ bool uuid_parse(const char *s, uint8_t out[16])
             dashes++;
             continue;
         }
-        int d = hexval(*p);
+        int d = hex_digit(*p);
         if (d < 0 || nd >= 32)
             return false;
         if (nd % 2 == 0)

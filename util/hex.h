@@ -6,6 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The value of one hex digit, any case; -1 for any other character. */
+static inline int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 /* "0x1a2b" or "1a2b" (hex) → value; no sign, no trailing junk, ≤ 64 bits. */
 bool hex_parse_u64(const char *s, size_t n, uint64_t *out);
 /* Decimal or 0x-hex, as CLI arguments are written. */
