@@ -835,10 +835,8 @@ static enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
 {
     metrics_gauges g = {.images = -1, .image_blobs = -1, .crashes = -1};
     symd_err err = {0};
-    if (store_counts(srv->st, &g.images, &g.image_blobs, &err) != SYMD_OK)
-        g.images = g.image_blobs = -1; /* a scrape still answers */
-    if (store_count_crashes(srv->st, &g.crashes, &err) != SYMD_OK)
-        g.crashes = -1;
+    if (store_counts(srv->st, &g.images, &g.image_blobs, &g.crashes, &err) != SYMD_OK)
+        g.images = g.image_blobs = g.crashes = -1; /* a scrape still answers */
     store_cache_stats cs;
     store_cache_stats_get(srv->st, &cs);
     g.cache_bytes = cs.bytes;

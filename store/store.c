@@ -496,7 +496,8 @@ symd_status store_list_images(store *s, const char *query, const char *arch,
     return r;
 }
 
-symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *err)
+symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *crashes,
+                         symd_err *err)
 {
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
@@ -504,35 +505,18 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *er
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
                            "SELECT (SELECT count(*) FROM images), "
-                           "(SELECT count(*) FROM image_data)",
+                           "(SELECT count(*) FROM image_data), (SELECT count(*) FROM crashes)",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "counting");
     } else {
         if (sqlite3_step(st) == SQLITE_ROW) {
             *images = sqlite3_column_int64(st, 0);
             *blobs = sqlite3_column_int64(st, 1);
+            if (crashes)
+                *crashes = sqlite3_column_int64(st, 2);
         } else {
             r = db_fail(err, db, "counting");
         }
-        sqlite3_finalize(st);
-    }
-    conn_put(s, ci);
-    return r;
-}
-
-symd_status store_count_crashes(store *s, int64_t *crashes, symd_err *err)
-{
-    int ci = conn_get(s);
-    sqlite3 *db = s->conns[ci];
-    sqlite3_stmt *st;
-    symd_status r = SYMD_OK;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM crashes", -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "counting crashes");
-    } else {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            *crashes = sqlite3_column_int64(st, 0);
-        else
-            r = db_fail(err, db, "counting crashes");
         sqlite3_finalize(st);
     }
     conn_put(s, ci);

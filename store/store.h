@@ -77,10 +77,10 @@ symd_status store_list_images(store *s, const char *query, const char *arch,
                               int64_t before_id, size_t limit, store_image *out,
                               size_t *n, bool *more, symd_err *err);
 
-/* Row counts for tests and health checks. */
-symd_status store_counts(store *s, int64_t *images, int64_t *blobs, symd_err *err);
-/* Crash reports stored. */
-symd_status store_count_crashes(store *s, int64_t *crashes, symd_err *err);
+/* Row counts for tests and /metrics: image slices, their index blobs and
+ * stored crash reports (crashes may be NULL). */
+symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *crashes,
+                         symd_err *err);
 /* SELECT 1 against the database. */
 bool store_ping(store *s);
 
