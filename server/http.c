@@ -119,6 +119,7 @@ typedef struct {
 } upload_file;
 
 typedef struct {
+    server *srv;
     route route;
     bool routed;         /* route, method and limits checked */
     bool is_post;
@@ -150,7 +151,6 @@ typedef struct {
  * before it dispatches, so the reply helpers can record the status and size
  * for the access log and metrics without every handler passing it down. */
 static __thread req_state *tl_req;
-static __thread server *tl_srv;
 
 static const char *const CSP =
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -180,23 +180,29 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
                                    const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* 503 busy: a body or answer that does not fit --max-inflight-mb. */
+static enum MHD_Result reply_busy(struct MHD_Connection *c)
+{
+    return reply_error(c, 503, "busy",
+                       "the server holds too many large bodies (--max-inflight-mb); "
+                       "retry later");
+}
+
 /* Queues r with the headers every answer carries; takes r. owned: its len
  * bytes were allocated for this answer (and count against the budget). */
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
                              struct MHD_Response *r, size_t len, const char *ctype,
                              bool owned)
 {
-    if (owned && len >= HOLD_MIN_RESPONSE && tl_req && tl_srv && !hold(tl_srv, tl_req, len)) {
+    if (owned && len >= HOLD_MIN_RESPONSE && tl_req && !hold(tl_req->srv, tl_req, len)) {
         MHD_destroy_response(r);
-        return reply_error(c, 503, "busy",
-                           "the server holds too many large bodies (--max-inflight-mb); "
-                           "retry later");
+        return reply_busy(c);
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (tl_req && tl_req->allow && status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, tl_req->allow);
-    if (tl_srv && atomic_load(&tl_srv->draining))
+    if (tl_req && atomic_load(&tl_req->srv->draining))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == 503)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
@@ -994,6 +1000,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!rs)
             return MHD_NO;
         *con_cls = rs;
+        rs->srv = srv;
         rs->start_us = now_us();
         atomic_fetch_add(&srv->in_flight, 1);
         snprintf(rs->method, sizeof rs->method, "%s", method);
@@ -1006,7 +1013,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
     }
     tl_req = rs;
-    tl_srv = srv;
     enum MHD_Result ret = dispatch(srv, c, rs, url, method, upload_data, upload_size);
     tl_req = NULL;
     return ret;
@@ -1057,7 +1063,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         size_t n = *upload_size;
         *upload_size = 0;
         rs->received += n;
-        if (rs->route == ROUTE_IMAGES)
+        if (rs->route == ROUTE_IMAGES && rs->is_post)
             metrics_upload_bytes(srv->m, n);
         if (rs->received > rs->limit) {
             rs->too_large = true; /* keep reading, discard, answer 413 at the end */
@@ -1081,9 +1087,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
     }
 
     if (rs->busy && !rs->too_large)
-        return reply_error(c, 503, "busy",
-                           "the server holds too many large bodies (--max-inflight-mb); "
-                           "retry later");
+        return reply_busy(c);
     switch (rs->route) {
     case ROUTE_INDEX:
         return handle_asset(c, "index.html");
