@@ -120,7 +120,9 @@ trap cleanup EXIT
 start_server() {
     DB=$WORK/$1.db
     say "starting $SYMD serve (database $1.db)"
-    local server_args=(serve --listen 127.0.0.1:0 --db "$DB")
+    # The access log stays on, as in production, in a file of its own so
+    # stderr keeps only diagnostics.
+    local server_args=(serve --listen 127.0.0.1:0 --db "$DB" --access-log "$WORK/access-$1.log")
     [ -n "$BENCH_SERVER_THREADS" ] && server_args+=(--threads "$BENCH_SERVER_THREADS")
     "$SYMD" "${server_args[@]}" >"$WORK/serve-$1.out" 2>"$WORK/serve-$1.err" &
     SERVER_PID=$!
