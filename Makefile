@@ -3,7 +3,10 @@
 
 CC       ?= cc
 SANITIZE ?=
-BUILD    := build/$(if $(SANITIZE),san,rel)
+# O= puts every build product under another folder (parallel work trees of one
+# checkout); the release binary is then $(O)/rel/symd instead of ./symd.
+O        ?= build
+BUILD    := $(O)/$(if $(SANITIZE),san,rel)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
             -fno-strict-aliasing
@@ -20,16 +23,16 @@ endif
 # Everything but main.c goes into a library the tests and fuzzers link too.
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c store/symindex.c store/store.c store/ingest.c store/unzip.c \
-           parser/backtrace.c parser/crash.c server/symbolicate.c server/crashsym.c \
+           parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
            server/crashtext.c server/metrics.c server/http.c
 # The dashboard (web/) and docs/openapi.yaml are compiled into the binary.
 ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico)) \
                $(wildcard docs/openapi.yaml)
-GEN_ASSETS  := build/gen/assets.c
+GEN_ASSETS  := $(O)/gen/assets.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
-SYMD     := $(if $(SANITIZE),$(BUILD)/symd,symd)
+SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
@@ -79,9 +82,9 @@ run: $(SYMD)
 # libFuzzer targets, always clang with address+undefined.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread \
               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-fuzz-build: $(FUZZ_TARGETS:%=build/fuzz/%)
-build/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_ASSETS) build/.deps-ok
-	@mkdir -p build/fuzz
+fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/%)
+$(O)/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_ASSETS) build/.deps-ok
+	@mkdir -p $(O)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(ZIP_CFLAGS) -I. -o $@ $< $(LIB_SRC) $(GEN_ASSETS) $(LDLIBS)
 
 fuzz: fuzz-build

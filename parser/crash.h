@@ -16,7 +16,75 @@
 #define CRASH_MAX_LINE 65536    /* bytes in one line of a text report */
 #define CRASH_MAX_REGISTERS 256 /* in crash_report.registers */
 
+#define CRASH_MAX_WARNINGS 200   /* more are counted, not kept (see nwarnings_dropped) */
+#define CRASH_MAX_DEPTH 4096     /* call-tree depth (sample, spindump) */
+#define CRASH_MAX_PROCESSES 4096 /* stackshots, spindumps */
+
+/* How the report is written: text (.crash, sample, spindump, panic text),
+ * or .ips (a JSON header line, then a JSON or text body). */
 typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS } crash_format;
+
+/* What the report is about. Groups and listings are per kind. */
+typedef enum {
+    CRASH_KIND_CRASH,    /* a process crashed (.crash, .ips 309/109) */
+    CRASH_KIND_HANG,     /* stackshot / hang (.ips 288, legacy 188) */
+    CRASH_KIND_RESOURCE, /* microstackshot resource report (145, 202, 206, 185) */
+    CRASH_KIND_JETSAM,   /* memory pressure kill (298): processes, no frames */
+    CRASH_KIND_PANIC,    /* kernel or coprocessor panic (151, 210, .panic) */
+    CRASH_KIND_SAMPLE,   /* macOS `sample` output */
+    CRASH_KIND_SPINDUMP, /* spindump text (incl. sleep/wake failures) */
+    CRASH_KIND_FRAGMENT, /* thread sections and/or Binary Images pasted without a header */
+    CRASH_KIND_COUNT
+} crash_kind;
+
+/* "crash", "hang", ...; crash_kind_parse is its inverse (false when unknown). */
+const char *crash_kind_name(crash_kind k);
+bool crash_kind_parse(const char *s, crash_kind *out);
+
+/* The kind an .ips bug_type stands for (CRASH_KIND_CRASH when unknown). */
+crash_kind crash_kind_of_bug_type(int bug_type);
+
+/* Why a thread section is there. */
+typedef enum {
+    CRASH_THREAD_NORMAL,        /* "Thread N:" / threads[] / a stackshot thread */
+    CRASH_THREAD_LAST_EXCEPTION,/* "Last Exception Backtrace:" / lastExceptionBacktrace */
+    CRASH_THREAD_APP_SPECIFIC,  /* "Application Specific Backtrace N:" */
+    CRASH_THREAD_ATTRIBUTED,    /* "Thread N Attributed:" (EXC_RESOURCE reports) */
+    CRASH_THREAD_HEAVIEST,      /* "Heaviest stack for the target process:" */
+    CRASH_THREAD_KERNEL,        /* a panic's kernel backtrace */
+} crash_thread_role;
+
+/* Something of the report that was skipped or could not be read. where is
+ * "line 37" (text, 1-based over the whole input) or a JSON path
+ * ("threads[3].frames[7]"); both strings owned. */
+typedef struct {
+    char *where, *message;
+} crash_warning;
+
+/* A process of a multi-process report (stackshot, spindump, jetsam). */
+typedef struct {
+    long pid;            /* -1 when not given */
+    char *name, *path;   /* NULL when absent */
+    char *detail;        /* one line of what else the report says of it (jetsam: reason,
+                            pages...), NULL when nothing */
+} crash_process;
+
+/* Where a verbatim block of a text report stands, for rendering. */
+typedef enum {
+    CRASH_AT_THREAD, /* before threads[thread] (== nthreads: after the last thread) */
+    CRASH_AT_IMAGES, /* just before "Binary Images:" */
+    CRASH_AT_END,    /* after the Binary Images */
+} crash_place;
+
+/* Lines of the input the model does not hold, kept as written (every line
+ * ends in '\n'). The header before the first section is text_header. */
+typedef struct {
+    crash_place at;
+    size_t thread;
+    char *text;
+    size_t len; /* strlen(text) */
+    size_t cap; /* private */
+} crash_block;
 
 /* One frame as the report gives it. */
 typedef struct {
@@ -30,12 +98,23 @@ typedef struct {
     uint64_t symbol_offset;
     char *file;            /* the report's own file, NULL when none */
     uint32_t line;
+    /* Call trees (sample, spindump, microstackshots): a tree is its frames
+     * in pre-order, depth 0 for the roots; count is the node's samples. */
+    uint32_t depth;
+    uint64_t count;
 } crash_frame;
 
 typedef struct {
-    long number;         /* "Thread N", or the index in threads[] (ips) */
+    long number;         /* "Thread N", or the index in threads[] (ips), -1 for a
+                            section that is no thread (exception backtraces) */
     char *name, *queue;  /* NULL when absent */
     bool crashed;
+    crash_thread_role role;
+    char *title;         /* the section's own heading as written, e.g.
+                            "Application Specific Backtrace 1:"; NULL for plain threads */
+    long process;        /* index into processes, -1 when the report has one process */
+    bool is_tree;        /* frames are a call tree (depth, count) */
+    uint64_t count;      /* samples of the thread (trees), 0 when not given */
     crash_frame *frames;
     size_t nframes;
 } crash_thread;
@@ -50,6 +129,7 @@ typedef struct {
     bool has_end;
     uint64_t end_address; /* last byte (text) or base + size - 1 (ips) */
     bool is_app;         /* '+' prefix (macOS text), or the main binary */
+    long process;        /* index into processes when the image belongs to one, else -1 */
 } crash_image;
 
 typedef struct {
@@ -58,6 +138,7 @@ typedef struct {
 
 typedef struct {
     crash_format format;
+    crash_kind kind;
     int bug_type;          /* ips header's bug_type, 0 for plain .crash */
     char *header_json;     /* .ips: the first line as written (owned), else NULL */
     /* What the header says (NULL when absent). */
@@ -74,19 +155,27 @@ typedef struct {
     /* Text reports: the header (everything before the first thread) and any
      * sections the model does not hold, kept verbatim for rendering. */
     char *text_header;
+    crash_block *blocks;   /* other unread sections of a text report, in order */
+    size_t nblocks;
+    char *app_specific;    /* Application Specific Information (text or .ips asi), NULL when none */
+    char *panic_string;    /* panics: the panic string, NULL when none */
+    crash_process *processes;
+    size_t nprocesses;
+    crash_warning *warnings;
+    size_t nwarnings, nwarnings_dropped;
     size_t total_frames;
 } crash_report;
 
-/* Detects the format from the content and parses it. Errors:
- * SYMD_E_NOT_CRASH_REPORT (HTTP 415 not_a_crash_report) when the bytes are
- * not a crash report at all; SYMD_E_CORRUPT (HTTP 400
- * malformed_crash_report) for one that breaks part way, the message saying
- * where ("line 42: ..." or "threads[3].frames[7]: ..."); SYMD_E_TOO_LARGE
- * past the limits above; SYMD_E_NOMEM. On error r holds nothing.
- * format is CRASH_FORMAT_IPS whenever a JSON header line with bug_type comes
- * first (text_header is then set for a text body, NULL for a JSON one). Text
- * that is not valid UTF-8, or holds a NUL, is SYMD_E_CORRUPT ("line N:
- * invalid UTF-8 at column C"); JSON bodies are checked by jansson. */
+/* Detects the format and kind from the content and parses it. A report is
+ * refused only when it is no report at all (SYMD_E_NOT_CRASH_REPORT, HTTP
+ * 415) or past a limit above (SYMD_E_TOO_LARGE, 413); SYMD_E_NOMEM. Any
+ * part that cannot be read (a broken frame line, a JSON body that does not
+ * parse, a value of the wrong type) is skipped and recorded in warnings,
+ * saying where ("line 42" or "threads[3].frames[7]") and why. On error r
+ * holds nothing. format is CRASH_FORMAT_IPS whenever a JSON header line with
+ * bug_type comes first (text_header is then set for a text body, NULL for a
+ * JSON one). JSON is read with util/jsonbig (integers up to 2^64-1 and
+ * negative ones exact). */
 symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_err *err);
 void crash_report_free(crash_report *r);
 

@@ -1,0 +1,105 @@
+/* Private to parser/: the parse context and the helpers every reader of a
+ * report form (text, .ips JSON, sample/spindump) shares. Every append is
+ * bounded by the CRASH_MAX_* limits of crash.h, never by a count the report
+ * declares. */
+#ifndef SYMD_CRASH_INT_H
+#define SYMD_CRASH_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "crash.h"
+
+typedef struct {
+    crash_report *r;
+    symd_err *err;
+    size_t cap_threads, cap_images, cap_regs, cap_warnings, cap_procs, cap_blocks;
+    size_t *cap_frames; /* per thread, parallel to r->threads (cap_threads of them) */
+} cp;
+
+symd_status cp_nomem(cp *p);
+/* A NUL-terminated copy of s[0..n) into *dst (freeing what was there). */
+symd_status cp_set_str(cp *p, char **dst, const char *s, size_t n);
+/* Records a warning (where: "line 37", a JSON path); past CRASH_MAX_WARNINGS
+ * only counted. Fails only for memory. */
+symd_status cp_warn(cp *p, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* "line N" warning. */
+symd_status cp_warn_line(cp *p, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+symd_status cp_add_register(cp *p, const char *name, size_t nlen, const char *val, size_t vlen,
+                            const char *where);
+/* A zeroed thread (number -1, process -1) appended; *out points at it until
+ * the next cp_new_thread. SYMD_E_TOO_LARGE past CRASH_MAX_THREADS. */
+symd_status cp_new_thread(cp *p, crash_thread **out, const char *where);
+/* A zeroed frame (image -1) appended to threads[t]; counts total_frames.
+ * SYMD_E_TOO_LARGE past CRASH_MAX_FRAMES. */
+symd_status cp_new_frame(cp *p, size_t t, crash_frame **out, const char *where);
+/* A zeroed image (process -1) appended. SYMD_E_TOO_LARGE past CRASH_MAX_IMAGES. */
+symd_status cp_new_image(cp *p, crash_image **out, const char *where);
+/* A zeroed process (pid -1) appended. SYMD_E_TOO_LARGE past CRASH_MAX_PROCESSES. */
+symd_status cp_new_process(cp *p, crash_process **out, const char *where);
+/* Appends s[0..n) to the verbatim block at (at, thread), starting a new one
+ * when the last block stands elsewhere; a '\n' is added after it. */
+symd_status cp_add_verbatim(cp *p, crash_place at, size_t thread, const char *s, size_t n);
+
+/* For text reports: each frame whose image is -1 gets its image by name
+ * among the images (the first of that name), else the image whose range
+ * holds the PC. O((F + I) log I). */
+symd_status cp_resolve_text_images(cp *p);
+
+/* The readers. */
+/* A text report body[0..n) whose first line is line first_line of the input
+ * (.crash, a fragment, panic text, the text body of an .ips). */
+symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_line);
+/* A JSON .ips body (root) under its header line (hdr). */
+symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr);
+/* macOS sample / spindump / microstackshot text (call trees). */
+bool crash_looks_like_sample(const char *s, size_t n);
+symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
+
+/* ---- text helpers ---- */
+
+static inline bool cp_is_ws(char c) { return c == ' ' || c == '\t'; }
+static inline bool cp_is_digit(char c) { return c >= '0' && c <= '9'; }
+static inline bool cp_is_hex(char c)
+{
+    return cp_is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static inline void cp_trim(const char **s, const char **e)
+{
+    while (*s < *e && cp_is_ws(**s))
+        (*s)++;
+    while (*e > *s && cp_is_ws((*e)[-1]))
+        (*e)--;
+}
+
+static inline bool cp_starts(const char *s, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(e - s) >= n && memcmp(s, lit, n) == 0;
+}
+
+/* Decimal digits [s, e) → *v; false when empty, not digits or > max. */
+bool cp_dec_parse(const char *s, const char *e, uint64_t max, uint64_t *v);
+
+/* The end of the run of digits starting at s. */
+static inline const char *cp_digits_end(const char *s, const char *e)
+{
+    while (s < e && cp_is_digit(*s))
+        s++;
+    return s;
+}
+
+/* A hex token "0x..." ending at whitespace or e; its end, or NULL. */
+const char *cp_hex_token(const char *s, const char *e);
+
+/* Checks one line [s, e) for UTF-8 validity and NUL; false with *col (1-based)
+ * at the first bad byte. */
+bool cp_line_valid(const char *s, const char *e, size_t *col);
+
+#endif

@@ -1,0 +1,35 @@
+/* JSON whose integers may be any size: Apple's .ips carry unsigned 64-bit
+ * values (arm64e registers with pointer-authentication bits, kernel
+ * addresses, stackshot fields) that jansson, whose integers are int64_t,
+ * refuses ("too big integer").
+ *
+ * jsonbig_loadb runs a pre-pass over the text (no I/O, (buf, len) in): every
+ * integer literal outside int64_t is rewritten into the string
+ * "\u001f<literal as written>" and jansson parses the result. The control
+ * character marks the string as ours (no report writes it in a name), and
+ * jsonbig_u64 / jsonbig_i64 read both forms back exactly. Reals, and integers
+ * that fit, are left to jansson. Depth is bounded by jansson
+ * (JSON_PARSER_MAX_DEPTH, 2048); NaN and Infinity are not JSON and fail. */
+#ifndef SYMD_JSONBIG_H
+#define SYMD_JSONBIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSONBIG_MARK '\x1f'
+
+/* Parses buf[0..len) as one JSON document (flags as json_loadb's). NULL
+ * with *e set when it is no JSON, or out of memory ("out of memory"). */
+json_t *jsonbig_loadb(const char *buf, size_t len, size_t flags, json_error_t *e);
+
+/* A JSON integer, or a marked big literal, as uint64_t: false when v is
+ * neither, negative, or past 2^64-1. */
+bool jsonbig_u64(const json_t *v, uint64_t *out);
+/* The same as int64_t (a big literal never fits: false). */
+bool jsonbig_i64(const json_t *v, int64_t *out);
+/* v is a JSON integer or a marked big literal (of any size). */
+bool jsonbig_is_integer(const json_t *v);
+
+#endif
