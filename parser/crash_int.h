@@ -61,6 +61,12 @@ symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr);
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
 
+/* Kernel panics as text: a .panic file, the panic string of an .ips 151/210
+ * (where is "line N" of the input or a JSON path). Reads the panic string,
+ * kernel backtrace frames and kexts (UUIDs, load addresses) where given. */
+bool crash_looks_like_panic(const char *s, size_t n);
+symd_status crash_parse_panic_text(cp *p, const char *s, size_t n, size_t first_line);
+
 /* ---- text helpers ---- */
 
 static inline bool cp_is_ws(char c) { return c == ' ' || c == '\t'; }
