@@ -363,7 +363,55 @@ symd_status cp_resolve_text_images(cp *p)
 }
 /* ---- detection and entry ---------------------------------------------------- */
 
-/* Keys one of which a text report starts with. */
+/* Whether the line [s, e), blanks before it aside, opens a section of a
+ * text report: a thread, an exception backtrace, or the Binary Images. */
+static bool is_section_heading(const char *s, const char *e)
+{
+    if (cp_starts(s, e, "Thread ")) {
+        const char *d = cp_digits_end(s + 7, e);
+        if (d == s + 7)
+            return false;
+        static const char *const tails[] = {":", " Crashed:", " name:", " Attributed:",
+                                            " crashed with "};
+        for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++)
+            if (cp_starts(d, e, tails[i]))
+                return true;
+        return false;
+    }
+    return cp_starts(s, e, "Binary Images") || cp_starts(s, e, "Last Exception Backtrace:") ||
+           cp_starts(s, e, "Application Specific Backtrace ");
+}
+
+/* Whether [s, e) is the first frame of a backtrace: "0  image  0xADDR ..."
+ * (the address with "0x", or 16 or 18 bare hex digits). */
+static bool is_first_frame(const char *s, const char *e)
+{
+    if (e - s < 2 || s[0] != '0' || !cp_is_ws(s[1]))
+        return false;
+    const char *q = s + 1;
+    while (q < e && cp_is_ws(*q))
+        q++;
+    if (q == e)
+        return false; /* no image name */
+    for (q++; q < e; q++) {
+        if (!cp_is_ws(q[-1]) || cp_is_ws(*q))
+            continue;
+        if (cp_hex_token(q, e))
+            return true;
+        const char *h = q;
+        while (h < e && cp_is_hex(*h))
+            h++;
+        if ((h - q == 16 || h - q == 18) && (h == e || cp_is_ws(*h)))
+            return true;
+    }
+    return false;
+}
+
+/* Whether [s, e) reads as a text report or a piece of one: its first line
+ * is a header key; or a line, indentation aside, opens a header ("Incident
+ * Identifier:"), a thread section, an exception backtrace or the Binary
+ * Images; or is the first line of a backtrace. Text that holds none of
+ * those is no report. */
 static bool looks_like_text_report(const char *s, const char *e)
 {
     static const char *const first[] = {
@@ -371,9 +419,22 @@ static bool looks_like_text_report(const char *s, const char *e)
         "Path:", "Identifier:", "Date/Time:", "OS Version:", "Report Version:",
         "Exception Type:", "Code Type:", "Version:",
     };
+    const char *le = memchr(s, '\n', (size_t)(e - s));
     for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
-        if (cp_starts(s, e, first[i]))
+        if (cp_starts(s, le ? le : e, first[i]))
             return true;
+    for (const char *q = s; q < e;) {
+        const char *nl = memchr(q, '\n', (size_t)(e - q));
+        const char *end = nl ? nl : e, *c = q;
+        while (c < end && cp_is_ws(*c))
+            c++;
+        if (end > c && end[-1] == '\r')
+            end--;
+        if (cp_starts(c, end, "Incident Identifier:") || cp_starts(c, end, "CrashReporter Key:") ||
+            is_section_heading(c, end) || is_first_frame(c, end))
+            return true;
+        q = nl ? nl + 1 : e;
+    }
     return false;
 }
 
@@ -441,21 +502,26 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
             }
         } else if (crash_looks_like_sample(b, (size_t)(e - b))) {
             st = crash_parse_sample(p, b, (size_t)(e - b), body_line);
+        } else if (r->kind == CRASH_KIND_PANIC && crash_looks_like_panic(b, (size_t)(e - b))) {
+            st = crash_parse_panic_text(p, b, (size_t)(e - b), body_line);
         } else {
             st = crash_parse_text(p, b, (size_t)(e - b), body_line);
         }
         json_decref(hdr);
         return st;
     }
-    if (crash_looks_like_sample(q, (size_t)(e - q))) {
-        r->format = CRASH_FORMAT_CRASH;
-        return crash_parse_sample(p, q, (size_t)(e - q), skipped + 1);
-    }
-    const char *le = memchr(q, '\n', (size_t)(e - q));
-    if (!looks_like_text_report(q, le ? le : e))
-        return symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT,
-                         "not a crash report: neither a .ips header line nor a text report header");
     r->format = CRASH_FORMAT_CRASH;
+    if (crash_looks_like_sample(q, (size_t)(e - q)))
+        return crash_parse_sample(p, q, (size_t)(e - q), skipped + 1);
+    if (crash_looks_like_panic(q, (size_t)(e - q))) {
+        r->kind = CRASH_KIND_PANIC;
+        return crash_parse_panic_text(p, q, (size_t)(e - q), skipped + 1);
+    }
+    if (!looks_like_text_report(q, e))
+        return symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT,
+                         "not a crash report: no .ips header line, and no header, thread, "
+                         "backtrace or Binary Images of a text report");
+    r->kind = CRASH_KIND_CRASH; /* crash_parse_text says when it is a fragment */
     return crash_parse_text(p, q, (size_t)(e - q), skipped + 1);
 }
 

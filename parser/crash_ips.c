@@ -1,8 +1,14 @@
-/* .ips JSON bodies (bug_type 309 and the others): the parsed document in,
- * the crash model out. Messages say where by JSON path
- * ("threads[3].frames[7]: ..."). */
+/* .ips JSON bodies in, the crash model out: 309 crashes (threads,
+ * lastExceptionBacktrace, asi, exception, termination, ktriageinfo,
+ * threadState), 288 stackshots / hangs and the stackshots 151 panics embed
+ * (processByPid, binaryImages), 298 jetsam (processes) and the panic string
+ * of 151/210 (read by crash_panic.c). Every integer goes through util/jsonbig,
+ * so values up to 2^64-1 are exact. A value of the wrong type is skipped with
+ * a warning naming its JSON path ("threads[3].frames[7].imageOffset"); only
+ * limits (SYMD_E_TOO_LARGE) and memory fail the report. */
 #include <inttypes.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,188 +16,542 @@
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/dynbuf.h"
 #include "../util/hex.h"
 #include "../util/jsonbig.h"
 #include "../util/util.h"
 #include "crash_int.h"
 
+/* Text the reader assembles (app_specific, process details, verbatim lines)
+ * is bounded; past the bound it is cut with a warning. */
+#define TEXT_MAX (1u << 20)
 
 typedef struct {
     cp *p;
-    char path[96]; /* "threads[3].frames[7]", for messages */
+    symd_status st;   /* the first failure (memory, limits); sticky */
+    char path[192];   /* where we are, for warnings: "threads[3].frames[7]" */
+    size_t img0, nused; /* usedImages[i] is images[img0 + i] */
 } jp;
 
-static symd_status jfail(jp *j, symd_status kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* ---- paths and warnings ------------------------------------------------------ */
 
-static symd_status jfail(jp *j, symd_status kind, const char *fmt, ...)
+static void jset(jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jset(jp *j, const char *fmt, ...)
 {
-    char msg[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->path, sizeof j->path, fmt, ap);
+    va_end(ap);
+}
+
+/* A warning at path[.key] (or "body" at the root). Failure (memory) is
+ * kept in j->st. */
+static void jwarn(jp *j, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void jwarn(jp *j, const char *key, const char *fmt, ...)
+{
+    char where[256], msg[240];
+    if (key)
+        snprintf(where, sizeof where, "%s%s%s", j->path, j->path[0] ? "." : "", key);
+    else
+        snprintf(where, sizeof where, "%s", j->path[0] ? j->path : "body");
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return symd_fail(j->p->err, kind, "%s%s%s", j->path, j->path[0] ? ": " : "", msg);
+    symd_status st = cp_warn(j->p, where, "%s", msg);
+    if (st && !j->st)
+        j->st = st;
 }
 
-/* obj[key] as a string into *dst when present; absent or null is fine,
- * another type or a string over CRASH_MAX_LINE is not. */
-static symd_status jstr(jp *j, json_t *obj, const char *key, char **dst)
+/* Keeps the first failure of a model helper. */
+static symd_status jkeep(jp *j, symd_status st)
+{
+    if (st && !j->st)
+        j->st = st;
+    return j->st;
+}
+
+/* What v is, for messages. */
+static const char *jdesc(const json_t *v)
+{
+    size_t n;
+    const char *big = jsonbig_literal(v, &n);
+    if (big)
+        return big[0] == '-' ? "a negative integer" : "an integer past 2^64-1";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
+    case JSON_REAL: return "a real";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    default: return "null";
+    }
+}
+
+/* ---- typed reads: absent, read, or skipped with a warning ------------------- */
+
+typedef enum { JV_ABSENT, JV_OK, JV_BAD } jv;
+
+/* obj[key] as uint64_t. Absent or null: JV_ABSENT; another type or out of
+ * range: a warning saying what is skipped, JV_BAD. */
+static jv ju64(jp *j, const json_t *obj, const char *key, const char *skipped, uint64_t *out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v))
-        return SYMD_OK;
-    if (!json_is_string(v))
-        return jfail(j, SYMD_E_CORRUPT, "%s must be a string", key);
-    size_t n = json_string_length(v);
-    if (n > CRASH_MAX_LINE)
-        return jfail(j, SYMD_E_TOO_LARGE, "%s is longer than %d bytes", key, CRASH_MAX_LINE);
-    return cp_set_str(j->p, dst, json_string_value(v), n);
+        return JV_ABSENT;
+    if (jsonbig_u64(v, out))
+        return JV_OK;
+    jwarn(j, key, "%s, not an unsigned 64-bit integer: %s skipped", jdesc(v), skipped);
+    return JV_BAD;
 }
 
-/* obj[key] as a non-negative integer; *has false when absent or null. */
-static symd_status juint(jp *j, json_t *obj, const char *key, bool *has, uint64_t *out)
+static jv ji64(jp *j, const json_t *obj, const char *key, const char *skipped, int64_t *out)
 {
     json_t *v = json_object_get(obj, key);
-    *has = false;
     if (!v || json_is_null(v))
-        return SYMD_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < 0)
-        return jfail(j, SYMD_E_CORRUPT, "%s must be a non-negative integer", key);
-    *has = true;
-    *out = (uint64_t)json_integer_value(v);
-    return SYMD_OK;
+        return JV_ABSENT;
+    if (jsonbig_i64(v, out))
+        return JV_OK;
+    jwarn(j, key, "%s, not a 64-bit integer: %s skipped", jdesc(v), skipped);
+    return JV_BAD;
 }
 
-static symd_status ips_images(jp *j, json_t *arr, const char *proc_path)
+/* obj[key] as a string into *dst (replacing it). Absent or null: JV_ABSENT;
+ * another type, or longer than CRASH_MAX_LINE: a warning, JV_BAD. */
+static jv jstr(jp *j, const json_t *obj, const char *key, char **dst)
 {
-    if (!arr)
-        return SYMD_OK;
-    if (!json_is_array(arr))
-        return jfail(j, SYMD_E_CORRUPT, "usedImages must be an array");
-    size_t n = json_array_size(arr);
-    if (n > CRASH_MAX_IMAGES)
-        return jfail(j, SYMD_E_TOO_LARGE, "more than %d usedImages", CRASH_MAX_IMAGES);
+    json_t *v = json_object_get(obj, key);
+    size_t n;
+    if (!v || json_is_null(v))
+        return JV_ABSENT;
+    if (!json_is_string(v) || jsonbig_literal(v, &n)) {
+        jwarn(j, key, "%s, not a string: skipped", jdesc(v));
+        return JV_BAD;
+    }
+    n = json_string_length(v);
+    if (n > CRASH_MAX_LINE) {
+        jwarn(j, key, "a string of %zu bytes, over %d: skipped", n, CRASH_MAX_LINE);
+        return JV_BAD;
+    }
+    if (jkeep(j, cp_set_str(j->p, dst, json_string_value(v), n)))
+        return JV_BAD;
+    return JV_OK;
+}
+
+/* jstr into *dst only when *dst is still NULL. */
+static void jstr_if_unset(jp *j, const json_t *obj, const char *key, char **dst)
+{
+    if (!*dst)
+        jstr(j, obj, key, dst);
+}
+
+/* ---- text assembly ------------------------------------------------------------ */
+
+typedef struct {
+    dynbuf b;
+    bool over, oom;
+} tbuf;
+
+static void tinit(tbuf *t, size_t max)
+{
+    dynbuf_init(&t->b, max);
+    t->over = t->oom = false;
+}
+
+static void tput(tbuf *t, const char *s, size_t n)
+{
+    if (t->over || t->oom)
+        return;
+    if (!dynbuf_add(&t->b, s, n)) {
+        if (dynbuf_over_limit(&t->b, n))
+            t->over = true;
+        else
+            t->oom = true;
+    }
+}
+
+static void tputs(tbuf *t, const char *s) { tput(t, s, strlen(s)); }
+
+/* s[0..n) as a JSON string literal. */
+static void tput_quoted(tbuf *t, const char *s, size_t n)
+{
+    tputs(t, "\"");
+    size_t from = 0;
     for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        tput(t, s + from, i - from);
+        char esc[8];
+        if (c == '"' || c == '\\')
+            snprintf(esc, sizeof esc, "\\%c", c);
+        else if (c == '\n')
+            snprintf(esc, sizeof esc, "\\n");
+        else if (c == '\t')
+            snprintf(esc, sizeof esc, "\\t");
+        else
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+        tputs(t, esc);
+        from = i + 1;
+    }
+    tput(t, s + from, n - from);
+    tputs(t, "\"");
+}
+
+/* A real as the shortest of %.15g / %.17g that reads back the same. */
+static void tput_real(tbuf *t, double d)
+{
+    char s[40];
+    snprintf(s, sizeof s, "%.15g", d);
+    if (strtod(s, NULL) != d)
+        snprintf(s, sizeof s, "%.17g", d);
+    tputs(t, s);
+}
+
+/* v as compact JSON (big integers as their digits); a string at the top
+ * is written raw when raw. Nesting past 16 levels is shown as an ellipsis. */
+static void tput_value(tbuf *t, const json_t *v, int depth, bool raw)
+{
+    size_t n;
+    const char *big = jsonbig_literal(v, &n);
+    if (big) {
+        tput(t, big, n);
+        return;
+    }
+    char num[32];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (depth >= 16) {
+            tputs(t, "{...}");
+            return;
+        }
+        const char *key;
+        json_t *m;
+        bool first = true;
+        tputs(t, "{");
+        json_object_foreach((json_t *)v, key, m) {
+            if (!first)
+                tputs(t, ", ");
+            first = false;
+            tput_quoted(t, key, strlen(key));
+            tputs(t, ": ");
+            tput_value(t, m, depth + 1, false);
+        }
+        tputs(t, "}");
+        return;
+    }
+    case JSON_ARRAY:
+        if (depth >= 16) {
+            tputs(t, "[...]");
+            return;
+        }
+        tputs(t, "[");
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                tputs(t, ", ");
+            tput_value(t, json_array_get(v, i), depth + 1, false);
+        }
+        tputs(t, "]");
+        return;
+    case JSON_STRING:
+        if (raw)
+            tput(t, json_string_value(v), json_string_length(v));
+        else
+            tput_quoted(t, json_string_value(v), json_string_length(v));
+        return;
+    case JSON_INTEGER:
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        tputs(t, num);
+        return;
+    case JSON_REAL:
+        tput_real(t, json_real_value(v));
+        return;
+    case JSON_TRUE: tputs(t, "true"); return;
+    case JSON_FALSE: tputs(t, "false"); return;
+    default: tputs(t, "null"); return;
+    }
+}
+
+/* The text of t into *dst (owned), NULL when empty; a warning at where when
+ * it was cut at its bound. */
+static void ttake(jp *j, tbuf *t, char **dst, const char *where)
+{
+    if (t->oom) {
+        dynbuf_free(&t->b);
+        jkeep(j, cp_nomem(j->p));
+        return;
+    }
+    if (t->over)
+        jkeep(j, cp_warn(j->p, where[0] ? where : "body",
+                         "more than %zu bytes of text: the rest is left out", t->b.max));
+    size_t n;
+    char *s = (char *)dynbuf_take(&t->b, &n);
+    if (!s || !n) {
+        free(s);
+        return;
+    }
+    free(*dst);
+    *dst = s;
+}
+
+/* ---- 309: images, frames, threads ------------------------------------------- */
+
+static bool uuid_is_zero(const uint8_t u[16])
+{
+    for (int i = 0; i < 16; i++)
+        if (u[i])
+            return false;
+    return true;
+}
+
+/* obj["uuid"] into im (an all-zero UUID is none). */
+static void read_uuid(jp *j, const json_t *obj, crash_image *im)
+{
+    char *u = NULL;
+    if (jstr(j, obj, "uuid", &u) != JV_OK)
+        return;
+    if (!uuid_parse(u, im->uuid))
+        jwarn(j, "uuid", "\"%.40s\" is not a UUID: skipped", u);
+    else
+        im->has_uuid = !uuid_is_zero(im->uuid);
+    free(u);
+}
+
+/* The last component of a path, as Apple names an image that has no name. */
+static void name_from_path(jp *j, crash_image *im)
+{
+    if (im->name || !im->path)
+        return;
+    const char *b = strrchr(im->path, '/');
+    b = b ? b + 1 : im->path;
+    if (*b)
+        jkeep(j, cp_set_str(j->p, &im->name, b, strlen(b)));
+}
+
+/* usedImages: one image per element, a bad element included (kept empty with
+ * a warning) so imageIndex keeps pointing at the right one. */
+static symd_status ips_used_images(jp *j, const json_t *arr, const char *proc_path)
+{
+    crash_report *r = j->p->r;
+    j->img0 = r->nimages;
+    j->nused = 0;
+    if (!arr || json_is_null(arr))
+        return j->st;
+    if (!json_is_array(arr)) {
+        jset(j, "usedImages");
+        jwarn(j, NULL, "%s, not an array: no images", jdesc(arr));
+        return j->st;
+    }
+    for (size_t i = 0; i < json_array_size(arr) && !j->st; i++) {
         json_t *o = json_array_get(arr, i);
         crash_image *im;
-        snprintf(j->path, sizeof j->path, "usedImages[%zu]", i);
-        if (cp_new_image(j->p, &im, j->path))
-            return j->p->err->kind;
-        if (!json_is_object(o))
-            return jfail(j, SYMD_E_CORRUPT, "must be an object");
-        bool has_base, has_size;
+        jset(j, "usedImages[%zu]", i);
+        if (jkeep(j, cp_new_image(j->p, &im, j->path)))
+            break;
+        j->nused++;
+        if (!json_is_object(o)) {
+            jwarn(j, NULL, "%s, not an object: an image without name or address", jdesc(o));
+            continue;
+        }
         uint64_t base = 0, size = 0;
-        if (juint(j, o, "base", &has_base, &base) || juint(j, o, "size", &has_size, &size) ||
-            jstr(j, o, "name", &im->name) || jstr(j, o, "path", &im->path) ||
-            jstr(j, o, "arch", &im->arch) || jstr(j, o, "CFBundleIdentifier", &im->bundle_id) ||
-            jstr(j, o, "CFBundleShortVersionString", &im->version))
-            return j->p->err->kind;
+        jv vb = ju64(j, o, "base", "the load address", &base);
+        jv vs = ju64(j, o, "size", "the size", &size);
         im->load_address = base;
-        if (has_size && size > 0) {
-            if (!u64_add(base, size - 1, &im->end_address))
-                return jfail(j, SYMD_E_CORRUPT, "base + size passes 2^64");
-            im->has_end = true;
+        jstr(j, o, "name", &im->name);
+        jstr(j, o, "path", &im->path);
+        jstr(j, o, "arch", &im->arch);
+        jstr(j, o, "CFBundleIdentifier", &im->bundle_id);
+        jstr(j, o, "CFBundleShortVersionString", &im->version);
+        name_from_path(j, im);
+        if (vb == JV_OK && vs == JV_OK && size > 0) {
+            if (u64_add(base, size - 1, &im->end_address))
+                im->has_end = true;
+            else
+                jwarn(j, "size", "base + size passes 2^64: the end is left unknown");
         }
-        char *u = NULL;
-        if (jstr(j, o, "uuid", &u))
-            return j->p->err->kind;
-        if (u) {
-            bool ok = uuid_parse(u, im->uuid);
-            free(u);
-            if (!ok)
-                return jfail(j, SYMD_E_CORRUPT, "uuid is not a UUID");
-            im->has_uuid = true;
-        }
+        read_uuid(j, o, im);
         if (im->path && proc_path && strcmp(im->path, proc_path) == 0)
             im->is_app = true;
     }
     j->path[0] = 0;
-    return SYMD_OK;
+    return j->st;
 }
 
-static symd_status ips_frame(jp *j, json_t *o, crash_frame *f)
+/* One frame object (threads[].frames[k], lastExceptionBacktrace[k]) appended
+ * to threads[t]; a frame that cannot be placed is skipped with a warning. No
+ * imageIndex is how Apple writes a frame outside any image: kept, image -1,
+ * the address as imageOffset gives it (0 when absent). */
+static symd_status ips_frame(jp *j, const json_t *o, size_t t)
 {
     crash_report *r = j->p->r;
-    f->image = -1;
-    if (!json_is_object(o))
-        return jfail(j, SYMD_E_CORRUPT, "must be an object");
-    bool has_idx, has_off, has;
-    uint64_t idx = 0, off = 0, v;
-    json_t *ji = json_object_get(o, "imageIndex"), *jo = json_object_get(o, "imageOffset");
-    if ((ji && json_is_integer(ji) && json_integer_value(ji) < 0) ||
-        (jo && json_is_integer(jo) && json_integer_value(jo) < 0))
-        return jfail(j, SYMD_E_CORRUPT, "negative %s", ji && json_is_integer(ji) &&
-                     json_integer_value(ji) < 0 ? "imageIndex" : "imageOffset");
-    if (juint(j, o, "imageIndex", &has_idx, &idx) || juint(j, o, "imageOffset", &has_off, &off))
-        return j->p->err->kind;
-    if (!has_idx || !has_off)
-        return jfail(j, SYMD_E_CORRUPT, "%s is required", has_idx ? "imageOffset" : "imageIndex");
-    if (idx >= r->nimages)
-        return jfail(j, SYMD_E_CORRUPT, "imageIndex %" PRIu64 " is past usedImages (%zu)", idx,
-                     r->nimages);
-    const crash_image *im = &r->images[idx];
-    f->image = (long)idx;
-    f->has_load = true;
-    f->load_address = im->load_address;
-    if (!u64_add(im->load_address, off, &f->address))
-        return jfail(j, SYMD_E_CORRUPT, "base + imageOffset passes 2^64");
-    if (im->name && cp_set_str(j->p, &f->image_name, im->name, strlen(im->name)))
-        return j->p->err->kind;
-    if (jstr(j, o, "symbol", &f->symbol) || jstr(j, o, "sourceFile", &f->file) ||
-        juint(j, o, "symbolLocation", &f->has_symbol_offset, &f->symbol_offset) ||
-        juint(j, o, "sourceLine", &has, &v))
-        return j->p->err->kind;
-    if (has) {
-        if (v > UINT32_MAX)
-            return jfail(j, SYMD_E_CORRUPT, "sourceLine out of range");
-        f->line = (uint32_t)v;
+    if (!json_is_object(o)) {
+        jwarn(j, NULL, "%s, not an object: frame skipped", jdesc(o));
+        return j->st;
     }
-    return SYMD_OK;
+    uint64_t idx = 0, off = 0, addr = 0, v;
+    jv vi = ju64(j, o, "imageIndex", "the frame", &idx);
+    jv vo = ju64(j, o, "imageOffset", "the frame", &off);
+    if (vi == JV_BAD || vo == JV_BAD)
+        return j->st;
+    const crash_image *im = NULL;
+    if (vi == JV_OK) {
+        if (idx >= j->nused) {
+            jwarn(j, "imageIndex", "%" PRIu64 " is past usedImages (%zu): frame skipped", idx,
+                  j->nused);
+            return j->st;
+        }
+        if (vo == JV_ABSENT) {
+            jwarn(j, NULL, "imageIndex without imageOffset: frame skipped");
+            return j->st;
+        }
+        im = &r->images[j->img0 + idx];
+        if (!u64_add(im->load_address, off, &addr)) {
+            jwarn(j, "imageOffset", "base + imageOffset passes 2^64: frame skipped");
+            return j->st;
+        }
+    } else {
+        addr = off;
+    }
+    crash_frame *f;
+    if (jkeep(j, cp_new_frame(j->p, t, &f, j->path)))
+        return j->st;
+    f->address = addr;
+    if (im) {
+        f->image = (long)(j->img0 + idx);
+        f->has_load = true;
+        f->load_address = im->load_address;
+        if (im->name && jkeep(j, cp_set_str(j->p, &f->image_name, im->name, strlen(im->name))))
+            return j->st;
+    }
+    jstr(j, o, "symbol", &f->symbol);
+    jstr(j, o, "sourceFile", &f->file);
+    if (ju64(j, o, "symbolLocation", "the symbol offset", &v) == JV_OK) {
+        f->has_symbol_offset = true;
+        f->symbol_offset = v;
+    }
+    if (ju64(j, o, "sourceLine", "the line", &v) == JV_OK) {
+        if (v > UINT32_MAX)
+            jwarn(j, "sourceLine", "%" PRIu64 " is past 2^32-1: skipped", v);
+        else
+            f->line = (uint32_t)v;
+    }
+    return j->st;
 }
 
-static symd_status ips_threads(jp *j, json_t *arr)
+/* threads[]: one thread per element, a bad one kept empty (faultingThread
+ * counts them). */
+static symd_status ips_threads(jp *j, const json_t *arr, size_t *tbase, size_t *nths)
 {
     crash_report *r = j->p->r;
-    if (!json_is_array(arr))
-        return jfail(j, SYMD_E_CORRUPT, "threads must be an array");
-    size_t n = json_array_size(arr);
-    if (n > CRASH_MAX_THREADS)
-        return jfail(j, SYMD_E_TOO_LARGE, "more than %d threads", CRASH_MAX_THREADS);
-    for (size_t i = 0; i < n; i++) {
+    *tbase = r->nthreads;
+    *nths = 0;
+    if (!arr || json_is_null(arr))
+        return j->st;
+    if (!json_is_array(arr)) {
+        jset(j, "threads");
+        jwarn(j, NULL, "%s, not an array: no threads", jdesc(arr));
+        return j->st;
+    }
+    for (size_t i = 0; i < json_array_size(arr) && !j->st; i++) {
         json_t *o = json_array_get(arr, i);
         crash_thread *th;
-        snprintf(j->path, sizeof j->path, "threads[%zu]", i);
-        if (cp_new_thread(j->p, &th, j->path))
-            return j->p->err->kind;
+        jset(j, "threads[%zu]", i);
+        if (jkeep(j, cp_new_thread(j->p, &th, j->path)))
+            break;
+        (*nths)++;
+        size_t t = r->nthreads - 1;
         th->number = (long)i;
-        if (!json_is_object(o))
-            return jfail(j, SYMD_E_CORRUPT, "must be an object");
-        if (jstr(j, o, "name", &th->name) || jstr(j, o, "queue", &th->queue))
-            return j->p->err->kind;
-        th->crashed = json_is_true(json_object_get(o, "triggered"));
+        if (!json_is_object(o)) {
+            jwarn(j, NULL, "%s, not an object: an empty thread", jdesc(o));
+            continue;
+        }
+        jstr(j, o, "name", &th->name);
+        jstr(j, o, "queue", &th->queue);
+        json_t *trig = json_object_get(o, "triggered");
+        if (trig && !json_is_boolean(trig) && !json_is_null(trig))
+            jwarn(j, "triggered", "%s, not a boolean: skipped", jdesc(trig));
+        r->threads[t].crashed = json_is_true(trig);
         json_t *fr = json_object_get(o, "frames");
         if (!fr || json_is_null(fr))
             continue;
-        if (!json_is_array(fr))
-            return jfail(j, SYMD_E_CORRUPT, "frames must be an array");
-        size_t nf = json_array_size(fr);
-        if (nf > CRASH_MAX_FRAMES - r->total_frames)
-            return jfail(j, SYMD_E_TOO_LARGE, "more than %d frames", CRASH_MAX_FRAMES);
-        for (size_t k = 0; k < nf; k++) {
-            crash_frame *f;
-            snprintf(j->path, sizeof j->path, "threads[%zu].frames[%zu]", i, k);
-            if (cp_new_frame(j->p, i, &f, j->path) || ips_frame(j, json_array_get(fr, k), f))
-                return j->p->err->kind;
+        if (!json_is_array(fr)) {
+            jwarn(j, "frames", "%s, not an array: no frames", jdesc(fr));
+            continue;
+        }
+        for (size_t k = 0; k < json_array_size(fr) && !j->st; k++) {
+            jset(j, "threads[%zu].frames[%zu]", i, k);
+            ips_frame(j, json_array_get(fr, k), t);
         }
     }
     j->path[0] = 0;
-    return SYMD_OK;
+    return j->st;
+}
+
+/* lastExceptionBacktrace: a thread of its own after the others. */
+static symd_status ips_last_exception(jp *j, const json_t *arr)
+{
+    crash_report *r = j->p->r;
+    if (!arr || json_is_null(arr))
+        return j->st;
+    jset(j, "lastExceptionBacktrace");
+    if (!json_is_array(arr)) {
+        jwarn(j, NULL, "%s, not an array: skipped", jdesc(arr));
+        j->path[0] = 0;
+        return j->st;
+    }
+    crash_thread *th;
+    if (json_array_size(arr) == 0 || jkeep(j, cp_new_thread(j->p, &th, j->path)))
+        return j->st;
+    th->role = CRASH_THREAD_LAST_EXCEPTION;
+    th->number = -1;
+    static const char title[] = "Last Exception Backtrace:";
+    if (jkeep(j, cp_set_str(j->p, &th->title, title, sizeof title - 1)))
+        return j->st;
+    size_t t = r->nthreads - 1;
+    for (size_t k = 0; k < json_array_size(arr) && !j->st; k++) {
+        jset(j, "lastExceptionBacktrace[%zu]", k);
+        ips_frame(j, json_array_get(arr, k), t);
+    }
+    j->path[0] = 0;
+    return j->st;
+}
+
+/* ---- 309: registers ------------------------------------------------------------ */
+
+/* One register {"value": n} of threadState (o), unless it is no register. */
+static void add_register(jp *j, const char *name, const json_t *o, bool w32)
+{
+    crash_report *r = j->p->r;
+    json_t *v = json_is_object(o) ? json_object_get(o, "value") : NULL;
+    if (!v)
+        return; /* not a register ("flavor", or something Apple added) */
+    uint64_t x;
+    if (!jsonbig_u64(v, &x)) {
+        jwarn(j, name, "value is %s, not an unsigned 64-bit integer: register skipped",
+              jdesc(v));
+        return;
+    }
+    size_t nl = strlen(name);
+    if (nl > 32) {
+        jwarn(j, NULL, "a register name of %zu bytes: register skipped", nl);
+        return;
+    }
+    if (r->nregisters >= CRASH_MAX_REGISTERS) {
+        jwarn(j, name, "more than %d registers: skipped", CRASH_MAX_REGISTERS);
+        return;
+    }
+    char val[24];
+    int vl = snprintf(val, sizeof val, w32 ? "0x%08" PRIx64 : "0x%016" PRIx64, x);
+    jkeep(j, cp_add_register(j->p, name, nl, val, (size_t)vl, j->path));
 }
 
 /* threadState of the faulting thread: x[0..28] as "x0".., then the named
- * registers Apple writes (ARM and x86), then any other {"value": n}. */
-static symd_status ips_registers(jp *j, json_t *ts, size_t ti)
+ * registers Apple writes (ARM and x86) in its order, then any other
+ * {"value": n} in the report's order. */
+static symd_status ips_registers(jp *j, const json_t *ts, size_t ti)
 {
     static const char *const named[] = {
         "fp", "lr", "sp", "pc", "cpsr", "far", "esr",
@@ -199,218 +559,813 @@ static symd_status ips_registers(jp *j, json_t *ts, size_t ti)
         "r11", "r12", "r13", "r14", "r15", "rip", "rflags", "cr2",
     };
     if (!ts || json_is_null(ts))
-        return SYMD_OK;
-    snprintf(j->path, sizeof j->path, "threads[%zu].threadState", ti);
-    if (!json_is_object(ts))
-        return jfail(j, SYMD_E_CORRUPT, "must be an object");
+        return j->st;
+    jset(j, "threads[%zu].threadState", ti);
+    if (!json_is_object(ts)) {
+        jwarn(j, NULL, "%s, not an object: no registers", jdesc(ts));
+        j->path[0] = 0;
+        return j->st;
+    }
     json_t *fl = json_object_get(ts, "flavor");
     bool w32 = json_is_string(fl) && !strstr(json_string_value(fl), "64") &&
                !strstr(json_string_value(fl), "x86_THREAD_STATE");
-    char name[32], val[24];
     json_t *x = json_object_get(ts, "x");
     if (x && !json_is_array(x))
-        return jfail(j, SYMD_E_CORRUPT, "x must be an array");
-    for (size_t i = 0; x && i < json_array_size(x); i++) {
-        json_t *v = json_object_get(json_array_get(x, i), "value");
-        if (!json_is_integer(v))
-            return jfail(j, SYMD_E_CORRUPT, "x[%zu].value must be an integer", i);
+        jwarn(j, "x", "%s, not an array: skipped", jdesc(x));
+    for (size_t i = 0; json_is_array(x) && i < json_array_size(x) && !j->st; i++) {
+        char name[24];
         snprintf(name, sizeof name, "x%zu", i);
-        int vl = snprintf(val, sizeof val, w32 ? "0x%08" PRIx64 : "0x%016" PRIx64,
-                          (uint64_t)json_integer_value(v));
-        if (cp_add_register(j->p, name, strlen(name), val, (size_t)vl, j->path))
-            return j->p->err->kind;
+        json_t *o = json_array_get(x, i);
+        if (!json_is_object(o) || !json_object_get(o, "value")) {
+            char key[24];
+            snprintf(key, sizeof key, "x[%zu]", i);
+            jwarn(j, key, "%s without a value: register skipped", jdesc(o));
+            continue;
+        }
+        add_register(j, name, o, w32);
+    }
+    for (size_t i = 0; i < sizeof named / sizeof named[0] && !j->st; i++) {
+        json_t *o = json_object_get(ts, named[i]);
+        if (o)
+            add_register(j, named[i], o, w32);
     }
     const char *key;
     json_t *o;
-    for (int pass = 0; pass < 2; pass++) {
-        size_t nn = pass ? 1 : sizeof named / sizeof named[0];
-        for (size_t i = 0; i < nn; i++) {
-            json_object_foreach(ts, key, o) {
-                bool known = false;
-                for (size_t k = 0; k < sizeof named / sizeof named[0]; k++)
-                    known |= strcmp(key, named[k]) == 0;
-                if (pass ? known || strcmp(key, "x") == 0 : strcmp(key, named[i]) != 0)
-                    continue;
-                json_t *v = json_object_get(o, "value");
-                if (!json_is_object(o) || !v)
-                    continue;
-                if (!json_is_integer(v))
-                    return jfail(j, SYMD_E_CORRUPT, "%s.value must be an integer", key);
-                if (strlen(key) > 16)
-                    continue;
-                int vl = snprintf(val, sizeof val, w32 ? "0x%08" PRIx64 : "0x%016" PRIx64,
-                                  (uint64_t)json_integer_value(v));
-                if (cp_add_register(j->p, key, strlen(key), val, (size_t)vl, j->path))
-                    return j->p->err->kind;
-            }
-        }
+    json_object_foreach((json_t *)ts, key, o) {
+        bool known = strcmp(key, "x") == 0 || strcmp(key, "flavor") == 0;
+        for (size_t k = 0; k < sizeof named / sizeof named[0] && !known; k++)
+            known = strcmp(key, named[k]) == 0;
+        if (!known && !j->st)
+            add_register(j, key, o, w32);
     }
     j->path[0] = 0;
-    return SYMD_OK;
+    return j->st;
 }
 
-static symd_status ips_exception(jp *j, json_t *root)
+/* ---- 309: exception, termination, asi, text sections ------------------------ */
+
+/* A "Name: value" line of the verbatim block before the first thread. */
+static void block_line(jp *j, const char *label, const char *s, size_t n)
+{
+    size_t ll = strlen(label);
+    char *b = malloc(ll + n + 1);
+    if (!b) {
+        jkeep(j, cp_nomem(j->p));
+        return;
+    }
+    memcpy(b, label, ll);
+    memcpy(b + ll, s, n);
+    jkeep(j, cp_add_verbatim(j->p, CRASH_AT_THREAD, 0, b, ll + n));
+    free(b);
+}
+
+/* A string member as a block line; the wrong type is warned. */
+static void block_string(jp *j, const json_t *obj, const char *key, const char *label)
+{
+    json_t *v = json_object_get(obj, key);
+    size_t n;
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_string(v) || jsonbig_literal(v, &n)) {
+        jwarn(j, key, "%s, not a string: skipped", jdesc(v));
+        return;
+    }
+    block_line(j, label, json_string_value(v), json_string_length(v));
+}
+
+static symd_status ips_exception(jp *j, const json_t *root)
 {
     crash_report *r = j->p->r;
     json_t *ex = json_object_get(root, "exception");
-    if (ex && json_is_object(ex)) {
-        snprintf(j->path, sizeof j->path, "exception");
-        if (jstr(j, ex, "type", &r->exception_type) || jstr(j, ex, "signal", &r->exception_signal) ||
-            jstr(j, ex, "codes", &r->exception_codes))
-            return j->p->err->kind;
+    if (json_is_string(ex)) { /* stackshots: the exception code alone */
+        jstr(j, root, "exception", &r->exception_codes);
+        return j->st;
+    }
+    jset(j, "exception");
+    if (json_is_object(ex)) {
+        jstr(j, ex, "type", &r->exception_type);
+        jstr(j, ex, "signal", &r->exception_signal);
+        jstr(j, ex, "codes", &r->exception_codes);
         json_t *raw = json_object_get(ex, "rawCodes");
-        if (!r->exception_codes && json_is_array(raw) && json_array_size(raw) > 0 &&
-            json_array_size(raw) <= 16) {
-            char buf[16 * 21];
-            size_t k = 0;
+        if (raw && !json_is_array(raw) && !json_is_null(raw))
+            jwarn(j, "rawCodes", "%s, not an array: skipped", jdesc(raw));
+        if (!r->exception_codes && json_is_array(raw) && json_array_size(raw) > 0) {
+            tbuf t;
+            tinit(&t, CRASH_MAX_LINE);
             for (size_t i = 0; i < json_array_size(raw); i++) {
                 json_t *c = json_array_get(raw, i);
-                if (!json_is_integer(c))
-                    return jfail(j, SYMD_E_CORRUPT, "rawCodes[%zu] must be an integer", i);
-                k += (size_t)snprintf(buf + k, sizeof buf - k, "%s0x%016" PRIx64, i ? ", " : "",
-                                      (uint64_t)json_integer_value(c));
+                uint64_t v;
+                if (!jsonbig_u64(c, &v)) {
+                    char key[32];
+                    snprintf(key, sizeof key, "rawCodes[%zu]", i);
+                    jwarn(j, key, "%s, not an unsigned 64-bit integer: skipped", jdesc(c));
+                    continue;
+                }
+                char s[24];
+                snprintf(s, sizeof s, "0x%016" PRIx64, v);
+                if (t.b.len)
+                    tputs(&t, ", ");
+                tputs(&t, s);
             }
-            if (cp_set_str(j->p, &r->exception_codes, buf, k))
-                return j->p->err->kind;
+            ttake(j, &t, &r->exception_codes, "exception.rawCodes");
         }
-    }
-    json_t *te = json_object_get(root, "termination");
-    if (te && json_is_object(te)) {
-        snprintf(j->path, sizeof j->path, "termination");
-        char *ns = NULL, *ind = NULL;
-        bool has_code;
-        uint64_t code = 0;
-        symd_status st = SYMD_OK;
-        if (jstr(j, te, "namespace", &ns) || jstr(j, te, "indicator", &ind) ||
-            juint(j, te, "code", &has_code, &code))
-            st = j->p->err->kind;
-        json_t *reasons = json_object_get(te, "reasons");
-        json_t *r0 = json_is_array(reasons) ? json_array_get(reasons, 0) : NULL;
-        const char *rs = json_is_string(r0) ? json_string_value(r0) : NULL;
-        if (!st && (ns || has_code || ind || rs)) {
-            size_t cap = (ns ? strlen(ns) : 0) + (ind ? strlen(ind) : 0) +
-                         (rs ? strlen(rs) : 0) + 64;
-            char *b = malloc(cap);
-            if (!b) {
-                st = cp_nomem(j->p);
-            } else {
-                size_t k = (size_t)snprintf(b, cap, "Namespace %s", ns ? ns : "?");
-                if (has_code)
-                    k += (size_t)snprintf(b + k, cap - k, ", Code 0x%" PRIx64, code);
-                if (ind)
-                    k += (size_t)snprintf(b + k, cap - k, " %s", ind);
-                if (rs)
-                    k += (size_t)snprintf(b + k, cap - k, ", %s", rs);
-                /* one line: the reason may hold newlines */
-                for (size_t i = 0; i < k; i++)
-                    if (b[i] == '\n' || b[i] == '\r')
-                        b[i] = ' ';
-                free(r->termination);
-                r->termination = b;
-            }
-        }
-        free(ns);
-        free(ind);
-        if (st)
-            return st;
+        block_string(j, ex, "subtype", "Exception Subtype: ");
+        block_string(j, ex, "message", "Exception Message: ");
+    } else if (ex && !json_is_null(ex)) {
+        jwarn(j, NULL, "%s, neither an object nor a string: skipped", jdesc(ex));
     }
     j->path[0] = 0;
-    return SYMD_OK;
+    return j->st;
 }
 
-symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr)
+/* termination: "Namespace X, Code 0x.. indicator, reason, reason..." on one
+ * line; who terminated it as a block line. */
+static symd_status ips_termination(jp *j, const json_t *root)
 {
-    crash_report *r = p->r;
-    jp j = {p, ""};
-    if (!json_is_object(root))
-        return symd_fail(p->err, SYMD_E_CORRUPT, "line 2: the .ips body must be a JSON object");
-    json_t *threads = json_object_get(root, "threads");
-    if (!threads)
-        return symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT,
-                         "an .ips of bug_type %d without threads is not a crash report",
-                         r->bug_type);
-    char *proc_path = NULL;
-    symd_status st = SYMD_OK;
-    if (jstr(&j, root, "procName", &r->process) || jstr(&j, root, "modelCode", &r->hardware_model) ||
-        jstr(&j, root, "incident", &r->incident_id) || jstr(&j, root, "cpuType", &r->code_type) ||
-        jstr(&j, root, "captureTime", &r->date) || jstr(&j, root, "procPath", &proc_path))
-        return p->err->kind;
+    crash_report *r = j->p->r;
+    json_t *te = json_object_get(root, "termination");
+    if (!te || json_is_null(te))
+        return j->st;
+    jset(j, "termination");
+    if (!json_is_object(te)) {
+        jwarn(j, NULL, "%s, not an object: skipped", jdesc(te));
+        j->path[0] = 0;
+        return j->st;
+    }
+    char *ns = NULL, *ind = NULL, *by = NULL;
+    uint64_t code = 0;
+    int64_t pid = 0;
+    jstr(j, te, "namespace", &ns);
+    jstr(j, te, "indicator", &ind);
+    jv vc = ju64(j, te, "code", "the code", &code);
+    tbuf t;
+    tinit(&t, CRASH_MAX_LINE);
+    if (ns || vc == JV_OK || ind) {
+        tputs(&t, "Namespace ");
+        tputs(&t, ns ? ns : "?");
+        if (vc == JV_OK) {
+            char s[32];
+            snprintf(s, sizeof s, ", Code 0x%" PRIx64, code);
+            tputs(&t, s);
+        }
+        if (ind) {
+            tputs(&t, " ");
+            tputs(&t, ind);
+        }
+    }
+    static const char *const lists[] = {"reasons", "details"};
+    for (size_t l = 0; l < 2; l++) {
+        json_t *a = json_object_get(te, lists[l]);
+        if (!a || json_is_null(a))
+            continue;
+        if (!json_is_array(a)) {
+            jwarn(j, lists[l], "%s, not an array: skipped", jdesc(a));
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size(a); i++) {
+            json_t *s = json_array_get(a, i);
+            if (!json_is_string(s)) {
+                char key[32];
+                snprintf(key, sizeof key, "%s[%zu]", lists[l], i);
+                jwarn(j, key, "%s, not a string: skipped", jdesc(s));
+                continue;
+            }
+            if (t.b.len)
+                tputs(&t, ", ");
+            tput(&t, json_string_value(s), json_string_length(s));
+        }
+    }
+    /* one line: a reason may hold newlines */
+    for (size_t i = 0; i < t.b.len; i++)
+        if (t.b.data[i] == '\n' || t.b.data[i] == '\r')
+            t.b.data[i] = ' ';
+    ttake(j, &t, &r->termination, "termination");
+    if (jstr(j, te, "byProc", &by) == JV_OK) {
+        tbuf bt;
+        tinit(&bt, CRASH_MAX_LINE);
+        tputs(&bt, "Terminating Process: ");
+        tputs(&bt, by);
+        if (ji64(j, te, "byPid", "the pid", &pid) == JV_OK) {
+            char s[32];
+            snprintf(s, sizeof s, " [%" PRId64 "]", pid);
+            tputs(&bt, s);
+        }
+        char *line = NULL;
+        ttake(j, &bt, &line, "termination.byProc");
+        if (line)
+            jkeep(j, cp_add_verbatim(j->p, CRASH_AT_THREAD, 0, line, strlen(line)));
+        free(line);
+    }
+    free(ns);
+    free(ind);
+    free(by);
+    j->path[0] = 0;
+    return j->st;
+}
+
+/* asi (image name -> strings): the lines Apple prints under "Application
+ * Specific Information:", one per string, in order. */
+static void ips_asi(jp *j, const json_t *asi, tbuf *as)
+{
+    if (!asi || json_is_null(asi))
+        return;
+    jset(j, "asi");
+    if (json_is_string(asi)) {
+        tput(as, json_string_value(asi), json_string_length(asi));
+        tputs(as, "\n");
+    } else if (!json_is_object(asi)) {
+        jwarn(j, NULL, "%s, not an object: skipped", jdesc(asi));
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)asi, key, v) {
+        if (json_is_string(v)) {
+            tput(as, json_string_value(v), json_string_length(v));
+            tputs(as, "\n");
+            continue;
+        }
+        if (!json_is_array(v)) {
+            jwarn(j, key, "%s, not an array of strings: skipped", jdesc(v));
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *s = json_array_get(v, i);
+            if (!json_is_string(s) || jsonbig_literal(s, &(size_t){0})) {
+                char k2[112];
+                snprintf(k2, sizeof k2, "%.80s[%zu]", key, i);
+                jwarn(j, k2, "%s, not a string: skipped", jdesc(s));
+                continue;
+            }
+            tput(as, json_string_value(s), json_string_length(s));
+            tputs(as, "\n");
+        }
+    }
+    j->path[0] = 0;
+}
+
+/* Text sections of a 309 the model has no field for, as Apple prints them,
+ * in the verbatim block before the first thread. */
+static void ips_text_sections(jp *j, const json_t *root)
+{
+    j->path[0] = 0;
+    block_string(j, root, "vmRegionInfo", "VM Region Info: ");
+    json_t *kt = json_object_get(root, "ktriageinfo");
+    if (json_is_string(kt)) {
+        size_t n = json_string_length(kt);
+        const char *s = json_string_value(kt);
+        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+            n--;
+        block_line(j, "\nKernel Triage:\n", s, n);
+    } else if (kt && !json_is_null(kt)) {
+        jwarn(j, "ktriageinfo", "%s, not a string: skipped", jdesc(kt));
+    }
+}
+
+/* ---- stackshots: 288, and 151 panics ------------------------------------------- */
+
+/* The image of binaryImages[i] ([uuid, base, type, name?] or an object with
+ * uuid/base/name): an index into images, reusing one the panic text already
+ * made for the same UUID and base (pre < nimages are candidates). */
+static void stackshot_image(jp *j, const json_t *e, size_t pre0, size_t pre1, size_t *out)
+{
+    crash_report *r = j->p->r;
+    json_t *ju = NULL, *jb = NULL, *jn = NULL;
+    if (json_is_array(e)) {
+        ju = json_array_get(e, 0);
+        jb = json_array_get(e, 1);
+        jn = json_array_get(e, 3);
+    } else if (json_is_object(e)) {
+        ju = json_object_get(e, "uuid");
+        jb = json_object_get(e, "base");
+        jn = json_object_get(e, "name");
+    } else {
+        jwarn(j, NULL, "%s, not an array: an image without UUID or address", jdesc(e));
+    }
+    uint8_t u[16];
+    bool has_uuid = false;
+    uint64_t base = 0;
+    if (ju && !json_is_null(ju)) {
+        if (!json_is_string(ju) || !uuid_parse(json_string_value(ju), u))
+            jwarn(j, "uuid", "%s that is no UUID: skipped", jdesc(ju));
+        else
+            has_uuid = !uuid_is_zero(u);
+    }
+    if (jb && !json_is_null(jb) && !jsonbig_u64(jb, &base))
+        jwarn(j, "base", "%s, not an unsigned 64-bit integer: skipped", jdesc(jb));
+    /* A few images came from the panic text; one of them may be this one. */
+    for (size_t i = pre0; has_uuid && i < pre1; i++)
+        if (r->images[i].has_uuid && r->images[i].load_address == base &&
+            memcmp(r->images[i].uuid, u, 16) == 0) {
+            *out = i;
+            return;
+        }
+    crash_image *im;
+    if (jkeep(j, cp_new_image(j->p, &im, j->path)))
+        return;
+    *out = r->nimages - 1;
+    im->load_address = base;
+    im->has_uuid = has_uuid;
+    if (has_uuid)
+        memcpy(im->uuid, u, 16);
+    if (jn && json_is_string(jn) && json_string_length(jn) && json_string_length(jn) <= CRASH_MAX_LINE)
+        jkeep(j, cp_set_str(j->p, &im->name, json_string_value(jn), json_string_length(jn)));
+}
+
+/* userFrames / kernelFrames of a stackshot thread: [[imageIndex, offset], ...]
+ * (or objects with imageIndex/imageOffset) into threads[t]. */
+static void stackshot_frames(jp *j, const json_t *arr, size_t t, const size_t *map, size_t nmap,
+                             const char *what)
+{
+    crash_report *r = j->p->r;
+    size_t plen = strlen(j->path);
+    if (!arr || json_is_null(arr))
+        return;
+    if (!json_is_array(arr)) {
+        jwarn(j, what, "%s, not an array: no frames", jdesc(arr));
+        return;
+    }
+    for (size_t k = 0; k < json_array_size(arr) && !j->st; k++) {
+        json_t *e = json_array_get(arr, k);
+        snprintf(j->path + plen, sizeof j->path - plen, ".%s[%zu]", what, k);
+        json_t *ji = NULL, *jo = NULL;
+        if (json_is_array(e)) {
+            ji = json_array_get(e, 0);
+            jo = json_array_get(e, 1);
+        } else if (json_is_object(e)) {
+            ji = json_object_get(e, "imageIndex");
+            jo = json_object_get(e, "imageOffset");
+        }
+        uint64_t idx, off, addr;
+        if (!ji || !jo) {
+            jwarn(j, NULL, "%s, not an [imageIndex, offset] pair: frame skipped", jdesc(e));
+            continue;
+        }
+        if (!jsonbig_u64(ji, &idx) || !jsonbig_u64(jo, &off)) {
+            jwarn(j, NULL, "imageIndex or offset is not an unsigned 64-bit integer: frame skipped");
+            continue;
+        }
+        if (idx >= nmap) {
+            jwarn(j, NULL, "imageIndex %" PRIu64 " is past binaryImages (%zu): frame skipped", idx,
+                  nmap);
+            continue;
+        }
+        const crash_image *im = &r->images[map[idx]];
+        if (!u64_add(im->load_address, off, &addr)) {
+            jwarn(j, NULL, "base + offset passes 2^64: frame skipped");
+            continue;
+        }
+        crash_frame *f;
+        if (jkeep(j, cp_new_frame(j->p, t, &f, j->path)))
+            break;
+        f->address = addr;
+        f->image = (long)map[idx];
+        /* an image of no UUID at 0 is Apple's "absolute": the offset is the address */
+        f->has_load = im->has_uuid || im->load_address;
+        f->load_address = im->load_address;
+        if (im->name)
+            jkeep(j, cp_set_str(j->p, &f->image_name, im->name, strlen(im->name)));
+    }
+    j->path[plen] = 0;
+}
+
+/* "key: value, key: value" of the members of o not in skip (NULL-ended). */
+static void detail_of(jp *j, const json_t *o, const char *const *skip, char **dst)
+{
+    tbuf t;
+    tinit(&t, CRASH_MAX_LINE);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        bool skipped = false;
+        for (size_t i = 0; skip[i] && !skipped; i++)
+            skipped = strcmp(key, skip[i]) == 0;
+        if (skipped)
+            continue;
+        if (t.b.len)
+            tputs(&t, ", ");
+        tputs(&t, key);
+        tputs(&t, ": ");
+        tput_value(&t, v, 1, true);
+    }
+    for (size_t i = 0; i < t.b.len; i++) /* one line */
+        if (t.b.data[i] == '\n' || t.b.data[i] == '\r')
+            t.b.data[i] = ' ';
+    ttake(j, &t, dst, j->path);
+}
+
+/* The name of a pid that processByPid / processes key by: its "pid" or the key. */
+static long pid_of(jp *j, const json_t *o, const char *key)
+{
+    int64_t v;
+    if (ji64(j, o, "pid", "the pid", &v) == JV_OK && v >= -1 && v <= INT32_MAX)
+        return (long)v;
+    uint64_t k;
+    if (key && cp_dec_parse(key, key + strlen(key), INT32_MAX, &k))
+        return (long)k;
+    return -1;
+}
+
+static symd_status ips_stackshot(jp *j, const json_t *root)
+{
+    crash_report *r = j->p->r;
+    json_t *bi = json_object_get(root, "binaryImages");
+    size_t nmap = 0, *map = NULL;
+    size_t pre0 = 0, pre1 = r->nimages;
+    if (pre1 > 64) /* only the few images of a panic's backtrace are looked through */
+        pre0 = pre1;
+    if (bi && !json_is_array(bi)) {
+        jset(j, "binaryImages");
+        jwarn(j, NULL, "%s, not an array: no images", jdesc(bi));
+    } else if (bi) {
+        nmap = json_array_size(bi);
+        if (nmap > CRASH_MAX_IMAGES - r->nimages)
+            return jkeep(j, symd_fail(j->p->err, SYMD_E_TOO_LARGE,
+                                      "binaryImages: more than %d images", CRASH_MAX_IMAGES));
+        map = malloc((nmap ? nmap : 1) * sizeof *map);
+        if (!map)
+            return jkeep(j, cp_nomem(j->p));
+        for (size_t i = 0; i < nmap && !j->st; i++) {
+            jset(j, "binaryImages[%zu]", i);
+            stackshot_image(j, json_array_get(bi, i), pre0, pre1, &map[i]);
+        }
+    }
+    json_t *pb = json_object_get(root, "processByPid");
+    if (pb && !json_is_object(pb) && !json_is_null(pb)) {
+        jset(j, "processByPid");
+        jwarn(j, NULL, "%s, not an object: no processes", jdesc(pb));
+    }
+    static const char *const proc_skip[] = {"threadById", "pid", "procname", NULL};
+    const char *pkey;
+    json_t *po;
+    json_object_foreach(json_is_object(pb) ? pb : NULL, pkey, po) {
+        if (j->st)
+            break;
+        jset(j, "processByPid.%.40s", pkey);
+        if (!json_is_object(po)) {
+            jwarn(j, NULL, "%s, not an object: process skipped", jdesc(po));
+            continue;
+        }
+        crash_process *pr;
+        if (jkeep(j, cp_new_process(j->p, &pr, j->path)))
+            break;
+        long pi = (long)r->nprocesses - 1;
+        pr->pid = pid_of(j, po, pkey);
+        jstr(j, po, "procname", &r->processes[pi].name);
+        detail_of(j, po, proc_skip, &r->processes[pi].detail);
+        json_t *tb = json_object_get(po, "threadById");
+        if (tb && !json_is_object(tb) && !json_is_null(tb))
+            jwarn(j, "threadById", "%s, not an object: no threads", jdesc(tb));
+        size_t ppath = strlen(j->path);
+        const char *tkey;
+        json_t *to;
+        json_object_foreach(json_is_object(tb) ? tb : NULL, tkey, to) {
+            if (j->st)
+                break;
+            snprintf(j->path + ppath, sizeof j->path - ppath, ".threadById.%.24s", tkey);
+            if (!json_is_object(to)) {
+                jwarn(j, NULL, "%s, not an object: thread skipped", jdesc(to));
+                continue;
+            }
+            crash_thread *th;
+            if (jkeep(j, cp_new_thread(j->p, &th, j->path)))
+                break;
+            size_t t = r->nthreads - 1;
+            th->process = pi;
+            int64_t id;
+            uint64_t k;
+            if (ji64(j, to, "id", "the thread id", &id) == JV_OK && id >= 0 && id <= LONG_MAX)
+                th->number = (long)id;
+            else if (cp_dec_parse(tkey, tkey + strlen(tkey), LONG_MAX, &k))
+                th->number = (long)k;
+            jstr(j, to, "name", &r->threads[t].name);
+            jstr(j, to, "dispatch_queue_label", &r->threads[t].queue);
+            /* innermost first: the kernel part of the stack, then user space */
+            stackshot_frames(j, json_object_get(to, "kernelFrames"), t, map, nmap, "kernelFrames");
+            stackshot_frames(j, json_object_get(to, "userFrames"), t, map, nmap, "userFrames");
+        }
+    }
+    free(map);
+    /* The process the stackshot is about, when it says. */
+    int64_t pid;
+    j->path[0] = 0;
+    if (!r->process && ji64(j, root, "pid", "the pid", &pid) == JV_OK)
+        for (size_t i = 0; i < r->nprocesses && !j->st; i++)
+            if (r->processes[i].pid == pid && r->processes[i].name) {
+                jkeep(j, cp_set_str(j->p, &r->process, r->processes[i].name,
+                                    strlen(r->processes[i].name)));
+                break;
+            }
+    return j->st;
+}
+
+/* ---- 298 jetsam ----------------------------------------------------------------- */
+
+static symd_status ips_jetsam(jp *j, const json_t *arr)
+{
+    crash_report *r = j->p->r;
+    static const char *const skip[] = {"pid", "name", NULL};
+    for (size_t i = 0; i < json_array_size(arr) && !j->st; i++) {
+        json_t *o = json_array_get(arr, i);
+        jset(j, "processes[%zu]", i);
+        if (!json_is_object(o)) {
+            jwarn(j, NULL, "%s, not an object: process skipped", jdesc(o));
+            continue;
+        }
+        crash_process *pr;
+        if (jkeep(j, cp_new_process(j->p, &pr, j->path)))
+            break;
+        size_t pi = r->nprocesses - 1;
+        pr->pid = pid_of(j, o, NULL);
+        jstr(j, o, "name", &r->processes[pi].name);
+        detail_of(j, o, skip, &r->processes[pi].detail);
+    }
+    j->path[0] = 0;
+    return j->st;
+}
+
+/* ---- the body ------------------------------------------------------------------ */
+
+/* Members of a body without threads that the model holds elsewhere; every
+ * other one becomes a "key: value" line of app_specific. */
+static const char *const consumed[] = {
+    "bug_type", "build", "product", "incident", "date", "panicString", "string",
+    "binaryImages", "processByPid", "processes", "largestProcess", "reason", "exception",
+    "pid", "procName", "modelCode", "cpuType", "captureTime", "procPath", "bundleInfo",
+    "osVersion", "usedImages", "lastExceptionBacktrace", "asi", "termination",
+    "ktriageinfo", "vmRegionInfo", "faultingThread", NULL,
+};
+
+static void other_fields(const json_t *root, tbuf *as)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)root, key, v) {
+        bool used = false;
+        for (size_t i = 0; consumed[i] && !used; i++)
+            used = strcmp(key, consumed[i]) == 0;
+        if (used)
+            continue;
+        tputs(as, key);
+        tputs(as, ": ");
+        tput_value(as, v, 1, true);
+        tputs(as, "\n");
+    }
+}
+
+/* "a (b)" of two optional strings into *dst; NULL when both are. */
+static void pair_string(jp *j, const char *a, const char *b, char **dst)
+{
+    if (!a && !b)
+        return;
+    size_t cap = (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + 4;
+    char *s = malloc(cap);
+    if (!s) {
+        jkeep(j, cp_nomem(j->p));
+        return;
+    }
+    if (a && b)
+        snprintf(s, cap, "%s (%s)", a, b);
+    else
+        snprintf(s, cap, "%s", a ? a : b);
+    free(*dst);
+    *dst = s;
+}
+
+static void identity(jp *j, const json_t *root, char **proc_path)
+{
+    crash_report *r = j->p->r;
+    jstr(j, root, "procName", &r->process);
+    jstr(j, root, "modelCode", &r->hardware_model);
+    jstr(j, root, "incident", &r->incident_id);
+    jstr(j, root, "cpuType", &r->code_type);
+    jstr(j, root, "captureTime", &r->date);
+    jstr(j, root, "procPath", proc_path);
     json_t *bi = json_object_get(root, "bundleInfo");
     if (json_is_object(bi)) {
         char *sv = NULL, *bv = NULL;
-        snprintf(j.path, sizeof j.path, "bundleInfo");
-        if (jstr(&j, bi, "CFBundleIdentifier", &r->bundle_id) ||
-            jstr(&j, bi, "CFBundleShortVersionString", &sv) || jstr(&j, bi, "CFBundleVersion", &bv))
-            st = p->err->kind;
-        if (!st && (sv || bv)) {
-            size_t cap = (sv ? strlen(sv) : 0) + (bv ? strlen(bv) : 0) + 4;
-            char *b = malloc(cap);
-            if (!b)
-                st = cp_nomem(p);
-            else if (sv && bv)
-                snprintf(b, cap, "%s (%s)", sv, bv);
-            else
-                snprintf(b, cap, "%s", sv ? sv : bv);
-            r->app_version = b;
-        }
+        jset(j, "bundleInfo");
+        jstr(j, bi, "CFBundleIdentifier", &r->bundle_id);
+        jstr(j, bi, "CFBundleShortVersionString", &sv);
+        jstr(j, bi, "CFBundleVersion", &bv);
+        pair_string(j, sv, bv, &r->app_version);
         free(sv);
         free(bv);
-        j.path[0] = 0;
+        j->path[0] = 0;
     }
     json_t *ov = json_object_get(root, "osVersion");
-    if (!st && json_is_object(ov)) {
+    if (json_is_object(ov)) {
         char *train = NULL, *build = NULL;
-        snprintf(j.path, sizeof j.path, "osVersion");
-        if (jstr(&j, ov, "train", &train) || jstr(&j, ov, "build", &build))
-            st = p->err->kind;
-        if (!st && train) {
-            size_t cap = strlen(train) + (build ? strlen(build) : 0) + 4;
-            char *b = malloc(cap);
-            if (!b)
-                st = cp_nomem(p);
-            else if (build)
-                snprintf(b, cap, "%s (%s)", train, build);
-            else
-                snprintf(b, cap, "%s", train);
-            r->os_version = b;
-        }
+        jset(j, "osVersion");
+        jstr(j, ov, "train", &train);
+        jstr(j, ov, "build", &build);
+        if (train)
+            pair_string(j, train, build, &r->os_version);
         free(train);
         free(build);
-        j.path[0] = 0;
+        j->path[0] = 0;
     }
-    /* What the body lacks, the header may say. */
-    if (!st && ((!r->bundle_id && jstr(&j, hdr, "bundleID", &r->bundle_id)) ||
-                (!r->app_version && jstr(&j, hdr, "app_version", &r->app_version)) ||
-                (!r->os_version && jstr(&j, hdr, "os_version", &r->os_version)) ||
-                (!r->incident_id && jstr(&j, hdr, "incident_id", &r->incident_id)) ||
-                (!r->process && jstr(&j, hdr, "name", &r->process))))
-        st = p->err->kind;
-    if (!st)
-        st = ips_images(&j, json_object_get(root, "usedImages"), proc_path);
-    free(proc_path);
-    if (!st)
-        st = ips_threads(&j, threads);
-    if (!st)
-        st = ips_exception(&j, root);
-    if (st)
-        return st;
-    r->crashed_thread = -1;
-    json_t *ft = json_object_get(root, "faultingThread");
-    if (ft && !json_is_null(ft)) {
-        if (!json_is_integer(ft) || json_integer_value(ft) < 0 ||
-            (uint64_t)json_integer_value(ft) >= r->nthreads)
-            return symd_fail(p->err, SYMD_E_CORRUPT,
-                             "faultingThread is not an index into threads (%zu)", r->nthreads);
-        r->crashed_thread = (long)json_integer_value(ft);
-        r->threads[r->crashed_thread].crashed = true;
-    }
-    for (size_t i = 0; i < r->nthreads && r->crashed_thread < 0; i++)
-        if (r->threads[i].crashed)
-            r->crashed_thread = (long)i;
-    if (r->crashed_thread >= 0)
-        return ips_registers(&j, json_object_get(json_array_get(threads, (size_t)r->crashed_thread),
-                                                 "threadState"),
-                             (size_t)r->crashed_thread);
-    return SYMD_OK;
+    /* Stackshots, panics and jetsam say it in other words. */
+    jstr_if_unset(j, root, "build", &r->os_version);
+    jstr_if_unset(j, root, "product", &r->hardware_model);
+    jstr_if_unset(j, root, "date", &r->date);
+    jstr_if_unset(j, root, "largestProcess", &r->process);
+    json_t *rs = json_object_get(root, "reason");
+    if (json_is_string(rs))
+        jstr_if_unset(j, root, "reason", &r->termination);
 }
 
+/* What the body lacks, the header may say. */
+static void from_header(jp *j, const json_t *hdr)
+{
+    crash_report *r = j->p->r;
+    if (!json_is_object(hdr))
+        return;
+    jset(j, "header");
+    jstr_if_unset(j, hdr, "bundleID", &r->bundle_id);
+    jstr_if_unset(j, hdr, "app_version", &r->app_version);
+    jstr_if_unset(j, hdr, "os_version", &r->os_version);
+    jstr_if_unset(j, hdr, "incident_id", &r->incident_id);
+    jstr_if_unset(j, hdr, "name", &r->process);
+    jstr_if_unset(j, hdr, "app_name", &r->process);
+    jstr_if_unset(j, hdr, "timestamp", &r->date);
+    j->path[0] = 0;
+}
+
+static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
+{
+    crash_report *r = j->p->r;
+    char *proc_path = NULL;
+    identity(j, root, &proc_path);
+    json_t *threads = json_object_get(root, "threads");
+    size_t tbase = 0, nths = 0;
+    ips_used_images(j, json_object_get(root, "usedImages"), proc_path);
+    free(proc_path);
+    if (j->st || ips_threads(j, threads, &tbase, &nths) ||
+        ips_last_exception(j, json_object_get(root, "lastExceptionBacktrace")))
+        return j->st;
+    ips_asi(j, json_object_get(root, "asi"), as);
+    if (ips_exception(j, root) || ips_termination(j, root))
+        return j->st;
+    ips_text_sections(j, root);
+
+    /* The crashed thread: faultingThread, else the first "triggered" one. */
+    uint64_t ft;
+    jv vf = ju64(j, root, "faultingThread", "the crashed thread", &ft);
+    if (vf == JV_OK && ft >= nths)
+        jwarn(j, "faultingThread", "%" PRIu64 " is not an index into threads (%zu): skipped", ft,
+              nths);
+    else if (vf == JV_OK)
+        r->crashed_thread = (long)(tbase + ft);
+    for (size_t i = 0; i < nths && r->crashed_thread < 0; i++)
+        if (r->threads[tbase + i].crashed)
+            r->crashed_thread = (long)(tbase + i);
+    if (r->crashed_thread >= 0) {
+        size_t ct = (size_t)r->crashed_thread - tbase;
+        r->threads[r->crashed_thread].crashed = true;
+        if (ips_registers(j, json_object_get(json_array_get(threads, ct), "threadState"), ct))
+            return j->st;
+    }
+
+    /* Panics: the panic string, its kernel backtrace and kexts. */
+    json_t *ps = json_object_get(root, "panicString");
+    const char *ps_key = "panicString";
+    if (!ps) {
+        ps = json_object_get(root, "string");
+        ps_key = "string";
+    }
+    if (ps && json_is_string(ps)) {
+        const char *s = json_string_value(ps);
+        size_t n = json_string_length(ps);
+        if (jkeep(j, cp_set_str(j->p, &r->panic_string, s, n)) ||
+            jkeep(j, crash_parse_panic_text(j->p, s, n, 0)))
+            return j->st;
+    } else if (ps && !json_is_null(ps)) {
+        jwarn(j, ps_key, "%s, not a string: skipped", jdesc(ps));
+    }
+
+    json_t *pb = json_object_get(root, "processByPid"), *bi = json_object_get(root, "binaryImages");
+    if ((pb || bi) && ips_stackshot(j, root))
+        return j->st;
+    json_t *procs = json_object_get(root, "processes");
+    if (procs && !json_is_array(procs) && !json_is_null(procs)) {
+        jset(j, "processes");
+        jwarn(j, NULL, "%s, not an array: no processes", jdesc(procs));
+        j->path[0] = 0;
+    } else if (json_is_array(procs) && ips_jetsam(j, procs)) {
+        return j->st;
+    }
+    if (!threads) {
+        other_fields(root, as);
+        if (!pb && !bi && !procs && !ps)
+            jwarn(j, NULL, "no threads, processByPid, processes or panic string: only the "
+                           "report's fields are read");
+    }
+    return j->st;
+}
+
+/* Contract in crash_int.h. root NULL: the body did not parse, and only the
+ * header is read. */
+symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr)
+{
+    crash_report *r = p->r;
+    jp j = {.p = p};
+    tbuf as;
+    tinit(&as, TEXT_MAX);
+    if (root && !json_is_object(root)) {
+        jwarn(&j, NULL, "%s, not an object: only the header is read", jdesc(root));
+        root = NULL;
+    }
+    if (root)
+        ips_body(&j, root, &as);
+    if (!j.st)
+        from_header(&j, hdr);
+    if (!j.st && as.b.len) {
+        /* lines, no newline after the last */
+        while (as.b.len && as.b.data[as.b.len - 1] == '\n')
+            as.b.data[--as.b.len] = 0;
+        ttake(&j, &as, &r->app_specific, "asi");
+    } else {
+        dynbuf_free(&as.b);
+    }
+    return j.st;
+}
+
+/* ---- a body that is no JSON ------------------------------------------------------ */
+
+/* The string value of the first top-level-looking "key" : "..." in
+ * body[0..n), decoded; NULL when there is none. */
+static json_t *salvage_string(const char *body, size_t n, const char *key)
+{
+    char pat[40];
+    int pl = snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *e = body + n;
+    for (const char *s = body; s < e;) {
+        const char *hit = memmem(s, (size_t)(e - s), pat, (size_t)pl);
+        if (!hit)
+            return NULL;
+        s = hit + pl;
+        if (hit > body && hit[-1] == '\\')
+            continue; /* inside another string */
+        const char *q = s;
+        while (q < e && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'))
+            q++;
+        if (q >= e || *q != ':')
+            continue;
+        for (q++; q < e && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
+            ;
+        if (q >= e || *q != '"')
+            continue;
+        const char *v = q++;
+        while (q < e && *q != '"')
+            q += *q == '\\' ? 2 : 1;
+        if (q >= e)
+            return NULL;
+        json_error_t je;
+        json_t *str = json_loadb(v, (size_t)(q + 1 - v), JSON_DECODE_ANY, &je);
+        if (json_is_string(str))
+            return str;
+        json_decref(str);
+    }
+    return NULL;
+}
+
+/* A body that does not parse as JSON (crash.c has warned): the header is
+ * read, and from the text the panic string ("panicString" or "string") and
+ * the fields that name the report, where they can still be found. */
+symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr);
+symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr)
+{
+    crash_report *r = p->r;
+    static const struct {
+        const char *key;
+        size_t off;
+    } fields[] = {
+        {"build", offsetof(crash_report, os_version)},
+        {"product", offsetof(crash_report, hardware_model)},
+        {"date", offsetof(crash_report, date)},
+        {"procName", offsetof(crash_report, process)},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        char **dst = (char **)((char *)r + fields[i].off);
+        json_t *s = *dst ? NULL : salvage_string(body, n, fields[i].key);
+        symd_status st = s && json_string_length(s) <= CRASH_MAX_LINE
+                             ? cp_set_str(p, dst, json_string_value(s), json_string_length(s))
+                             : SYMD_OK;
+        json_decref(s);
+        if (st)
+            return st;
+    }
+    json_t *ps = salvage_string(body, n, "panicString");
+    if (!ps)
+        ps = salvage_string(body, n, "string");
+    if (ps) {
+        symd_status st = cp_set_str(p, &r->panic_string, json_string_value(ps),
+                                    json_string_length(ps));
+        if (!st)
+            st = crash_parse_panic_text(p, json_string_value(ps), json_string_length(ps), 0);
+        json_decref(ps);
+        if (st)
+            return st;
+    }
+    return crash_parse_ips_body(p, NULL, hdr);
+}

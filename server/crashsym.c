@@ -1,26 +1,45 @@
 /* Crash reports symbolicated through the /v1/symbolicate core, and their
- * /v1/crashes JSON. The report becomes a backtrace request; the answer is
- * read back into per-frame levels (strings point into the answer, which
- * the symbolication owns). */
+ * /v1/crashes JSON. The report's distinct (image, address, adjustment)
+ * triples become one backtrace request; the answer is read back into
+ * per-frame levels (strings point into the answer, which the symbolication
+ * owns, or into the report). */
 #include "crashsym.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../parser/backtrace.h"
 #include "../store/store.h"
 #include "../util/hex.h"
+#include "../util/jsonw.h"
 #include "symbolicate.h"
 
 #define MAX_ANSWER ((size_t)256 << 20)
+#define MAX_SLICES 8           /* of one UUID, read to tell found from other arch */
+#define SIGNATURE_LINE_MAX 200 /* bytes of a panic string's first line */
+
+const char *crash_image_status_name(crash_image_status s)
+{
+    switch (s) {
+    case CIMG_FOUND: return "found";
+    case CIMG_FOUND_OTHER_ARCH: return "found_other_arch";
+    case CIMG_OUTSIDE_TEXT: return "outside_text";
+    default: return "missing";
+    }
+}
 
 typedef struct {
-    json_t *answer;     /* /v1/symbolicate's answer, frames annotated */
-    json_t **level_obj; /* per level (flat): its frame object in the answer */
-    crash_level *levels;
-    long *bt_image;     /* report image → request image, -1 when not sent */
+    json_t *answer;         /* /v1/symbolicate's answer */
+    json_t **level_obj;     /* per answer level (flat): its frame object in the answer */
+    crash_level *levels;    /* per answer level */
+    size_t *key_level;      /* per distinct lookup: its first answer level */
+    size_t *key_nlevels;    /* per distinct lookup: its levels (inlined ones, the outer one) */
+    crash_level *own;       /* levels of frames that say the report's words */
+    long *frame_key;        /* per report frame: its distinct lookup, -1 when not looked up */
+    bool *frame_report;     /* per report frame: its outer level is the report's own text */
 } arena_t;
 
 void crash_symbolication_free(crash_symbolication *s)
@@ -30,11 +49,16 @@ void crash_symbolication_free(crash_symbolication *s)
         json_decref(a->answer);
         free(a->level_obj);
         free(a->levels);
-        free(a->bt_image);
+        free(a->key_level);
+        free(a->key_nlevels);
+        free(a->own);
+        free(a->frame_key);
+        free(a->frame_report);
         free(a);
     }
     free(s->frames);
     free(s->image_found);
+    free(s->image_status);
     free(s->image_debug_info);
     free(s->signature);
     memset(s, 0, sizeof *s);
@@ -45,56 +69,220 @@ static const char *jstr(json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-/* The report as a backtrace request: its images with UUIDs, its threads'
- * frames with their images. */
-static symd_status to_request(const crash_report *r, arena_t *a, bt_request *req,
-                              symd_err *err)
+/* ---- what the report runs on ---- */
+
+/* The arch the report's code type names ("ARM-64 (Native)" → "arm64"),
+ * else the app image's or the first image's; NULL when nothing says. */
+static const char *report_arch(const crash_report *r)
 {
-    memset(req, 0, sizeof *req);
-    req->adjust = BT_ADJUST_AUTO;
-    a->bt_image = malloc((r->nimages ? r->nimages : 1) * sizeof *a->bt_image);
-    req->images = calloc(r->nimages ? r->nimages : 1, sizeof *req->images);
-    req->threads = calloc(r->nthreads ? r->nthreads : 1, sizeof *req->threads);
-    if (!a->bt_image || !req->images || !req->threads)
-        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < r->nimages; i++) {
-        const crash_image *im = &r->images[i];
-        a->bt_image[i] = -1;
-        if (!im->has_uuid)
-            continue;
-        bt_image *b = &req->images[req->nimages];
-        memcpy(b->uuid, im->uuid, 16);
-        if (im->arch)
-            snprintf(b->arch, sizeof b->arch, "%s", im->arch);
-        if (im->name)
-            snprintf(b->name, sizeof b->name, "%s", im->name);
-        b->has_load = true;
-        b->load_address = im->load_address;
-        if (im->has_end && im->end_address >= im->load_address) {
-            b->has_size = true;
-            b->size = im->end_address - im->load_address + 1;
-        }
-        a->bt_image[i] = (long)req->nimages++;
+    const char *c = r->code_type;
+    if (c && *c) {
+        if (strcasestr(c, "arm-64") || strcasestr(c, "arm64"))
+            return "arm64";
+        if (strcasestr(c, "x86-64") || strcasestr(c, "x86_64"))
+            return "x86_64";
+        if (!strncasecmp(c, "arm", 3))
+            return "armv7";
+        if (!strncasecmp(c, "x86", 3) || !strncasecmp(c, "i386", 4))
+            return "i386";
+        if (!strncasecmp(c, "ppc", 3) || !strncasecmp(c, "powerpc", 7))
+            return "ppc";
     }
-    for (size_t t = 0; t < r->nthreads; t++) {
-        const crash_thread *ct = &r->threads[t];
-        bt_thread *bt = &req->threads[req->nthreads++];
-        bt->crashed = ct->crashed;
-        bt->frames = calloc(ct->nframes ? ct->nframes : 1, sizeof *bt->frames);
-        if (!bt->frames)
-            return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-        bt->nframes = bt->cap = ct->nframes;
-        for (size_t f = 0; f < ct->nframes; f++) {
-            const crash_frame *cf = &ct->frames[f];
-            bt->frames[f].address = cf->address;
-            bt->frames[f].adjust = BT_ADJUST_AUTO;
-            bt->frames[f].image = cf->image >= 0 && (size_t)cf->image < r->nimages
-                                      ? a->bt_image[cf->image]
-                                      : -1;
-        }
-    }
-    return SYMD_OK;
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->images[i].is_app && r->images[i].arch && *r->images[i].arch)
+            return r->images[i].arch;
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->images[i].arch && *r->images[i].arch)
+            return r->images[i].arch;
+    return NULL;
 }
+
+static bool same_family(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    bool a64 = !strncmp(a, "arm64", 5), b64 = !strncmp(b, "arm64", 5);
+    if (a64 || b64)
+        return a64 && b64;
+    return !strncmp(a, b, 3);
+}
+
+/* The index of the app's own image (marked, else named like the process),
+ * or -1. */
+static long app_image(const crash_report *r)
+{
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->images[i].is_app)
+            return (long)i;
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* ---- the request ---- */
+
+/* What the store holds of one report image. */
+typedef struct {
+    long req;           /* request image, -1 when not sent (no UUID) */
+    bool stored;        /* some slice of the UUID is stored */
+    bool match;         /* a slice of the image's own arch (or the one chosen) is */
+    store_image slice;  /* that slice, when match */
+} img_info;
+
+/* Looks the image's UUID up in the store (every slice) and picks the arch
+ * the request asks for: the report's, else the only slice, else the slice
+ * of the report's family. A store error is taken as "not stored": the
+ * lookup itself then says so. */
+static void probe_image(struct store *st, const crash_image *im, const char *rarch,
+                        img_info *ii, bt_image *b)
+{
+    store_image sl[MAX_SLICES];
+    size_t n = 0;
+    symd_err e = {0};
+    if (store_get_image(st, im->uuid, sl, MAX_SLICES, &n, &e) != SYMD_OK)
+        n = 0;
+    ii->stored = n > 0;
+    if (im->arch && *im->arch) {
+        snprintf(b->arch, sizeof b->arch, "%s", im->arch);
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(sl[k].arch, im->arch) == 0) {
+                ii->match = true;
+                ii->slice = sl[k];
+            }
+        return;
+    }
+    if (n == 0)
+        return;
+    size_t pick = 0;
+    for (size_t k = 0; k < n && n > 1; k++)
+        if (same_family(sl[k].arch, rarch)) {
+            pick = k;
+            break;
+        }
+    ii->match = true;
+    ii->slice = sl[pick];
+    snprintf(b->arch, sizeof b->arch, "%s", sl[pick].arch);
+}
+
+/* Images sorted by (process, load address), to place a frame that names no
+ * image among its own process's images. */
+typedef struct {
+    long process;
+    uint64_t load, end; /* end: last byte, UINT64_MAX when not known */
+    size_t image;
+} place_entry;
+
+typedef struct {
+    place_entry *e;
+    size_t n;
+} placer;
+
+static int cmp_place(const void *pa, const void *pb)
+{
+    const place_entry *a = pa, *b = pb;
+    if (a->process != b->process)
+        return a->process < b->process ? -1 : 1;
+    if (a->load != b->load)
+        return a->load < b->load ? -1 : 1;
+    return a->image < b->image ? -1 : a->image > b->image;
+}
+
+static int placer_init(placer *p, const crash_report *r)
+{
+    p->n = r->nimages;
+    p->e = malloc((p->n ? p->n : 1) * sizeof *p->e);
+    if (!p->e)
+        return -1;
+    for (size_t i = 0; i < p->n; i++) {
+        const crash_image *im = &r->images[i];
+        p->e[i] = (place_entry){im->process, im->load_address,
+                                im->has_end && im->end_address >= im->load_address
+                                    ? im->end_address
+                                    : UINT64_MAX,
+                                i};
+    }
+    qsort(p->e, p->n, sizeof *p->e, cmp_place);
+    return 0;
+}
+
+/* The image of process proc holding addr: the last one starting at or below
+ * it whose end (when known) is not below it; -1 when none. */
+static long place_in(const placer *p, long proc, uint64_t addr)
+{
+    size_t lo = 0, hi = p->n;
+    /* the first entry of a later process, or of proc at a higher address */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const place_entry *m = &p->e[mid];
+        if (m->process < proc || (m->process == proc && m->load <= addr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges may nest or overlap in a hostile report: look back a little. */
+    for (size_t i = lo, steps = 0; i > 0 && steps < 8; i--, steps++) {
+        const place_entry *m = &p->e[i - 1];
+        if (m->process != proc)
+            break;
+        if (addr <= m->end)
+            return (long)m->image;
+    }
+    return -1;
+}
+
+/* One distinct lookup: the request's frames are these. */
+typedef struct {
+    long *slot;   /* open addressing: distinct index + 1, 0 empty */
+    size_t mask;
+} dedup;
+
+static size_t hash_key(long img, uint64_t addr, int adj)
+{
+    uint64_t h = addr * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)(img + 1) * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)adj << 61;
+    h ^= h >> 29;
+    return (size_t)h;
+}
+
+/* How the core reads frame f of thread t (see crash_symbolicate). */
+static bt_adjust frame_adjust(const crash_thread *t, size_t f)
+{
+    if (t->is_tree)
+        return f + 1 < t->nframes && t->frames[f + 1].depth > t->frames[f].depth
+                   ? BT_ADJUST_CALLER
+                   : BT_ADJUST_NONE;
+    switch (t->role) {
+    case CRASH_THREAD_LAST_EXCEPTION:
+    case CRASH_THREAD_APP_SPECIFIC:
+    case CRASH_THREAD_KERNEL:
+        return BT_ADJUST_CALLER;
+    default:
+        return f == 0 ? BT_ADJUST_NONE : BT_ADJUST_CALLER;
+    }
+}
+
+/* The request image a frame is looked up in: its own image's when that has
+ * a UUID; in a multi-process report a frame naming no such image is placed
+ * among its process's images (-2: nowhere, not looked up); otherwise -1
+ * (the core finds it by address). */
+static long frame_request_image(const crash_report *r, const crash_thread *t,
+                                const crash_frame *cf, const img_info *ii, const placer *pl,
+                                const char *rarch)
+{
+    if (cf->image >= 0 && (size_t)cf->image < r->nimages && ii[cf->image].req >= 0)
+        return ii[cf->image].req;
+    if (t->process < 0)
+        return -1;
+    uint64_t a = symbolicate_lookup_address(cf->address, rarch);
+    long i = place_in(pl, t->process, a);
+    if (i < 0)
+        i = place_in(pl, -1, a); /* images of no process: shared ones */
+    return i >= 0 && ii[i].req >= 0 ? ii[i].req : -2;
+}
+
+/* ---- reading the answer back ---- */
 
 static crash_sym_status status_of(const char *s)
 {
@@ -134,65 +322,95 @@ static void set_level_from_json(crash_level *l, json_t *o)
     l->inlined = json_is_true(json_object_get(o, "inlined"));
 }
 
-/* The report's own words for a frame whose image we lack (or that we could
- * not name): written into its answer object too, so the JSON says them. */
-static void use_report_text(const crash_frame *cf, json_t *o, crash_level *l)
+/* The report's own words over what the answer said of a frame's outer
+ * level (l, a copy; the symbol and offset, the file and line, when given). */
+static void use_report_text(const crash_frame *cf, crash_level *l)
 {
     if (cf->symbol) {
-        json_object_set_new(o, "symbol", json_string(cf->symbol));
-        if (cf->has_symbol_offset)
-            json_object_set_new(o, "offset", json_integer((json_int_t)cf->symbol_offset));
+        l->symbol = cf->symbol;
+        l->mangled = NULL;
+        if (cf->has_symbol_offset) {
+            l->has_offset = true;
+            l->offset = cf->symbol_offset;
+        }
     }
     if (cf->file) {
-        json_object_set_new(o, "file", json_string(cf->file));
-        json_object_set_new(o, "line", json_integer(cf->line));
+        l->file = cf->file;
+        l->line = cf->line;
+        l->column = 0;
     }
-    json_object_set_new(o, "from_report", json_true());
-    set_level_from_json(l, o);
 }
 
-/* The index of the app's own image (marked, else named like the process),
- * or -1. */
-static long app_image(const crash_report *r)
+/* ---- signatures ---- */
+
+/* A frame's name: its outer level's symbol (ours, or the report's for an
+ * image we lack); NULL when none or "???". */
+static const char *frame_name(const crash_symframe *sf)
 {
-    for (size_t i = 0; i < r->nimages; i++)
-        if (r->images[i].is_app)
-            return (long)i;
-    for (size_t i = 0; i < r->nimages; i++)
-        if (r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0)
-            return (long)i;
-    return -1;
+    if (!sf->nlevels || !sf->levels)
+        return NULL;
+    const char *s = sf->levels[sf->nlevels - 1].symbol;
+    return s && *s && strcmp(s, "???") != 0 ? s : NULL;
 }
 
-static char *make_signature(const crash_report *r, const crash_symbolication *s)
+static bool frame_in_image(const crash_report *r, long img, const crash_frame *cf,
+                           const crash_symframe *sf)
 {
-    long crashed = r->crashed_thread >= 0 && (size_t)r->crashed_thread < r->nthreads
-                       ? r->crashed_thread
-                       : 0;
+    if (img < 0)
+        return false;
+    if (cf->image >= 0)
+        return cf->image == img;
+    /* placed by address: the answer's image name */
+    const char *n = r->images[img].name;
+    return n && sf->image && strcmp(n, sf->image) == 0;
+}
+
+static bool frame_is_app(const crash_report *r, long app, const crash_frame *cf,
+                         const crash_symframe *sf)
+{
+    if (cf->image >= 0 && (size_t)cf->image < r->nimages && r->images[cf->image].is_app)
+        return true;
+    return frame_in_image(r, app, cf, sf);
+}
+
+/* The first frame of the app's image with a name in thread t; NULL if none. */
+static const char *first_app_name(const crash_report *r, const crash_symbolication *s,
+                                  const size_t *first, size_t t, long app)
+{
+    const crash_thread *th = &r->threads[t];
+    for (size_t f = 0; app >= 0 && f < th->nframes; f++) {
+        const crash_symframe *sf = &s->frames[first[t] + f];
+        const char *n = frame_name(sf);
+        if (n && frame_in_image(r, app, &th->frames[f], sf))
+            return n;
+    }
+    return NULL;
+}
+
+static char *crash_signature(const crash_report *r, const crash_symbolication *s,
+                             const size_t *first)
+{
     if (!r->nthreads)
         return strdup("no threads");
-    size_t first = 0;
-    for (long t = 0; t < crashed; t++)
-        first += r->threads[t].nframes;
-    const crash_thread *th = &r->threads[crashed];
     long app = app_image(r);
-    const crash_symframe *fr = &s->frames[first];
-    /* the app's own first frame with a name */
-    for (size_t f = 0; app >= 0 && f < th->nframes; f++) {
-        const crash_frame *cf = &th->frames[f];
-        if (cf->image != app || !fr[f].nlevels)
+    for (size_t t = 0; t < r->nthreads; t++) {
+        if (r->threads[t].role != CRASH_THREAD_LAST_EXCEPTION)
             continue;
-        const crash_level *outer = &fr[f].levels[fr[f].nlevels - 1];
-        if (outer->symbol)
-            return strdup(outer->symbol);
+        const char *n = first_app_name(r, s, first, t, app);
+        if (n)
+            return strdup(n);
     }
-    for (size_t f = 0; f < th->nframes; f++) {
-        if (!fr[f].nlevels)
-            continue;
-        const crash_level *outer = &fr[f].levels[fr[f].nlevels - 1];
-        if (outer->symbol)
-            return strdup(outer->symbol);
-    }
+    size_t crashed = r->crashed_thread >= 0 && (size_t)r->crashed_thread < r->nthreads
+                         ? (size_t)r->crashed_thread
+                         : 0;
+    const char *n = first_app_name(r, s, first, crashed, app);
+    if (n)
+        return strdup(n);
+    const crash_thread *th = &r->threads[crashed];
+    const crash_symframe *fr = &s->frames[first[crashed]];
+    for (size_t f = 0; f < th->nframes; f++)
+        if ((n = frame_name(&fr[f])))
+            return strdup(n);
     if (th->nframes) {
         const crash_frame *cf = &th->frames[0];
         char buf[320];
@@ -200,246 +418,818 @@ static char *make_signature(const crash_report *r, const crash_symbolication *s)
         uint64_t base = cf->has_load ? cf->load_address
                         : cf->image >= 0 ? r->images[cf->image].load_address
                                          : 0;
-        snprintf(buf, sizeof buf, "%s + 0x%llx", img,
+        snprintf(buf, sizeof buf, "%.256s + 0x%llx", img,
                  (unsigned long long)(cf->address - base));
         return strdup(buf);
     }
     return strdup("no frames");
 }
 
+/* The heaviest frame with a name (app frames only when app_only): highest
+ * count, deepest on ties, first in report order after that. */
+static const char *heaviest_name(const crash_report *r, const crash_symbolication *s,
+                                 bool app_only)
+{
+    long app = app_image(r);
+    const char *best = NULL;
+    uint64_t bc = 0;
+    uint32_t bd = 0;
+    size_t k = 0;
+    for (size_t t = 0; t < r->nthreads; t++) {
+        const crash_thread *th = &r->threads[t];
+        for (size_t f = 0; f < th->nframes; f++, k++) {
+            const crash_frame *cf = &th->frames[f];
+            const crash_symframe *sf = &s->frames[k];
+            const char *n = frame_name(sf);
+            if (!n || (app_only && !frame_is_app(r, app, cf, sf)))
+                continue;
+            if (!best || cf->count > bc || (cf->count == bc && cf->depth > bd)) {
+                best = n;
+                bc = cf->count;
+                bd = cf->depth;
+            }
+        }
+    }
+    return best;
+}
+
+/* The first number after "rpages" in a jetsam process's detail, or 0. */
+static uint64_t detail_rpages(const char *d)
+{
+    const char *p = d ? strstr(d, "rpages") : NULL;
+    if (!p)
+        return 0;
+    p += 6;
+    while (*p == ' ' || *p == ':' || *p == '=' || *p == '"')
+        p++;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9' && v < UINT64_MAX / 10; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
+}
+
+/* "reason" of a detail ("reason: highwater, ..."), copied into buf; NULL
+ * when the detail names none. */
+static const char *detail_reason(const char *d, char *buf, size_t cap)
+{
+    const char *p = d ? strstr(d, "reason") : NULL;
+    if (!p)
+        return NULL;
+    p += 6;
+    while (*p == ' ' || *p == ':' || *p == '=' || *p == '"')
+        p++;
+    size_t n = strcspn(p, ",;\"\n");
+    while (n > 0 && p[n - 1] == ' ')
+        n--;
+    if (n == 0)
+        return NULL;
+    snprintf(buf, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), p);
+    return buf;
+}
+
+static char *prefixed(const char *prefix, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--; /* never cut a UTF-8 character */
+    }
+    size_t pl = strlen(prefix);
+    char *out = malloc(pl + n + 1);
+    if (out) {
+        memcpy(out, prefix, pl);
+        memcpy(out + pl, s, n);
+        out[pl + n] = 0;
+    }
+    return out;
+}
+
+static char *jetsam_signature(const crash_report *r)
+{
+    if (r->process && *r->process)
+        return prefixed("jetsam: ", r->process, 256);
+    const crash_process *big = NULL;
+    uint64_t most = 0;
+    for (size_t i = 0; i < r->nprocesses; i++) {
+        uint64_t p = detail_rpages(r->processes[i].detail);
+        if (r->processes[i].name && p > most) {
+            most = p;
+            big = &r->processes[i];
+        }
+    }
+    if (big)
+        return prefixed("jetsam: ", big->name, 256);
+    char buf[128];
+    for (size_t i = 0; i < r->nprocesses; i++) {
+        const char *why = detail_reason(r->processes[i].detail, buf, sizeof buf);
+        if (why)
+            return prefixed("jetsam: ", why, 256);
+    }
+    const char *why = r->termination ? r->termination : r->exception_type;
+    return prefixed("jetsam: ", why ? why : "unknown", 256);
+}
+
+static char *panic_signature(const crash_report *r, const crash_symbolication *s,
+                             const size_t *first)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t t = 0; t < r->nthreads; t++) {
+            /* kernel backtraces first; any thread when none is marked */
+            if (pass == 0 && r->threads[t].role != CRASH_THREAD_KERNEL)
+                continue;
+            for (size_t f = 0; f < r->threads[t].nframes; f++) {
+                const char *n = frame_name(&s->frames[first[t] + f]);
+                if (n)
+                    return strdup(n);
+            }
+        }
+    if (r->panic_string) {
+        const char *p = r->panic_string;
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        size_t n = strcspn(p, "\r\n");
+        if (n) {
+            char *line = strndup(p, n);
+            char *sig = line ? prefixed("", line, SIGNATURE_LINE_MAX) : NULL;
+            free(line);
+            return sig;
+        }
+    }
+    return crash_signature(r, s, first);
+}
+
+static char *make_signature(const crash_report *r, const crash_symbolication *s,
+                            const size_t *first)
+{
+    const char *n;
+    switch (r->kind) {
+    case CRASH_KIND_SAMPLE:
+    case CRASH_KIND_SPINDUMP:
+    case CRASH_KIND_HANG:
+    case CRASH_KIND_RESOURCE:
+        if ((n = heaviest_name(r, s, true)) || (n = heaviest_name(r, s, false)))
+            return strdup(n);
+        return crash_signature(r, s, first);
+    case CRASH_KIND_JETSAM:
+        return jetsam_signature(r);
+    case CRASH_KIND_PANIC:
+        return panic_signature(r, s, first);
+    default:
+        return crash_signature(r, s, first);
+    }
+}
+
+/* ---- crash_symbolicate ---- */
+
+/* Whether a frame of a found image lies beyond the image's __TEXT. */
+static bool outside_text(const img_info *ii, const crash_image *im, uint64_t address)
+{
+    if (!ii->match || !ii->slice.text_size)
+        return false;
+    uint64_t slide = im->load_address - ii->slice.text_vmaddr; /* modular */
+    uint64_t vm = symbolicate_lookup_address(address, ii->slice.arch) - slide;
+    return vm - ii->slice.text_vmaddr >= ii->slice.text_size;
+}
+
 symd_status crash_symbolicate(struct store *st, const crash_report *r,
                               crash_symbolication *out, symd_err *err)
 {
     memset(out, 0, sizeof *out);
+    symd_status rc = SYMD_OK;
     arena_t *a = calloc(1, sizeof *a);
     if (!a)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     out->arena = a;
-    bt_request req;
+    size_t nimg = r->nimages, nfr = r->total_frames;
+    const char *rarch = report_arch(r);
+    img_info *ii = calloc(nimg ? nimg : 1, sizeof *ii);
+    size_t *first = calloc(r->nthreads ? r->nthreads : 1, sizeof *first);
+    long *req_to_img = calloc(nimg ? nimg : 1, sizeof *req_to_img);
+    placer pl = {0};
+    dedup dd = {0};
     dynbuf ans;
     dynbuf_init(&ans, MAX_ANSWER);
-    symd_status rc = to_request(r, a, &req, err);
-    if (rc == SYMD_OK)
-        rc = symbolicate(st, &req, &ans, NULL, err);
-    bt_free(&req);
+    bt_request req;
+    memset(&req, 0, sizeof req);
+    req.adjust = BT_ADJUST_AUTO;
+    req.images = calloc(nimg ? nimg : 1, sizeof *req.images);
+    req.threads = calloc(1, sizeof *req.threads);
+    size_t cap = 1;
+    while (cap < 2 * nfr + 2)
+        cap <<= 1;
+    dd.slot = calloc(cap, sizeof *dd.slot);
+    dd.mask = cap - 1;
+    a->frame_key = malloc((nfr ? nfr : 1) * sizeof *a->frame_key);
+    a->frame_report = calloc(nfr ? nfr : 1, sizeof *a->frame_report);
+    out->frames = calloc(nfr ? nfr : 1, sizeof *out->frames);
+    out->image_found = calloc(nimg ? nimg : 1, sizeof(bool));
+    out->image_status = calloc(nimg ? nimg : 1, sizeof *out->image_status);
+    out->image_debug_info = calloc(nimg ? nimg : 1, sizeof(bool));
+    if (!ii || !first || !req_to_img || !req.images || !req.threads || !dd.slot ||
+        !a->frame_key || !a->frame_report || !out->frames || !out->image_found ||
+        !out->image_status || !out->image_debug_info || placer_init(&pl, r) != 0) {
+        rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto done;
+    }
+
+    /* Images: each with a UUID is asked for. */
+    for (size_t i = 0; i < nimg; i++) {
+        const crash_image *im = &r->images[i];
+        ii[i].req = -1;
+        if (!im->has_uuid)
+            continue;
+        bt_image *b = &req.images[req.nimages];
+        memcpy(b->uuid, im->uuid, 16);
+        probe_image(st, im, rarch, &ii[i], b);
+        if (im->name)
+            snprintf(b->name, sizeof b->name, "%s", im->name);
+        b->has_load = true;
+        b->load_address = im->load_address;
+        if (im->has_end && im->end_address >= im->load_address) {
+            b->has_size = true;
+            b->size = im->end_address - im->load_address + 1;
+        }
+        req_to_img[req.nimages] = (long)i;
+        ii[i].req = (long)req.nimages++;
+    }
+
+    /* Frames: one request frame per distinct (image, address, adjustment). */
+    bt_thread *bt = &req.threads[0];
+    req.nthreads = 1;
+    bt->frames = calloc(nfr ? nfr : 1, sizeof *bt->frames);
+    if (!bt->frames) {
+        rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t t = 0; t < r->nthreads; t++) {
+        const crash_thread *th = &r->threads[t];
+        first[t] = k;
+        for (size_t f = 0; f < th->nframes; f++, k++) {
+            const crash_frame *cf = &th->frames[f];
+            a->frame_key[k] = -1;
+            if (cf->address == 0)
+                continue; /* "???" frames: nothing to look up */
+            long img = frame_request_image(r, th, cf, ii, &pl, rarch);
+            if (img == -2)
+                continue;
+            bt_adjust adj = frame_adjust(th, f);
+            size_t h = hash_key(img, cf->address, (int)adj) & dd.mask;
+            while (dd.slot[h]) {
+                const bt_frame *o = &bt->frames[dd.slot[h] - 1];
+                if (o->image == img && o->address == cf->address && o->adjust == adj)
+                    break;
+                h = (h + 1) & dd.mask;
+            }
+            if (!dd.slot[h]) {
+                bt_frame *n = &bt->frames[bt->nframes++];
+                n->address = cf->address;
+                n->adjust = adj;
+                n->image = img;
+                dd.slot[h] = (long)bt->nframes;
+            }
+            a->frame_key[k] = dd.slot[h] - 1;
+            if (img >= 0 && ii[req_to_img[img]].match &&
+                outside_text(&ii[req_to_img[img]], &r->images[req_to_img[img]], cf->address))
+                out->image_status[req_to_img[img]] = CIMG_OUTSIDE_TEXT;
+        }
+    }
+    bt->cap = nfr;
+    req.total_frames = bt->nframes;
+
+    rc = symbolicate(st, &req, &ans, NULL, err);
     if (rc != SYMD_OK)
-        goto fail;
+        goto done;
     json_error_t je;
     a->answer = json_loadb((const char *)ans.data, ans.len, 0, &je);
-    dynbuf_free(&ans);
     if (!a->answer) {
         rc = symd_fail(err, SYMD_E_NOMEM, "reading the symbolication back: %s", je.text);
-        goto fail;
+        goto done;
     }
-    size_t nframes = r->total_frames, nlevels = 0;
-    json_t *threads = json_object_get(a->answer, "threads");
-    for (size_t t = 0; t < json_array_size(threads); t++)
-        nlevels += json_array_size(json_object_get(json_array_get(threads, t), "frames"));
-    out->frames = calloc(nframes ? nframes : 1, sizeof *out->frames);
-    a->levels = calloc(nlevels ? nlevels : 1, sizeof *a->levels);
-    a->level_obj = calloc(nlevels ? nlevels : 1, sizeof *a->level_obj);
-    out->image_found = calloc(r->nimages ? r->nimages : 1, sizeof(bool));
-    out->image_debug_info = calloc(r->nimages ? r->nimages : 1, sizeof(bool));
-    if (!out->frames || !a->levels || !a->level_obj || !out->image_found ||
-        !out->image_debug_info) {
-        rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
-        goto fail;
-    }
-    /* Group the answer's frames back per input frame: inlined levels up to
+
+    /* The answer's frames, grouped per distinct lookup: inlined levels up to
      * and including the first that is not. */
-    size_t fi = 0, li = 0;
-    for (size_t t = 0; t < r->nthreads && t < json_array_size(threads); t++) {
-        json_t *frames = json_object_get(json_array_get(threads, t), "frames");
-        size_t k = 0;
-        for (size_t f = 0; f < r->threads[t].nframes; f++, fi++) {
-            const crash_frame *cf = &r->threads[t].frames[f];
-            crash_symframe *sf = &out->frames[fi];
-            sf->levels = &a->levels[li];
-            size_t start = k;
-            while (k < json_array_size(frames) &&
-                   json_is_true(json_object_get(json_array_get(frames, k), "inlined")))
-                k++;
-            size_t end = k < json_array_size(frames) ? k + 1 : k;
-            k = end;
-            json_t *outer = end > start ? json_array_get(frames, end - 1) : NULL;
-            sf->status = status_of(outer ? jstr(outer, "status") : NULL);
-            const char *img = outer ? jstr(outer, "image") : NULL;
-            if (!img && cf->image_name)
-                img = cf->image_name;
-            if (!img && cf->image >= 0 && r->images[cf->image].name)
-                img = r->images[cf->image].name;
-            if (outer && img && !jstr(outer, "image"))
-                json_object_set_new(outer, "image", json_string(img));
-            sf->image = outer ? jstr(outer, "image") : img;
-            for (size_t j = start; j < end; j++, li++) {
-                json_t *o = json_array_get(frames, j);
-                a->level_obj[li] = o;
-                set_level_from_json(&a->levels[li], o);
-                sf->nlevels++;
-            }
-            /* No answer of ours for the outer function: the report's words. */
-            bool ours = sf->nlevels && a->levels[li - 1].symbol;
-            if (!ours && outer && (cf->symbol || cf->file) &&
-                sf->status != CSYM_SYMBOLICATED) {
-                use_report_text(cf, outer, &a->levels[li - 1]);
-            } else if (sf->nlevels == 1 && !a->levels[li - 1].symbol && !a->levels[li - 1].file) {
-                sf->nlevels = 0; /* nothing known: render as reported */
-                li--;
-            }
-        }
-    }
-    /* Images: found, and whether their dSYM is in. */
-    json_t *imgs = json_object_get(a->answer, "images");
-    for (size_t i = 0; i < r->nimages; i++) {
-        long b = a->bt_image[i];
-        if (b < 0)
-            continue;
-        json_t *o = json_array_get(imgs, (size_t)b);
-        out->image_found[i] = jstr(o, "status") && strcmp(jstr(o, "status"), "found") == 0;
-        if (out->image_found[i]) {
-            store_image si[4];
-            size_t n = 0;
-            symd_err e2 = {0};
-            if (store_get_image(st, r->images[i].uuid, si, 4, &n, &e2) == SYMD_OK)
-                for (size_t k = 0; k < n; k++)
-                    out->image_debug_info[i] |= si[k].debug_info;
-        }
-    }
-    out->signature = make_signature(r, out);
-    if (!out->signature) {
+    json_t *frames = json_object_get(json_array_get(json_object_get(a->answer, "threads"), 0),
+                                     "frames");
+    size_t nlev = json_array_size(frames), ndist = bt->nframes;
+    a->levels = calloc(nlev ? nlev : 1, sizeof *a->levels);
+    a->level_obj = calloc(nlev ? nlev : 1, sizeof *a->level_obj);
+    a->key_level = calloc(ndist ? ndist : 1, sizeof *a->key_level);
+    a->key_nlevels = calloc(ndist ? ndist : 1, sizeof *a->key_nlevels);
+    if (!a->levels || !a->level_obj || !a->key_level || !a->key_nlevels) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
-        goto fail;
+        goto done;
     }
-    return SYMD_OK;
-fail:
+    size_t li = 0;
+    for (size_t d = 0; d < ndist; d++) {
+        a->key_level[d] = li;
+        while (li < nlev && json_is_true(json_object_get(json_array_get(frames, li), "inlined"))) {
+            a->level_obj[li] = json_array_get(frames, li);
+            set_level_from_json(&a->levels[li], a->level_obj[li]);
+            li++;
+        }
+        if (li < nlev) {
+            a->level_obj[li] = json_array_get(frames, li);
+            set_level_from_json(&a->levels[li], a->level_obj[li]);
+            li++;
+        }
+        a->key_nlevels[d] = li - a->key_level[d];
+    }
+
+    /* Per report frame: its lookup's levels, or the report's own words when
+     * we could not name it. Those get levels of their own (counted first). */
+    size_t nown = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            a->own = calloc(nown ? nown : 1, sizeof *a->own);
+            if (!a->own) {
+                rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+                goto done;
+            }
+            nown = 0;
+        }
+        k = 0;
+        for (size_t t = 0; t < r->nthreads; t++) {
+            const crash_thread *th = &r->threads[t];
+            for (size_t f = 0; f < th->nframes; f++, k++) {
+                const crash_frame *cf = &th->frames[f];
+                crash_symframe *sf = &out->frames[k];
+                long key = a->frame_key[k];
+                size_t base = key >= 0 ? a->key_level[key] : 0;
+                size_t n = key >= 0 ? a->key_nlevels[key] : 0;
+                json_t *outer = n ? a->level_obj[base + n - 1] : NULL;
+                sf->status = status_of(outer ? jstr(outer, "status") : NULL);
+                const char *img = outer ? jstr(outer, "image") : NULL;
+                if (!img && cf->image_name)
+                    img = cf->image_name;
+                if (!img && cf->image >= 0 && (size_t)cf->image < nimg)
+                    img = r->images[cf->image].name;
+                sf->image = img;
+                bool ours = n && a->levels[base + n - 1].symbol;
+                bool report = !ours && (cf->symbol || cf->file) && sf->status != CSYM_SYMBOLICATED;
+                if (!report) {
+                    sf->levels = &a->levels[base];
+                    sf->nlevels = n;
+                    if (n == 1 && !a->levels[base].symbol && !a->levels[base].file)
+                        sf->nlevels = 0; /* nothing known: render as reported */
+                    continue;
+                }
+                size_t nl = n ? n : 1;
+                if (pass == 1) {
+                    crash_level *own = &a->own[nown];
+                    if (n)
+                        memcpy(own, &a->levels[base], n * sizeof *own);
+                    use_report_text(cf, &own[nl - 1]);
+                    sf->levels = own;
+                    sf->nlevels = nl;
+                    a->frame_report[k] = true;
+                }
+                nown += nl;
+            }
+        }
+    }
+
+    /* Images: found (or beyond their text), the UUID under another arch,
+     * missing; whether their dSYM is in. */
+    json_t *imgs = json_object_get(a->answer, "images");
+    for (size_t i = 0; i < nimg; i++) {
+        long b = ii[i].req;
+        const char *s = b >= 0 ? jstr(json_array_get(imgs, (size_t)b), "status") : NULL;
+        bool found = s && strcmp(s, "found") == 0;
+        out->image_found[i] = found;
+        if (found) {
+            if (out->image_status[i] != CIMG_OUTSIDE_TEXT)
+                out->image_status[i] = CIMG_FOUND;
+            out->image_debug_info[i] = ii[i].match && ii[i].slice.debug_info;
+        } else {
+            out->image_status[i] = ii[i].stored ? CIMG_FOUND_OTHER_ARCH : CIMG_MISSING;
+        }
+    }
+    out->signature = make_signature(r, out, first);
+    if (!out->signature)
+        rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+done:
+    bt_free(&req);
     dynbuf_free(&ans);
-    crash_symbolication_free(out);
+    free(ii);
+    free(first);
+    free(req_to_img);
+    free(pl.e);
+    free(dd.slot);
+    if (rc != SYMD_OK)
+        crash_symbolication_free(out);
     return rc;
 }
 
-static json_t *str_or_null(const char *s)
+/* ---- the JSON answer ---- */
+
+static void jw_str_or_null(jsonw *w, const char *s)
 {
-    return s ? json_string(s) : json_null();
+    if (s)
+        jw_str(w, s);
+    else
+        JW_LIT(w, "null");
 }
 
-static json_t *hex_json(uint64_t v)
+static void jw_key(jsonw *w, bool *first, const char *key)
 {
-    char b[24];
-    snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
-    return json_string(b);
+    if (!*first)
+        JW_LIT(w, ",");
+    *first = false;
+    jw_str(w, key);
+    JW_LIT(w, ":");
 }
 
-/* The frame's index into the report's images[], or null. */
-static json_t *image_index_json(const crash_frame *f)
+/* A scalar of the answer as it was (strings, integers, booleans, null). */
+static void jw_value(jsonw *w, json_t *v)
 {
-    return f->image >= 0 ? json_integer(f->image) : json_null();
+    switch (json_typeof(v)) {
+    case JSON_STRING: jw_str(w, json_string_value(v)); break;
+    case JSON_INTEGER: jw_i64(w, (int64_t)json_integer_value(v)); break;
+    case JSON_TRUE: JW_LIT(w, "true"); break;
+    case JSON_FALSE: JW_LIT(w, "false"); break;
+    default: {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (s)
+            jw_raw(w, s);
+        else
+            JW_LIT(w, "null");
+        free(s);
+    }
+    }
 }
 
-/* Sets what every frame object says of its place: its number, its image's
- * index and, when the answer had none (an image never uploaded), the UUID
- * the report gives that image. */
-static void set_frame_place(json_t *o, const crash_report *r, const crash_frame *cf, size_t f)
+/* What every frame object says of its place: its number, its image's index,
+ * the UUID and image name the report gives when the answer had none, and in
+ * a call tree its depth and samples. */
+static void write_place(jsonw *w, bool *fk, const crash_report *r, const crash_thread *th,
+                        size_t f, json_t *o, const char *image)
 {
-    json_object_set_new(o, "frame", json_integer((json_int_t)f));
-    json_object_set_new(o, "image_index", image_index_json(cf));
-    if (cf->image >= 0 && (size_t)cf->image < r->nimages && r->images[cf->image].has_uuid &&
-        !json_object_get(o, "uuid")) {
+    const crash_frame *cf = &th->frames[f];
+    jw_key(w, fk, "frame");
+    jw_u64(w, f);
+    jw_key(w, fk, "image_index");
+    if (cf->image >= 0)
+        jw_i64(w, cf->image);
+    else
+        JW_LIT(w, "null");
+    if (!json_object_get(o, "uuid") && cf->image >= 0 && (size_t)cf->image < r->nimages &&
+        r->images[cf->image].has_uuid) {
         char u[37];
         uuid_format(r->images[cf->image].uuid, u);
-        json_object_set_new(o, "uuid", json_string(u));
+        jw_key(w, fk, "uuid");
+        jw_str(w, u);
     }
+    if (!json_object_get(o, "image") && image) {
+        jw_key(w, fk, "image");
+        jw_str(w, image);
+    }
+    if (th->is_tree) {
+        jw_key(w, fk, "depth");
+        jw_u64(w, cf->depth);
+        jw_key(w, fk, "count");
+        jw_u64(w, cf->count);
+    }
+}
+
+/* One output frame object: an answer level object, with the report's words
+ * over its outer level when report is set, then its place. o may be NULL
+ * (a frame not looked up). */
+static void write_level(jsonw *w, const crash_report *r, const crash_thread *th, size_t f,
+                        json_t *o, const crash_symframe *sf, bool report, bool outer)
+{
+    const crash_frame *cf = &th->frames[f];
+    bool over_sym = report && outer && cf->symbol;
+    bool over_off = over_sym && cf->has_symbol_offset;
+    bool over_file = report && outer && cf->file;
+    bool fk = true;
+    JW_LIT(w, "{");
+    if (o) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(o, key, v) {
+            if ((over_sym && (!strcmp(key, "symbol") || !strcmp(key, "mangled"))) ||
+                (over_off && !strcmp(key, "offset")) ||
+                (over_file && (!strcmp(key, "file") || !strcmp(key, "line") ||
+                               !strcmp(key, "column"))))
+                continue;
+            jw_key(w, &fk, key);
+            jw_value(w, v);
+        }
+    } else {
+        jw_key(w, &fk, "address");
+        jw_hex(w, cf->address);
+        jw_key(w, &fk, "status");
+        jw_str(w, bare_status(sf->status));
+        jw_key(w, &fk, "inlined");
+        JW_LIT(w, "false");
+    }
+    if (over_sym) {
+        jw_key(w, &fk, "symbol");
+        jw_str(w, cf->symbol);
+        if (over_off) {
+            jw_key(w, &fk, "offset");
+            jw_u64(w, cf->symbol_offset);
+        }
+    }
+    if (over_file) {
+        jw_key(w, &fk, "file");
+        jw_str(w, cf->file);
+        jw_key(w, &fk, "line");
+        jw_u64(w, cf->line);
+    }
+    if (report && outer)
+        JW_LIT(w, ",\"from_report\":true");
+    write_place(w, &fk, r, th, f, o, outer ? sf->image : NULL);
+    JW_LIT(w, "}");
+}
+
+/* A call tree's roots, nested from the pre-order frames by depth, with an
+ * explicit stack (never recursion on the input's depth). Nodes deeper than
+ * CRASH_TREE_JSON_DEPTH hang under their ancestor at that depth. */
+static void write_tree(jsonw *w, const crash_thread *th, uint32_t *sd, bool *sfirst)
+{
+    size_t top = 0;
+    bool rootfirst = true;
+    JW_LIT(w, "[");
+    for (size_t f = 0; f < th->nframes; f++) {
+        const crash_frame *cf = &th->frames[f];
+        uint32_t d = cf->depth > CRASH_TREE_JSON_DEPTH ? CRASH_TREE_JSON_DEPTH : cf->depth;
+        while (top && sd[top - 1] >= d) {
+            JW_LIT(w, "]}");
+            top--;
+        }
+        bool *first = top ? &sfirst[top - 1] : &rootfirst;
+        if (!*first)
+            JW_LIT(w, ",");
+        *first = false;
+        JW_LIT(w, "{\"count\":");
+        jw_u64(w, cf->count);
+        JW_LIT(w, ",\"frame\":");
+        jw_u64(w, f);
+        JW_LIT(w, ",\"children\":[");
+        sd[top] = d;
+        sfirst[top] = true;
+        top++;
+    }
+    while (top--)
+        JW_LIT(w, "]}");
+    JW_LIT(w, "]");
+}
+
+static bool tree_too_deep(const crash_thread *th)
+{
+    for (size_t f = 0; th->is_tree && f < th->nframes; f++)
+        if (th->frames[f].depth > CRASH_TREE_JSON_DEPTH)
+            return true;
+    return false;
+}
+
+static const char *role_name(crash_thread_role r)
+{
+    switch (r) {
+    case CRASH_THREAD_LAST_EXCEPTION: return "last_exception";
+    case CRASH_THREAD_APP_SPECIFIC: return "app_specific";
+    case CRASH_THREAD_ATTRIBUTED: return "attributed";
+    case CRASH_THREAD_HEAVIEST: return "heaviest";
+    case CRASH_THREAD_KERNEL: return "kernel";
+    default: return "thread";
+    }
+}
+
+static void write_index_or_null(jsonw *w, long v, size_t n)
+{
+    if (v >= 0 && (size_t)v < n)
+        jw_i64(w, v);
+    else
+        JW_LIT(w, "null");
 }
 
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err)
 {
     const arena_t *a = s->arena;
-    json_t *root = json_object();
-    json_object_set_new(root, "id", id >= 0 ? json_integer(id) : json_null());
-    json_object_set_new(root, "format",
-                        json_string(r->format == CRASH_FORMAT_IPS ? "ips" : "crash"));
-    json_object_set_new(root, "process", str_or_null(r->process));
-    json_object_set_new(root, "bundle_id", str_or_null(r->bundle_id));
-    json_object_set_new(root, "app_version", str_or_null(r->app_version));
-    json_object_set_new(root, "os_version", str_or_null(r->os_version));
-    json_object_set_new(root, "hardware_model", str_or_null(r->hardware_model));
-    json_object_set_new(root, "incident_id", str_or_null(r->incident_id));
-    json_t *exc = json_object();
-    json_object_set_new(exc, "type", str_or_null(r->exception_type));
-    json_object_set_new(exc, "signal", str_or_null(r->exception_signal));
-    json_object_set_new(exc, "codes", str_or_null(r->exception_codes));
-    json_object_set_new(root, "exception", exc);
-    json_object_set_new(root, "termination", str_or_null(r->termination));
-    json_object_set_new(root, "crashed_thread",
-                        r->crashed_thread >= 0 ? json_integer(r->crashed_thread) : json_null());
-    json_object_set_new(root, "signature", json_string(s->signature));
-    json_t *threads = json_array();
-    size_t fi = 0;
+    if (!a || !s->frames || !s->image_status)
+        return symd_fail(err, SYMD_E_INVALID, "the report was not symbolicated");
+    size_t maxf = 1;
+    for (size_t t = 0; t < r->nthreads; t++)
+        if (r->threads[t].is_tree && r->threads[t].nframes > maxf)
+            maxf = r->threads[t].nframes;
+    uint32_t *sd = malloc(maxf * sizeof *sd);
+    bool *sfirst = malloc(maxf * sizeof *sfirst);
+    if (!sd || !sfirst) {
+        free(sd);
+        free(sfirst);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    size_t start = out->len;
+    jsonw w;
+    jw_init(&w, out);
+    bool fk = true;
+    JW_LIT(&w, "{");
+    jw_key(&w, &fk, "id");
+    if (id >= 0)
+        jw_i64(&w, id);
+    else
+        JW_LIT(&w, "null");
+    jw_key(&w, &fk, "format");
+    jw_str(&w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
+    jw_key(&w, &fk, "kind");
+    jw_str(&w, crash_kind_name(r->kind));
+    jw_key(&w, &fk, "bug_type");
+    if (r->bug_type)
+        jw_i64(&w, r->bug_type);
+    else
+        JW_LIT(&w, "null");
+    static const char *const keys[] = {"process", "bundle_id", "app_version", "os_version",
+                                       "hardware_model", "incident_id"};
+    const char *vals[] = {r->process, r->bundle_id, r->app_version, r->os_version,
+                          r->hardware_model, r->incident_id};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        jw_key(&w, &fk, keys[i]);
+        jw_str_or_null(&w, vals[i]);
+    }
+    jw_key(&w, &fk, "exception");
+    JW_LIT(&w, "{\"type\":");
+    jw_str_or_null(&w, r->exception_type);
+    JW_LIT(&w, ",\"signal\":");
+    jw_str_or_null(&w, r->exception_signal);
+    JW_LIT(&w, ",\"codes\":");
+    jw_str_or_null(&w, r->exception_codes);
+    JW_LIT(&w, "}");
+    jw_key(&w, &fk, "termination");
+    jw_str_or_null(&w, r->termination);
+    jw_key(&w, &fk, "crashed_thread");
+    if (r->crashed_thread >= 0)
+        jw_i64(&w, r->crashed_thread);
+    else
+        JW_LIT(&w, "null");
+    jw_key(&w, &fk, "signature");
+    jw_str_or_null(&w, s->signature);
+    jw_key(&w, &fk, "app_specific");
+    jw_str_or_null(&w, r->app_specific);
+    jw_key(&w, &fk, "panic_string");
+    jw_str_or_null(&w, r->panic_string);
+
+    jw_key(&w, &fk, "warnings");
+    JW_LIT(&w, "[");
+    bool wf = true;
+    for (size_t i = 0; i < r->nwarnings; i++) {
+        JW_LIT(&w, wf ? "{\"where\":" : ",{\"where\":");
+        wf = false;
+        jw_str_or_null(&w, r->warnings[i].where);
+        JW_LIT(&w, ",\"message\":");
+        jw_str_or_null(&w, r->warnings[i].message);
+        JW_LIT(&w, "}");
+    }
     for (size_t t = 0; t < r->nthreads; t++) {
-        const crash_thread *ct = &r->threads[t];
-        json_t *to = json_object();
-        json_object_set_new(to, "id", json_integer(ct->number));
-        json_object_set_new(to, "name", str_or_null(ct->name));
-        json_object_set_new(to, "queue", str_or_null(ct->queue));
-        json_object_set_new(to, "crashed", json_boolean(ct->crashed));
-        json_t *frames = json_array();
-        for (size_t f = 0; f < ct->nframes; f++, fi++) {
-            const crash_symframe *sf = &s->frames[fi];
-            size_t base = (size_t)(sf->levels - a->levels);
+        if (!tree_too_deep(&r->threads[t]))
+            continue;
+        char where[48];
+        snprintf(where, sizeof where, "threads[%zu].tree", t);
+        JW_LIT(&w, wf ? "{\"where\":" : ",{\"where\":");
+        wf = false;
+        jw_str(&w, where);
+        JW_LIT(&w, ",\"message\":\"the call tree is deeper than "
+                   "960 levels: deeper nodes are listed under their ancestor at level 960; "
+                   "each frame's depth is in frames\"}");
+    }
+    JW_LIT(&w, "]");
+    jw_key(&w, &fk, "warnings_dropped");
+    jw_u64(&w, r->nwarnings_dropped);
+
+    jw_key(&w, &fk, "processes");
+    JW_LIT(&w, "[");
+    for (size_t i = 0; i < r->nprocesses; i++) {
+        const crash_process *p = &r->processes[i];
+        JW_LIT(&w, i ? ",{\"pid\":" : "{\"pid\":");
+        if (p->pid >= 0)
+            jw_i64(&w, p->pid);
+        else
+            JW_LIT(&w, "null");
+        JW_LIT(&w, ",\"name\":");
+        jw_str_or_null(&w, p->name);
+        JW_LIT(&w, ",\"path\":");
+        jw_str_or_null(&w, p->path);
+        JW_LIT(&w, ",\"detail\":");
+        jw_str_or_null(&w, p->detail);
+        JW_LIT(&w, "}");
+    }
+    JW_LIT(&w, "]");
+
+    jw_key(&w, &fk, "threads");
+    JW_LIT(&w, "[");
+    size_t k = 0;
+    for (size_t t = 0; t < r->nthreads && w.ok; t++) {
+        const crash_thread *th = &r->threads[t];
+        JW_LIT(&w, t ? ",{\"id\":" : "{\"id\":");
+        if (th->number >= 0)
+            jw_i64(&w, th->number);
+        else
+            JW_LIT(&w, "null");
+        JW_LIT(&w, ",\"name\":");
+        jw_str_or_null(&w, th->name);
+        JW_LIT(&w, ",\"queue\":");
+        jw_str_or_null(&w, th->queue);
+        JW_LIT(&w, th->crashed ? ",\"crashed\":true,\"role\":" : ",\"crashed\":false,\"role\":");
+        jw_str(&w, role_name(th->role));
+        JW_LIT(&w, ",\"title\":");
+        jw_str_or_null(&w, th->title);
+        JW_LIT(&w, ",\"process\":");
+        write_index_or_null(&w, th->process, r->nprocesses);
+        JW_LIT(&w, ",\"count\":");
+        if (th->is_tree || th->count)
+            jw_u64(&w, th->count);
+        else
+            JW_LIT(&w, "null");
+        JW_LIT(&w, ",\"frames\":[");
+        bool ff = true;
+        for (size_t f = 0; f < th->nframes && w.ok; f++, k++) {
+            const crash_symframe *sf = &s->frames[k];
+            long key = k < r->total_frames ? a->frame_key[k] : -1;
+            bool report = k < r->total_frames && a->frame_report[k];
+            if (!ff)
+                JW_LIT(&w, ",");
+            ff = false;
             if (sf->nlevels == 0) {
                 /* nothing known beyond the address and image */
-                json_t *o = json_object();
-                json_object_set_new(o, "address", hex_json(ct->frames[f].address));
-                json_object_set_new(o, "status", json_string(bare_status(sf->status)));
-                json_object_set_new(o, "image", str_or_null(sf->image));
-                json_object_set_new(o, "inlined", json_false());
-                set_frame_place(o, r, &ct->frames[f], f);
-                json_array_append_new(frames, o);
+                bool pk = false;
+                JW_LIT(&w, "{\"address\":");
+                jw_hex(&w, th->frames[f].address);
+                JW_LIT(&w, ",\"status\":");
+                jw_str(&w, bare_status(sf->status));
+                JW_LIT(&w, ",\"image\":");
+                jw_str_or_null(&w, sf->image);
+                JW_LIT(&w, ",\"inlined\":false");
+                json_t *o = key >= 0 && a->key_nlevels[key]
+                                ? a->level_obj[a->key_level[key] + a->key_nlevels[key] - 1]
+                                : NULL;
+                /* the answer's UUID when it gave one (found by address) */
+                if (o && jstr(o, "uuid")) {
+                    JW_LIT(&w, ",\"uuid\":");
+                    jw_str(&w, jstr(o, "uuid"));
+                }
+                write_place(&w, &pk, r, th, f, o, NULL);
+                JW_LIT(&w, "}");
                 continue;
             }
             for (size_t l = 0; l < sf->nlevels; l++) {
-                /* Each level object belongs to this one frame: setting the
-                 * same values again on a later write changes nothing. */
-                json_t *lo = a->level_obj[base + l];
-                set_frame_place(lo, r, &ct->frames[f], f);
-                json_array_append(frames, lo);
+                json_t *o = key >= 0 && l < a->key_nlevels[key]
+                                ? a->level_obj[a->key_level[key] + l]
+                                : NULL;
+                if (l)
+                    JW_LIT(&w, ",");
+                write_level(&w, r, th, f, o, sf, report, l + 1 == sf->nlevels);
             }
         }
-        json_object_set_new(to, "frames", frames);
-        json_array_append_new(threads, to);
+        JW_LIT(&w, "]");
+        if (th->is_tree) {
+            JW_LIT(&w, ",\"tree\":");
+            write_tree(&w, th, sd, sfirst);
+        }
+        JW_LIT(&w, "}");
     }
-    json_object_set_new(root, "threads", threads);
-    json_t *images = json_array();
+    JW_LIT(&w, "]");
+
+    jw_key(&w, &fk, "images");
+    JW_LIT(&w, "[");
     long app = app_image(r);
     for (size_t i = 0; i < r->nimages; i++) {
         const crash_image *im = &r->images[i];
-        json_t *o = json_object();
+        JW_LIT(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
         if (im->has_uuid) {
             char u[37];
             uuid_format(im->uuid, u);
-            json_object_set_new(o, "uuid", json_string(u));
+            jw_str(&w, u);
         } else {
-            json_object_set_new(o, "uuid", json_null());
+            JW_LIT(&w, "null");
         }
-        json_object_set_new(o, "arch", str_or_null(im->arch));
-        json_object_set_new(o, "name", str_or_null(im->name));
-        json_object_set_new(o, "load_address", hex_json(im->load_address));
-        json_object_set_new(o, "status", json_string(s->image_found[i] ? "found" : "missing"));
-        json_object_set_new(o, "debug_info", json_boolean(s->image_debug_info[i]));
-        json_object_set_new(o, "app", json_boolean((long)i == app));
-        json_array_append_new(images, o);
+        JW_LIT(&w, ",\"arch\":");
+        jw_str_or_null(&w, im->arch);
+        JW_LIT(&w, ",\"name\":");
+        jw_str_or_null(&w, im->name);
+        JW_LIT(&w, ",\"load_address\":");
+        jw_hex(&w, im->load_address);
+        JW_LIT(&w, ",\"status\":");
+        jw_str(&w, crash_image_status_name(s->image_status[i]));
+        JW_LIT(&w, s->image_debug_info[i] ? ",\"debug_info\":true" : ",\"debug_info\":false");
+        JW_LIT(&w, (long)i == app ? ",\"app\":true" : ",\"app\":false");
+        JW_LIT(&w, ",\"process\":");
+        write_index_or_null(&w, im->process, r->nprocesses);
+        JW_LIT(&w, "}");
     }
-    json_object_set_new(root, "images", images);
-    size_t need = json_dumpb(root, NULL, 0, JSON_COMPACT);
-    symd_status rc = SYMD_OK;
-    if (!need || !dynbuf_reserve(out, need)) {
-        rc = symd_fail(err, dynbuf_over_limit(out, need) ? SYMD_E_TOO_LARGE : SYMD_E_NOMEM,
-                       "crash answer of %zu bytes does not fit", need);
-    } else {
-        json_dumpb(root, (char *)out->data + out->len, need, JSON_COMPACT);
-        out->len += need;
-        out->data[out->len] = 0;
+    JW_LIT(&w, "]}");
+    free(sd);
+    free(sfirst);
+    if (!w.ok) {
+        /* Leave out as it was. A failed append is the limit or memory:
+         * like /v1/symbolicate, said as the limit. */
+        out->len = start;
+        if (out->data)
+            out->data[start] = 0;
+        return symd_fail(err, SYMD_E_TOO_LARGE, "the crash answer does not fit in %zu bytes",
+                         out->max);
     }
-    json_decref(root);
-    return rc;
+    return SYMD_OK;
 }

@@ -37,10 +37,22 @@ typedef struct {
     size_t nlevels;
 } crash_symframe;
 
+/* Why an image of a report is or is not symbolicated. */
+typedef enum {
+    CIMG_MISSING,          /* never uploaded (or no UUID to find it by) */
+    CIMG_FOUND,            /* uploaded, every frame of it within its __TEXT */
+    CIMG_FOUND_OTHER_ARCH, /* its UUID is stored, but only under another arch */
+    CIMG_OUTSIDE_TEXT,     /* uploaded, but a frame of it lies beyond its __TEXT */
+} crash_image_status;
+
+/* "missing", "found", "found_other_arch", "outside_text". */
+const char *crash_image_status_name(crash_image_status s);
+
 typedef struct {
     crash_symframe *frames; /* every frame of the report, thread after thread,
                                in report order (report->total_frames) */
-    bool *image_found;      /* per report image: uploaded */
+    bool *image_found;      /* per report image: uploaded (found or outside_text) */
+    crash_image_status *image_status; /* per report image */
     bool *image_debug_info; /* per report image: its dSYM was uploaded */
     char *signature;        /* the group key (see crash_symbolicate) */
     /* private: strings and arrays the above point into */
@@ -49,30 +61,67 @@ typedef struct {
 
 struct store;
 
-/* Symbolicates every frame of r through the /v1/symbolicate core (adjust
- * auto: each thread's first frame exact, the rest return addresses). Frames
- * of images never uploaded keep the report's own symbol, offset and
- * file:line (status CSYM_MISSING_IMAGE); uploaded images win over the
- * report's text. The signature is the first symbolicated frame of the app's
- * own image in the crashed thread (its outer function), else the first
- * frame with a symbol, else "image + 0xoffset" of the first frame. Free with
- * crash_symbolication_free. */
+/* Symbolicates every frame of r through the /v1/symbolicate core. Each
+ * distinct (image, address, adjustment) is looked up once, so a call tree of
+ * 100,000 nodes costs its distinct addresses. Adjustment: a plain thread's
+ * first frame is exact and the rest return addresses; every frame of an
+ * exception or application-specific backtrace and of a kernel backtrace is
+ * a return address (they come from backtrace() and frame-pointer walks);
+ * in a call tree, a node with children is a return address and a leaf the
+ * sampled PC. Addresses are stripped of PAC (and Thumb) bits for lookups
+ * only (symbolicate_lookup_address: the image's arch, else the report's
+ * code type); answers keep them as sent. A frame at address 0 is not looked
+ * up (unknown_image). A frame without an image in a multi-process report is
+ * placed among its own process's images. Frames of images never uploaded
+ * keep the report's own symbol, offset and file:line (CSYM_MISSING_IMAGE);
+ * uploaded images win over the report's text. Levels point into the
+ * symbolication or into r: both must outlive their use.
+ *
+ * The signature (the group key; groups are per kind) by kind:
+ *   - crash, fragment: the first frame of the app's own image with a name
+ *     in the Last Exception Backtrace when there is one (the cause), else
+ *     the same in the crashed thread, else that thread's first frame with a
+ *     name, else "image + 0xoffset" of its first frame;
+ *   - sample, spindump, hang, resource: the heaviest app frame (the app
+ *     image's node with the highest count, the deepest on ties, the first in
+ *     report order after that), else the heaviest frame with a name, else
+ *     as a crash;
+ *   - jetsam: "jetsam: " + the largest process (the report's process, else
+ *     the process with the most rpages its detail names), else the reason;
+ *   - panic: the first kernel frame's name, else the panic string's first
+ *     line (at most 200 bytes), else as a crash.
+ * Free with crash_symbolication_free. */
 symd_status crash_symbolicate(struct store *st, const crash_report *r,
                               crash_symbolication *out, symd_err *err);
 void crash_symbolication_free(crash_symbolication *s);
 
-/* The /v1/crashes JSON of a symbolicated report; id < 0 writes "id": null
- * (not stored). */
+/* The /v1/crashes JSON of a symbolicated report (s from crash_symbolicate);
+ * id < 0 writes "id": null (not stored). Written as a stream: a call tree's
+ * "tree" nests at most CRASH_TREE_JSON_DEPTH levels (so that readers with a
+ * nesting limit, jansson's 2048 among them, can read it); deeper nodes are
+ * listed under their ancestor at that level, their depth is in "frames",
+ * and a warning says so. Errors: SYMD_E_TOO_LARGE at out's limit. */
+#define CRASH_TREE_JSON_DEPTH 960
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err);
 
-/* Writes the report in Apple's text layout into out: the header (a text
- * report's own header lines; for a JSON .ips, the same fields in the text
- * layout), every thread with its frames, the crashed thread's state when
- * known, and "Binary Images:". With s, each frame with levels is written
- * "N  image  0xPC symbol + offset (file:line)" and each inlined level on a
- * line of its own before it, the way Xcode prints a symbolicated log; with s
- * NULL (or a frame without levels) frames keep what the report said.
+/* Writes the report in Apple's text layout into out:
+ *   - the header: a text report's own header lines, verbatim; for a JSON
+ *     .ips, the same fields in the text layout; then the Application
+ *     Specific Information and the panic string when the header (or a kept
+ *     block) does not already hold them;
+ *   - every thread with its frames; a section that is no thread (Last
+ *     Exception Backtrace, Application Specific Backtrace N, Thread N
+ *     Attributed, a heaviest stack, a kernel backtrace) under its own title
+ *     line; call trees (samples, spindumps) as `sample` prints them; the
+ *     threads of a multi-process report under a line for their process;
+ *   - the crashed thread's state when known, processes without threads
+ *     (jetsam), and "Binary Images:";
+ *   - every verbatim block of r->blocks at its crash_place.
+ * With s, each frame with levels is written "N  image  0xPC symbol +
+ * offset (file:line)" and each inlined level on a line of its own before
+ * it, the way Xcode prints a symbolicated log; with s NULL (or a frame
+ * without levels) frames keep what the report said. Only s->frames is read.
  * Errors: SYMD_E_TOO_LARGE when out's limit is hit. */
 symd_status crash_render_text(const crash_report *r, const crash_symbolication *s,
                               dynbuf *out, symd_err *err);

@@ -1,5 +1,8 @@
-/* The HTTP API: libmicrohttpd daemon, routing, uploads and JSON replies,
- * the embedded dashboard, metrics, the access log and connection limits.
+/* The HTTP API's core: the libmicrohttpd daemon, the route table and
+ * routing, the request state and its limits (body sizes, the in-flight
+ * budget, timeouts, connections), the reply helpers and the access log. The
+ * handlers live one resource per file (http_images.c, http_symbolicate.c,
+ * http_crashes.c, http_ops.c), declared in http_int.h.
  *
  * Each request gets a req_state on its first callback; bodies stream into
  * bounded buffers as they arrive (never sized from Content-Length); the
@@ -7,8 +10,6 @@
  * that callback also writes the access-log line and the request metrics.
  * Each connection gets a conn_track from the connection-notify callback so a
  * reaper thread can cut off clients that pass --request-timeout. */
-#include "http.h"
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
@@ -27,66 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../store/ingest.h"
-#include "../store/store.h"
-#include "../util/dynbuf.h"
 #include "../util/hex.h"
 #include "../util/jsonw.h"
-#include "../parser/crash.h"
-#include "assets.h"
-#include "crashsym.h"
-#include "metrics.h"
-#include "symbolicate.h"
+#include "http_int.h"
 
-#define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
-#define MAX_LIST 1000
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
-#define MAX_FILES 64
-
-/* One open connection, for the timeout reaper. since_us is when the
- * connection was accepted or its last request completed: the next request's
- * headers must be in within --header-timeout of it, and the whole request
- * (headers, body and answer) must end within --request-timeout. */
-typedef struct conn_track {
-    struct conn_track *prev, *next;
-    int fd;
-    int64_t since_us;
-    bool in_request; /* headers are in: the request deadline applies */
-    bool served;     /* an earlier request was answered: keep-alive */
-    bool cut;
-} conn_track;
-
-typedef struct {
-    const server_config *cfg;
-    store *st;
-    metrics *m;
-    FILE *access_log;          /* NULL: off */
-    _Atomic uint64_t in_flight; /* requests between first callback and completion */
-    _Atomic uint64_t held;      /* request and response body bytes held now */
-    atomic_bool draining;      /* SIGTERM seen: answers close their connection */
-    pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
-    conn_track conns;          /* list head */
-    pthread_cond_t reaper_cv;
-    bool reaper_stop;          /* under conns_mu */
-} server;
-
-typedef enum {
-    ROUTE_NONE,
-    ROUTE_INDEX,
-    ROUTE_ASSET,
-    ROUTE_HEALTH,
-    ROUTE_METRICS,
-    ROUTE_OPENAPI,
-    ROUTE_IMAGES,
-    ROUTE_IMAGE,
-    ROUTE_SYMBOLICATE,
-    ROUTE_CRASHES,
-    ROUTE_CRASH,
-    ROUTE_CRASH_GROUPS,
-    ROUTE_MISSING,
-    ROUTE_COUNT
-} route;
 
 /* Every route with its methods; docs/openapi.yaml lists the same (a test
  * holds the two together). HEAD is allowed wherever GET is. ROUTE_NONE's
@@ -113,37 +60,6 @@ const http_route_info *http_routes(size_t *n)
     return route_table + 1;
 }
 
-typedef struct {
-    char *name;
-    dynbuf data;
-} upload_file;
-
-typedef struct {
-    server *srv;
-    route route;
-    bool routed;         /* route, method and limits checked */
-    bool is_post;
-    int64_t start_us;    /* first callback */
-    unsigned status;     /* answered with; 0 until queued */
-    uint64_t bytes_out;  /* response body */
-    const char *allow;   /* Allow header of a 405 */
-    uint64_t held;       /* bytes charged to server.held, released at completion */
-    bool busy;           /* the body did not fit --max-inflight-mb: answer 503 */
-    char method[12];
-    char path[256];      /* for the access log, cut */
-    char uuid_arg[64];
-    uint64_t limit;      /* body bytes allowed */
-    uint64_t received;   /* body bytes seen */
-    bool too_large;
-    bool bad_multipart;
-    dynbuf body;         /* raw body */
-    struct MHD_PostProcessor *pp;
-    upload_file files[MAX_FILES];
-    size_t nfiles;
-    bool part_open;
-    bool too_many_files;
-} req_state;
-
 /* ---- replies ------------------------------------------------------------ */
 
 /* The request being answered on this thread: libmicrohttpd calls a
@@ -151,11 +67,6 @@ typedef struct {
  * before it dispatches, so the reply helpers can record the status and size
  * for the access log and metrics without every handler passing it down. */
 static __thread req_state *tl_req;
-
-static const char *const CSP =
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-    "form-action 'self'";
 
 /* Charges n bytes of request or response body to the server's budget
  * (--max-inflight-mb); false when they do not fit. A request whose own
@@ -176,23 +87,16 @@ static bool hold(server *srv, req_state *rs, uint64_t n)
  * the 503 that replaces a refused answer must itself always fit. */
 #define HOLD_MIN_RESPONSE (64u << 10)
 
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
-                                   const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* 503 busy: a body or answer that does not fit --max-inflight-mb. */
-static enum MHD_Result reply_busy(struct MHD_Connection *c)
+enum MHD_Result reply_busy(struct MHD_Connection *c)
 {
     return reply_error(c, 503, "busy",
                        "the server holds too many large bodies (--max-inflight-mb); "
                        "retry later");
 }
 
-/* Queues r with the headers every answer carries; takes r. owned: its len
- * bytes were allocated for this answer (and count against the budget). */
-static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
-                             struct MHD_Response *r, size_t len, const char *ctype,
-                             bool owned)
+enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
+                               struct MHD_Response *r, size_t len, const char *ctype,
+                               bool owned)
 {
     if (owned && len >= HOLD_MIN_RESPONSE && tl_req && !hold(tl_req->srv, tl_req, len)) {
         MHD_destroy_response(r);
@@ -215,8 +119,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status,
     return ret;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t *data,
-                             size_t len, const char *ctype)
+enum MHD_Result reply_bytes(struct MHD_Connection *c, unsigned status, uint8_t *data,
+                            size_t len, const char *ctype)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
@@ -224,11 +128,10 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, uint8_t 
         free(data);
         return MHD_NO;
     }
-    return queue(c, status, r, len, ctype, true);
+    return queue_response(c, status, r, len, ctype, true);
 }
 
-static enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status,
-                                    dynbuf *b)
+enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status, dynbuf *b)
 {
     size_t len;
     uint8_t *data = dynbuf_take(b, &len);
@@ -236,25 +139,20 @@ static enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status,
         data = (uint8_t *)strdup("{}");
         len = 2;
     }
-    return reply(c, status, data, len, "application/json");
+    return reply_bytes(c, status, data, len, "application/json");
 }
 
-static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status,
-                                  json_t *doc)
+enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, json_t *doc)
 {
     char *s = json_dumps(doc, JSON_COMPACT);
     json_decref(doc);
     if (!s)
         return MHD_NO;
-    return reply(c, status, (uint8_t *)s, strlen(s), "application/json");
+    return reply_bytes(c, status, (uint8_t *)s, strlen(s), "application/json");
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
-                                   const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
-                                   const char *code, const char *fmt, ...)
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                            const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -275,11 +173,8 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status,
     return reply_dynbuf(c, status, &b);
 }
 
-/* Maps an error from the lower layers to a status and code. corrupt_code
- * names what was being read, so corrupt input gets its own code
- * ("malformed_macho", "malformed_zip"). A 500 means our bug and is logged. */
-static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
-                                    const char *corrupt_code)
+enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
+                             const char *corrupt_code)
 {
     switch (e->kind) {
     case SYMD_E_CORRUPT:
@@ -308,104 +203,17 @@ static enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
     }
 }
 
-static json_t *image_json(const store_image *im, const char *status)
+/* ---- request arguments --------------------------------------------------- */
+
+const char *query_arg(struct MHD_Connection *c, const char *name)
 {
-    char uuid[37], vm[19];
-    uuid_format(im->uuid, uuid);
-    hex_format_u64(im->text_vmaddr, vm);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:I, s:I}",
-                          "uuid", uuid, "arch", im->arch, "name", im->name, "kind",
-                          im->kind, "text_vmaddr", vm, "text_size",
-                          (json_int_t)im->text_size, "symbols",
-                          (json_int_t)im->symbols, "functions",
-                          (json_int_t)im->functions, "debug_info", im->debug_info,
-                          "created_at", (json_int_t)im->created_at, "updated_at",
-                          (json_int_t)im->updated_at);
-    if (o && status)
-        json_object_set_new(o, "status", json_string(status));
-    return o;
+    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
 }
 
-/* ---- routes ------------------------------------------------------------- */
-
-static enum MHD_Result handle_upload(server *srv, struct MHD_Connection *c,
-                                     req_state *rs)
+const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before)
 {
-    if (rs->too_large)
-        return reply_error(c, 413, "too_large", "upload exceeds %llu bytes",
-                           (unsigned long long)rs->limit);
-    if (rs->too_many_files)
-        return reply_error(c, 400, "too_many_files",
-                           "at most %d files per upload", MAX_FILES);
-    if (rs->bad_multipart)
-        return reply_error(c, 400, "bad_multipart", "multipart body is malformed");
-    if (rs->pp && rs->nfiles == 0)
-        return reply_error(c, 400, "no_file",
-                           "multipart upload has no file part (use -F file=@path)");
-    if (!rs->pp && rs->body.len == 0)
-        return reply_error(c, 400, "empty_body", "upload body is empty");
-
-    ingest_batch batch;
-    ingest_batch_init(&batch);
-    symd_err err = {0};
-    symd_status st = SYMD_OK;
-    ingest_upload_info info = {0}; /* of the last file read: the failing one */
-    const unzip_limits *zl = &srv->cfg->unzip;
-    if (rs->pp) {
-        for (size_t i = 0; i < rs->nfiles && st == SYMD_OK; i++) {
-            st = ingest_add_upload(&batch, rs->files[i].data.data, rs->files[i].data.len,
-                                   rs->files[i].name, zl, &info, &err);
-            if (st != SYMD_OK && rs->nfiles > 1) {
-                char msg[sizeof err.msg + 64];
-                snprintf(msg, sizeof msg, "file %zu: %s", i + 1, err.msg);
-                size_t l = strnlen(msg, sizeof err.msg - 1);
-                memcpy(err.msg, msg, l);
-                err.msg[l] = 0;
-            }
-        }
-    } else {
-        st = ingest_add_upload(&batch, rs->body.data, rs->body.len,
-                               MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
-                                                           "name"),
-                               zl, &info, &err);
-    }
-    store_put_result *results = NULL;
-    store_image *stored = NULL;
-    if (st == SYMD_OK) {
-        results = calloc(batch.n ? batch.n : 1, sizeof *results);
-        stored = calloc(batch.n ? batch.n : 1, sizeof *stored);
-        if (!results || !stored)
-            st = symd_fail(&err, SYMD_E_NOMEM, "out of memory");
-    }
-    if (st == SYMD_OK)
-        st = ingest_commit(srv->st, &batch, results, stored, &err);
-    enum MHD_Result ret;
-    if (st != SYMD_OK) {
-        ret = reply_status(c, &err, info.zip_corrupt ? "malformed_zip" : "malformed_macho");
-    } else {
-        bool any_new = false;
-        json_t *arr = json_array();
-        for (size_t i = 0; i < batch.n; i++) {
-            const char *s = results[i] == STORE_CREATED   ? "created"
-                            : results[i] == STORE_UPDATED ? "updated"
-                                                          : "exists";
-            any_new |= results[i] != STORE_EXISTS;
-            json_array_append_new(arr, image_json(&stored[i], s));
-        }
-        ret = reply_json(c, any_new ? 201 : 200, json_pack("{s:o}", "images", arr));
-    }
-    free(results);
-    free(stored);
-    ingest_batch_free(&batch);
-    return ret;
-}
-
-/* limit (1..MAX_LIST, default 50) and cursor (a next_cursor value) of a
- * listing; NULL, or what is wrong with them. */
-static const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before)
-{
-    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
-    const char *cur = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    const char *lim = query_arg(c, "limit");
+    const char *cur = query_arg(c, "cursor");
     *limit = 50;
     *before = 0;
     if (lim && (!num_parse_u64(lim, limit) || *limit == 0 || *limit > MAX_LIST))
@@ -415,463 +223,30 @@ static const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t
     return NULL;
 }
 
-static enum MHD_Result handle_list(server *srv, struct MHD_Connection *c)
+void set_next_cursor(json_t *doc, bool more, int64_t last_id)
 {
-    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
-    const char *arch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arch");
-    uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
-    store_image *rows = calloc((size_t)limit, sizeof *rows);
-    if (!rows)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    size_t n;
-    bool more;
-    symd_err err = {0};
-    if (store_list_images(srv->st, q, arch, (int64_t)before, (size_t)limit, rows, &n,
-                          &more, &err) != SYMD_OK) {
-        free(rows);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, image_json(&rows[i], NULL));
-    json_t *doc = json_pack("{s:o}", "images", arr);
     if (more) {
         char next[24];
-        snprintf(next, sizeof next, "%lld", (long long)rows[n - 1].id);
+        snprintf(next, sizeof next, "%lld", (long long)last_id);
         json_object_set_new(doc, "next_cursor", json_string(next));
     } else {
         json_object_set_new(doc, "next_cursor", json_null());
     }
-    free(rows);
-    return reply_json(c, 200, doc);
 }
 
-static enum MHD_Result handle_image(server *srv, struct MHD_Connection *c,
-                                    req_state *rs, const char *method)
-{
-    uint8_t uuid[16];
-    if (!uuid_parse(rs->uuid_arg, uuid))
-        return reply_error(c, 400, "invalid_uuid", "'%s' is not a UUID", rs->uuid_arg);
-    symd_err err = {0};
-    char ustr[37];
-    uuid_format(uuid, ustr);
-    if (strcmp(method, "DELETE") == 0) {
-        size_t n;
-        if (store_delete_image(srv->st, uuid, &n, &err) != SYMD_OK)
-            return reply_status(c, &err, "internal_error");
-        if (n == 0)
-            return reply_error(c, 404, "not_found", "no image with UUID %s", ustr);
-        return reply_json(c, 200, json_pack("{s:s, s:I}", "uuid", ustr, "deleted",
-                                            (json_int_t)n));
-    }
-    store_image rows[MACHO_MAX_SLICES];
-    size_t n;
-    if (store_get_image(srv->st, uuid, rows, MACHO_MAX_SLICES, &n, &err) != SYMD_OK)
-        return reply_status(c, &err, "internal_error");
-    if (n == 0)
-        return reply_error(c, 404, "not_found", "no image with UUID %s", ustr);
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, image_json(&rows[i], NULL));
-    return reply_json(c, 200, json_pack("{s:s, s:o}", "uuid", ustr, "images", arr));
-}
-
-static enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c,
-                                          req_state *rs)
-{
-    if (rs->too_large)
-        return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
-                           (unsigned long long)rs->limit);
-    dynbuf out;
-    dynbuf_init(&out, MAX_RESPONSE);
-    symd_err err = {0};
-    symbolicate_counts n = {0};
-    symd_status st = symbolicate_json(srv->st, rs->body.data ? (char *)rs->body.data : "",
-                                      rs->body.len, &out, &n, &err);
-    if (st != SYMD_OK) {
-        dynbuf_free(&out);
-        return reply_status(c, &err, "invalid_request");
-    }
-    metrics_frames(srv->m, n.symbolicated, n.no_symbol, n.missing_image, n.unknown_image);
-    return reply_dynbuf(c, 200, &out);
-}
-
-/* ---- crash reports ------------------------------------------------------ */
-
-static bool want_text(struct MHD_Connection *c)
-{
-    const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-    if (f)
-        return strcmp(f, "text") == 0;
-    const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    return acc && strstr(acc, "text/plain") && !strstr(acc, "application/json");
-}
-
-/* Counts a symbolicated report's frames into the metrics. */
-static void count_crash_frames(server *srv, const crash_report *r,
-                               const crash_symbolication *sym)
-{
-    uint64_t n[4] = {0};
-    for (size_t i = 0; i < r->total_frames; i++) {
-        switch (sym->frames[i].status) {
-        case CSYM_SYMBOLICATED: n[0]++; break;
-        case CSYM_NO_SYMBOL: n[1]++; break;
-        case CSYM_MISSING_IMAGE: n[2]++; break;
-        default: n[3]++; break;
-        }
-    }
-    metrics_frames(srv->m, n[0], n[1], n[2], n[3]);
-}
-
-/* The images a crash references, for the missing-images list. */
-static store_crash_image *crash_images_of(const crash_report *r, size_t *n)
-{
-    store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
-    *n = 0;
-    if (!v)
-        return NULL;
-    for (size_t i = 0; i < r->nimages; i++) {
-        if (!r->images[i].has_uuid)
-            continue;
-        memcpy(v[*n].uuid, r->images[i].uuid, 16);
-        v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
-        v[*n].name = r->images[i].name ? r->images[i].name : "";
-        (*n)++;
-    }
-    return v;
-}
-
-/* Parses and symbolicates a stored or posted report and answers it as JSON
- * or text. id < 0: not stored. */
-static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report *r,
-                                    const crash_symbolication *sym, int64_t id,
-                                    unsigned status, bool text)
-{
-    dynbuf out;
-    dynbuf_init(&out, MAX_RESPONSE);
-    symd_err err = {0};
-    symd_status st = text ? crash_render_text(r, sym, &out, &err)
-                          : crash_write_json(r, sym, id, &out, &err);
-    if (st != SYMD_OK) {
-        dynbuf_free(&out);
-        return reply_status(c, &err, "internal_error");
-    }
-    if (!text)
-        return reply_dynbuf(c, status, &out);
-    size_t len;
-    uint8_t *data = dynbuf_take(&out, &len);
-    if (!data) {
-        data = (uint8_t *)strdup("");
-        len = 0;
-    }
-    return reply(c, status, data, len, "text/plain; charset=utf-8");
-}
-
-static enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c,
-                                         req_state *rs)
-{
-    if (rs->too_large)
-        return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
-                           (unsigned long long)rs->limit);
-    const char *sp = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "store");
-    bool keep = !(sp && (strcmp(sp, "false") == 0 || strcmp(sp, "0") == 0));
-    crash_report r;
-    symd_err err = {0};
-    if (crash_parse(rs->body.data ? rs->body.data : (const uint8_t *)"", rs->body.len, &r,
-                    &err) != SYMD_OK)
-        return reply_status(c, &err, "malformed_crash_report");
-    crash_symbolication sym;
-    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
-        crash_report_free(&r);
-        return reply_status(c, &err, "internal_error");
-    }
-    count_crash_frames(srv, &r, &sym);
-    int64_t id = -1;
-    enum MHD_Result ret;
-    if (keep) {
-        dynbuf res;
-        dynbuf_init(&res, MAX_RESPONSE);
-        size_t nimg = 0;
-        store_crash_image *imgs = crash_images_of(&r, &nimg);
-        store_crash sc = {0};
-        sc.format = r.format == CRASH_FORMAT_IPS ? "ips" : "crash";
-        sc.process = r.process;
-        sc.bundle_id = r.bundle_id;
-        sc.app_version = r.app_version;
-        sc.os_version = r.os_version;
-        sc.hardware_model = r.hardware_model;
-        sc.incident_id = r.incident_id;
-        sc.exception_type = r.exception_type;
-        sc.signature = sym.signature;
-        sc.original = rs->body.data;
-        sc.original_len = rs->body.len;
-        symd_status st = imgs ? crash_write_json(&r, &sym, -1, &res, &err)
-                              : symd_fail(&err, SYMD_E_NOMEM, "out of memory");
-        sc.result = (char *)res.data;
-        if (st == SYMD_OK)
-            st = store_put_crash(srv->st, &sc, imgs, nimg, &id, &err);
-        free(imgs);
-        dynbuf_free(&res);
-        if (st != SYMD_OK) {
-            crash_symbolication_free(&sym);
-            crash_report_free(&r);
-            return reply_status(c, &err, "internal_error");
-        }
-    }
-    ret = answer_crash(c, &r, &sym, id, keep ? 201 : 200, want_text(c));
-    crash_symbolication_free(&sym);
-    crash_report_free(&r);
-    return ret;
-}
-
-/* The current symbolication of a stored crash: re-run on every read, so an
- * image uploaded since shows up; the stored result and signature follow. */
-static enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c,
-                                        req_state *rs)
-{
-    uint64_t id;
-    if (!num_parse_u64(rs->uuid_arg, &id) || id == 0 || id > INT64_MAX)
-        return reply_error(c, 400, "invalid_request", "'%s' is not a crash id", rs->uuid_arg);
-    store_crash sc;
-    symd_err err = {0};
-    if (store_get_crash(srv->st, (int64_t)id, true, &sc, &err) != SYMD_OK)
-        return reply_status(c, &err, "internal_error");
-    crash_report r;
-    if (crash_parse(sc.original, sc.original_len, &r, &err) != SYMD_OK) {
-        store_crash_free(&sc);
-        return reply_error(c, 500, "internal_error", "stored crash %llu no longer parses: %s",
-                           (unsigned long long)id, err.msg);
-    }
-    crash_symbolication sym;
-    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
-        crash_report_free(&r);
-        store_crash_free(&sc);
-        return reply_status(c, &err, "internal_error");
-    }
-    count_crash_frames(srv, &r, &sym);
-    dynbuf res;
-    dynbuf_init(&res, MAX_RESPONSE);
-    if (crash_write_json(&r, &sym, -1, &res, &err) == SYMD_OK &&
-        (!sc.result || strcmp(sc.result, (const char *)res.data) != 0 ||
-         !sc.signature || strcmp(sc.signature, sym.signature) != 0)) {
-        symd_err e2 = {0};
-        store_update_crash(srv->st, (int64_t)id, sym.signature, (const char *)res.data, &e2);
-    }
-    dynbuf_free(&res);
-    enum MHD_Result ret = answer_crash(c, &r, &sym, (int64_t)id, 200, want_text(c));
-    crash_symbolication_free(&sym);
-    crash_report_free(&r);
-    store_crash_free(&sc);
-    return ret;
-}
-
-static json_t *null_or(const char *s)
+json_t *json_str_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
 }
 
-static enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
-{
-    uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
-    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
-    store_crash *rows = calloc((size_t)limit, sizeof *rows);
-    if (!rows)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    size_t n;
-    bool more;
-    symd_err err = {0};
-    const char *sig = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "signature");
-    if (store_list_crashes(srv->st, q, sig, (int64_t)before, (size_t)limit, rows, &n, &more,
-                           &err) != SYMD_OK) {
-        free(rows);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        store_crash *sc = &rows[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "id", json_integer(sc->id));
-        json_object_set_new(o, "created_at", json_integer(sc->created_at));
-        json_object_set_new(o, "format", null_or(sc->format));
-        json_object_set_new(o, "process", null_or(sc->process));
-        json_object_set_new(o, "bundle_id", null_or(sc->bundle_id));
-        json_object_set_new(o, "app_version", null_or(sc->app_version));
-        json_object_set_new(o, "os_version", null_or(sc->os_version));
-        json_object_set_new(o, "hardware_model", null_or(sc->hardware_model));
-        json_object_set_new(o, "incident_id", null_or(sc->incident_id));
-        json_object_set_new(o, "exception_type", null_or(sc->exception_type));
-        json_object_set_new(o, "signature", null_or(sc->signature));
-        json_array_append_new(arr, o);
-    }
-    json_t *doc = json_pack("{s:o}", "crashes", arr);
-    if (more) {
-        char next[24];
-        snprintf(next, sizeof next, "%lld", (long long)rows[n - 1].id);
-        json_object_set_new(doc, "next_cursor", json_string(next));
-    } else {
-        json_object_set_new(doc, "next_cursor", json_null());
-    }
-    for (size_t i = 0; i < n; i++)
-        store_crash_free(&rows[i]);
-    free(rows);
-    return reply_json(c, 200, doc);
-}
-
-static enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
-{
-    uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
-    const char *q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
-    store_crash_group *g = calloc((size_t)limit, sizeof *g);
-    if (!g)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    size_t n;
-    symd_err err = {0};
-    if (store_crash_groups(srv->st, q, (size_t)limit, g, &n, &err) != SYMD_OK) {
-        free(g);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-        json_object_set_new(o, "signature", null_or(g[i].signature));
-        json_object_set_new(o, "count", json_integer(g[i].count));
-        json_object_set_new(o, "first_seen", json_integer(g[i].first_seen));
-        json_object_set_new(o, "last_seen", json_integer(g[i].last_seen));
-        json_object_set_new(o, "example_id", json_integer(g[i].example_id));
-        json_object_set_new(o, "app_version", null_or(g[i].app_version));
-        json_object_set_new(o, "process", null_or(g[i].process));
-        json_array_append_new(arr, o);
-        store_crash_group_free(&g[i]);
-    }
-    free(g);
-    return reply_json(c, 200, json_pack("{s:o}", "groups", arr));
-}
-
-static enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
-{
-    uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
-    store_missing *m = calloc((size_t)limit, sizeof *m);
-    if (!m)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    size_t n;
-    symd_err err = {0};
-    if (store_missing_images(srv->st, (size_t)limit, m, &n, &err) != SYMD_OK) {
-        free(m);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        char u[37];
-        uuid_format(m[i].uuid, u);
-        json_t *o = json_object();
-        json_object_set_new(o, "uuid", json_string(u));
-        json_object_set_new(o, "arch", m[i].arch[0] ? json_string(m[i].arch) : json_null());
-        json_object_set_new(o, "name", m[i].name[0] ? json_string(m[i].name) : json_null());
-        json_object_set_new(o, "crashes", json_integer(m[i].crashes));
-        json_object_set_new(o, "last_crash_id", json_integer(m[i].last_crash_id));
-        json_array_append_new(arr, o);
-    }
-    free(m);
-    return reply_json(c, 200, json_pack("{s:o}", "missing", arr));
-}
-
-/* ---- dashboard, OpenAPI, metrics ----------------------------------------- */
-
-static const embedded_asset *asset_find(const char *name)
-{
-    for (size_t i = 0; i < embedded_asset_count; i++)
-        if (strcmp(embedded_assets[i].name, name) == 0)
-            return &embedded_assets[i];
-    return NULL;
-}
-
-/* An embedded file, with its ETag (a matching If-None-Match gets 304) and,
- * for HTML, a Content-Security-Policy that allows no inline script: the
- * dashboard renders uploaded names as text, and the policy is the second
- * wall should that ever slip. */
-static enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name)
-{
-    const embedded_asset *a = *name && !strchr(name, '/') ? asset_find(name) : NULL;
-    if (!a)
-        return reply_error(c, 404, "not_found", "no asset %s", name);
-    const char *inm =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    bool fresh = inm && strstr(inm, a->etag);
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        fresh ? 0 : a->len, fresh ? NULL : (void *)a->data, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, a->etag);
-    /* Revalidate every time: a new binary serves new assets at once. */
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-    if (strncmp(a->ctype, "text/html", 9) == 0) {
-        MHD_add_response_header(r, "Content-Security-Policy", CSP);
-        MHD_add_response_header(r, "X-Frame-Options", "DENY");
-        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    }
-    return queue(c, fresh ? 304 : 200, r, fresh ? 0 : a->len, a->ctype, false);
-}
-
-/* VmRSS from /proc/self/statm; 0 when unknown. */
-static uint64_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long size, res;
-    uint64_t out = 0;
-    if (f && fscanf(f, "%llu %llu", &size, &res) == 2)
-        out = (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
-    if (f)
-        fclose(f);
-    return out;
-}
-
-static enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
-{
-    metrics_gauges g = {.images = -1, .image_blobs = -1, .crashes = -1};
-    symd_err err = {0};
-    if (store_counts(srv->st, &g.images, &g.image_blobs, &g.crashes, &err) != SYMD_OK)
-        g.images = g.image_blobs = g.crashes = -1; /* a scrape still answers */
-    store_cache_stats cs;
-    store_cache_stats_get(srv->st, &cs);
-    g.cache_bytes = cs.bytes;
-    g.cache_entries = cs.entries;
-    g.cache_hits = cs.hits;
-    g.cache_misses = cs.misses;
-    g.in_flight = atomic_load(&srv->in_flight);
-    g.rss_bytes = rss_bytes();
-    dynbuf out;
-    dynbuf_init(&out, 4u << 20);
-    if (!metrics_render(srv->m, &g, &out)) {
-        dynbuf_free(&out);
-        return reply_error(c, 500, "internal_error", "metrics exposition too large");
-    }
-    size_t len;
-    uint8_t *data = dynbuf_take(&out, &len);
-    if (!data)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    return reply(c, 200, data, len, "text/plain; version=0.0.4; charset=utf-8");
-}
-
 /* ---- request plumbing --------------------------------------------------- */
 
-static route route_of(const char *url, char *uuid_arg, size_t cap)
+static route route_of(const char *url, char *path_arg, size_t cap)
 {
     if (strcmp(url, "/") == 0)
         return ROUTE_INDEX;
     if (strncmp(url, "/assets/", 8) == 0) {
-        snprintf(uuid_arg, cap, "%s", url + 8);
+        snprintf(path_arg, cap, "%s", url + 8);
         return ROUTE_ASSET;
     }
     if (strcmp(url, "/healthz") == 0)
@@ -891,11 +266,11 @@ static route route_of(const char *url, char *uuid_arg, size_t cap)
     if (strcmp(url, "/v1/missing") == 0)
         return ROUTE_MISSING;
     if (strncmp(url, "/v1/crashes/", 12) == 0 && !strchr(url + 12, '/')) {
-        snprintf(uuid_arg, cap, "%s", url + 12);
+        snprintf(path_arg, cap, "%s", url + 12);
         return ROUTE_CRASH;
     }
     if (strncmp(url, "/v1/images/", 11) == 0 && !strchr(url + 11, '/')) {
-        snprintf(uuid_arg, cap, "%s", url + 11);
+        snprintf(path_arg, cap, "%s", url + 11);
         return ROUTE_IMAGE;
     }
     return ROUTE_NONE;
@@ -1024,7 +399,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
 {
     if (!rs->routed) {
         rs->routed = true;
-        rs->route = route_of(url, rs->uuid_arg, sizeof rs->uuid_arg);
+        rs->route = route_of(url, rs->path_arg, sizeof rs->path_arg);
         const char *allow;
         if (rs->route == ROUTE_NONE)
             return reply_error(c, 404, "not_found", "no route %s", url);
@@ -1092,17 +467,15 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
     case ROUTE_INDEX:
         return handle_asset(c, "index.html");
     case ROUTE_ASSET:
-        return handle_asset(c, rs->uuid_arg);
+        return handle_asset(c, rs->path_arg);
     case ROUTE_OPENAPI:
         return handle_asset(c, "openapi.yaml");
     case ROUTE_METRICS:
         return handle_metrics(srv, c);
     case ROUTE_HEALTH:
-        if (!store_ping(srv->st))
-            return reply_error(c, 503, "store_unavailable", "the database does not answer");
-        return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
+        return handle_health(srv, c);
     case ROUTE_IMAGES:
-        return rs->is_post ? handle_upload(srv, c, rs) : handle_list(srv, c);
+        return rs->is_post ? handle_images_post(srv, c, rs) : handle_images_list(srv, c);
     case ROUTE_IMAGE:
         return handle_image(srv, c, rs, method);
     case ROUTE_SYMBOLICATE:

@@ -485,6 +485,13 @@ static int cmd_crash(int argc, char **argv)
         unmap_file(&m);
         return 1;
     }
+    /* What the parser skipped, where the user sees it (the JSON carries it
+     * too, as "warnings"). */
+    for (size_t i = 0; i < r.nwarnings; i++)
+        fprintf(stderr, "symd: %s: warning: %s: %s\n", file, r.warnings[i].where,
+                r.warnings[i].message);
+    if (r.nwarnings_dropped)
+        fprintf(stderr, "symd: %s: %zu more warnings\n", file, r.nwarnings_dropped);
     if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK ||
         crash_symbolicate(s, &r, &sym, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s: %s\n", file, err.msg);

@@ -49,8 +49,47 @@ static const rimage *image_for(rimage **sorted, size_t n, uint64_t addr)
     return NULL;
 }
 
+typedef enum { ARCH_UNKNOWN, ARCH_ARM64, ARCH_ARM32, ARCH_OTHER } arch_family;
+
+static arch_family family_of(const char *arch)
+{
+    if (!arch || !arch[0])
+        return ARCH_UNKNOWN;
+    if (strncmp(arch, "arm64", 5) == 0)
+        return ARCH_ARM64;
+    if (strncmp(arch, "arm", 3) == 0 || strncmp(arch, "thumb", 5) == 0)
+        return ARCH_ARM32;
+    return ARCH_OTHER;
+}
+
+#define KERNEL_BASE 0xFFFF000000000000ull
+#define ARM64_USER_MASK 0x0000007FFFFFFFFFull  /* 39-bit user VA */
+#define CANONICAL_MASK 0x00007FFFFFFFFFFFull   /* 47-bit user VA */
+
+/* See symbolicate.h for the rule. */
+uint64_t symbolicate_lookup_address(uint64_t addr, const char *arch)
+{
+    if (addr >= KERNEL_BASE)
+        return addr;
+    switch (family_of(arch)) {
+    case ARCH_ARM64:
+        return addr & ARM64_USER_MASK;
+    case ARCH_ARM32:
+        /* A 32-bit process has no high bits to strip; bit 0 set marks a
+         * Thumb return address, the instruction starts one byte lower. */
+        return addr & CANONICAL_MASK & ~(uint64_t)1;
+    case ARCH_OTHER:
+        return addr & CANONICAL_MASK; /* a canonical address stays as it is */
+    default:
+        return addr & ~CANONICAL_MASK ? addr & ARM64_USER_MASK : addr;
+    }
+}
+
 /* The bytes a return address lies past its call instruction's start, for
- * line and inline lookups: 4 on arm64, 2 on 32-bit ARM, 1 elsewhere. */
+ * line and inline lookups: 4 on arm64, 2 on 32-bit ARM, 1 elsewhere. On
+ * 32-bit ARM the call is a 4-byte BL/BLX (ARM or Thumb-2) or a 2-byte
+ * Thumb BLX register: 2 back from the return address (its Thumb bit
+ * already cleared) lands inside either, so one delta serves both. */
 static uint64_t caller_delta(const char *arch)
 {
     if (strncmp(arch, "arm64", 5) == 0)
@@ -105,10 +144,12 @@ static void write_head(jsonw *w, const bt_frame *f, const rimage *r, uint64_t vm
 
 /* One input frame: for an image with line data, one output frame per
  * inlined level (innermost first) and then the function holding the
- * address; otherwise one frame. index is the frame's place in its thread
- * (adjust "auto" treats frame 0 as exact). */
-static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage *r,
-                        symbolicate_counts *c)
+ * address; otherwise one frame. lookup is the frame's address stripped for
+ * lookups (symbolicate_lookup_address); answers say f->address, as sent.
+ * index is the frame's place in its thread (adjust "auto" treats frame 0 as
+ * exact). */
+static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t index,
+                        const rimage *r, symbolicate_counts *c)
 {
     if (!r) {
         c->unknown_image++;
@@ -135,7 +176,7 @@ static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage 
         JW_LIT(w, ",\"inlined\":false}");
         return;
     }
-    uint64_t vmaddr = f->address - r->slide;
+    uint64_t vmaddr = lookup - r->slide;
     symlook look;
     symindex_lookup(&r->img->sym, vmaddr, &look);
 
@@ -191,6 +232,34 @@ static void write_frame(jsonw *w, const bt_frame *f, size_t index, const rimage 
     JW_LIT(w, ",\"inlined\":false}");
 }
 
+/* The arch a lookup strips an address for: the found image's, else the
+ * one the request names for it, else fallback. r may be NULL. */
+static const char *rimage_arch(const rimage *r, const char *fallback)
+{
+    if (r && r->img && r->img->meta.arch[0])
+        return r->img->meta.arch;
+    if (r && r->req->arch[0])
+        return r->req->arch;
+    return fallback;
+}
+
+/* The arch for frames of no given image: the request images' when they
+ * agree on a family (arm64 and arm64e do), else NULL (unknown). */
+static const char *request_arch(const rimage *imgs, size_t n)
+{
+    const char *arch = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = rimage_arch(&imgs[i], NULL);
+        if (!a)
+            continue;
+        if (!arch)
+            arch = a;
+        else if (family_of(a) != family_of(arch))
+            return NULL;
+    }
+    return arch;
+}
+
 symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
                         symbolicate_counts *counts, symd_err *err)
 {
@@ -238,6 +307,7 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
             sorted[nsorted++] = r;
     }
     qsort(sorted, nsorted, sizeof *sorted, cmp_start);
+    const char *default_arch = request_arch(imgs, req->nimages);
 
     jsonw w;
     jw_init(&w, out);
@@ -263,11 +333,19 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
                                : "\"crashed\":false,\"frames\":[");
         for (size_t i = 0; i < th->nframes && w.ok; i++) {
             const bt_frame *f = &th->frames[i];
-            const rimage *r = f->image >= 0 ? &imgs[f->image]
-                                            : image_for(sorted, nsorted, f->address);
+            const rimage *r;
+            uint64_t lookup;
+            if (f->image >= 0) {
+                r = &imgs[f->image];
+                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
+            } else {
+                r = image_for(sorted, nsorted,
+                              symbolicate_lookup_address(f->address, default_arch));
+                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
+            }
             if (i)
                 JW_LIT(&w, ",");
-            write_frame(&w, f, i, r, counts);
+            write_frame(&w, f, lookup, i, r, counts);
         }
         JW_LIT(&w, "]}");
     }

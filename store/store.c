@@ -79,7 +79,15 @@ static const char *const migrations[] = {
     "  name TEXT NOT NULL,"
     "  PRIMARY KEY(crash_id, uuid, arch));"
     "CREATE INDEX crash_images_uuid ON crash_images(uuid);",
+    /* 3: what a report is about (crash_kind_name) and its .ips bug_type;
+     * rows stored before are crashes without a bug_type. */
+    "ALTER TABLE crashes ADD COLUMN kind TEXT NOT NULL DEFAULT 'crash';"
+    "ALTER TABLE crashes ADD COLUMN bug_type INTEGER;"
+    "CREATE INDEX crashes_kind_signature ON crashes(kind, signature);",
 };
+
+_Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
+               "STORE_SCHEMA_VERSION is the number of migrations");
 
 static symd_status migrate(sqlite3 *db, symd_err *err)
 {
@@ -780,6 +788,15 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
+/* A bug_type of 0 (the report has none) is stored as NULL. */
+static void bind_bug_type(sqlite3_stmt *st, int i, int bug_type)
+{
+    if (bug_type)
+        sqlite3_bind_int(st, i, bug_type);
+    else
+        sqlite3_bind_null(st, i);
+}
+
 static char *col_dup(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
@@ -797,6 +814,7 @@ void store_crash_free(store_crash *c)
     free(c->incident_id);
     free(c->exception_type);
     free(c->signature);
+    free(c->kind);
     free(c->original);
     free(c->result);
     memset(c, 0, sizeof *c);
@@ -816,8 +834,10 @@ symd_status store_put_crash(store *s, const store_crash *c, const store_crash_im
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO crashes(created_at, format, process, bundle_id, "
                            "app_version, os_version, hardware_model, incident_id, "
-                           "exception_type, signature, original, result, result_at) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?1)",
+                           "exception_type, signature, original, result, result_at, kind, "
+                           "bug_type) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?1, "
+                           "?13, ?14)",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "storing crash");
         goto rollback;
@@ -835,6 +855,8 @@ symd_status store_put_crash(store *s, const store_crash *c, const store_crash_im
     bind_text_or_null(st, 10, c->signature ? c->signature : "");
     sqlite3_bind_blob64(st, 11, c->original, c->original_len, SQLITE_STATIC);
     bind_text_or_null(st, 12, c->result ? c->result : "{}");
+    bind_text_or_null(st, 13, c->kind ? c->kind : "crash");
+    bind_bug_type(st, 14, c->bug_type);
     if (sqlite3_step(st) != SQLITE_DONE) {
         r = db_fail(err, db, "storing crash");
         goto rollback;
@@ -878,7 +900,9 @@ out:
 
 #define CRASH_COLS                                                                  \
     "id, created_at, format, process, bundle_id, app_version, os_version, "         \
-    "hardware_model, incident_id, exception_type, signature, result_at"
+    "hardware_model, incident_id, exception_type, signature, result_at, kind, "     \
+    "bug_type"
+#define CRASH_NCOLS 14 /* the columns of CRASH_COLS: original and result follow */
 
 static void row_to_crash(sqlite3_stmt *st, store_crash *c)
 {
@@ -894,6 +918,8 @@ static void row_to_crash(sqlite3_stmt *st, store_crash *c)
     c->exception_type = col_dup(st, 9);
     c->signature = col_dup(st, 10);
     c->result_at = sqlite3_column_int64(st, 11);
+    c->kind = col_dup(st, 12);
+    c->bug_type = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 13);
 }
 
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
@@ -922,10 +948,10 @@ symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *
         goto out;
     }
     row_to_crash(st, c);
-    c->result = col_dup(st, 13);
+    c->result = col_dup(st, CRASH_NCOLS + 1);
     if (with_bytes) {
-        const void *b = sqlite3_column_blob(st, 12);
-        int n = sqlite3_column_bytes(st, 12);
+        const void *b = sqlite3_column_blob(st, CRASH_NCOLS);
+        int n = sqlite3_column_bytes(st, CRASH_NCOLS);
         c->original = malloc(n > 0 ? (size_t)n : 1);
         if (!c->original) {
             r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -944,15 +970,16 @@ out:
 }
 
 symd_status store_update_crash(store *s, int64_t id, const char *signature,
-                               const char *result, symd_err *err)
+                               const char *kind, int bug_type, const char *result,
+                               symd_err *err)
 {
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "UPDATE crashes SET signature = ?2, result = ?3, result_at = ?4 "
-                           "WHERE id = ?1",
+                           "UPDATE crashes SET signature = ?2, result = ?3, result_at = ?4, "
+                           "kind = ?5, bug_type = ?6 WHERE id = ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "updating crash");
         goto out;
@@ -961,6 +988,8 @@ symd_status store_update_crash(store *s, int64_t id, const char *signature,
     sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, result, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, store_now_ms());
+    sqlite3_bind_text(st, 5, kind ? kind : "crash", -1, SQLITE_STATIC);
+    bind_bug_type(st, 6, bug_type);
     if (sqlite3_step(st) != SQLITE_DONE)
         r = db_fail(err, db, "updating crash");
 out:
@@ -969,9 +998,9 @@ out:
     return r;
 }
 
-symd_status store_list_crashes(store *s, const char *query, const char *signature,
-                               int64_t before_id, size_t limit, store_crash *out, size_t *n,
-                               bool *more, symd_err *err)
+symd_status store_list_crashes(store *s, const char *query, const char *kind,
+                               const char *signature, int64_t before_id, size_t limit,
+                               store_crash *out, size_t *n, bool *more, symd_err *err)
 {
     *n = 0;
     *more = false;
@@ -986,6 +1015,7 @@ symd_status store_list_crashes(store *s, const char *query, const char *signatur
                            "coalesce(exception_type, '') || ' ' || coalesce(app_version, '') "
                            "|| ' ' || coalesce(incident_id, '')), lower(?2)) > 0) "
                            "AND (?4 IS NULL OR signature = ?4) "
+                           "AND (?5 IS NULL OR kind = ?5) "
                            "ORDER BY id DESC LIMIT ?3",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing crashes");
@@ -995,6 +1025,7 @@ symd_status store_list_crashes(store *s, const char *query, const char *signatur
     bind_text_or_null(st, 2, query && *query ? query : NULL);
     sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
     bind_text_or_null(st, 4, signature);
+    bind_text_or_null(st, 5, kind);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == limit) {
@@ -1011,7 +1042,7 @@ out:
     return r;
 }
 
-symd_status store_crash_groups(store *s, const char *query, size_t limit,
+symd_status store_crash_groups(store *s, const char *query, const char *kind, size_t limit,
                                store_crash_group *out, size_t *n, symd_err *err)
 {
     *n = 0;
@@ -1019,14 +1050,18 @@ symd_status store_crash_groups(store *s, const char *query, size_t limit,
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
+    /* app_version and process are the newest crash's of the group. */
     if (sqlite3_prepare_v2(db,
-                           "SELECT signature, count(*), min(created_at), max(created_at), "
-                           "max(id), (SELECT c2.app_version FROM crashes c2 WHERE "
-                           "c2.signature = crashes.signature ORDER BY c2.id DESC LIMIT 1), "
-                           "(SELECT c3.process FROM crashes c3 WHERE c3.signature = "
-                           "crashes.signature ORDER BY c3.id DESC LIMIT 1) "
-                           "FROM crashes WHERE ?1 IS NULL OR instr(lower(signature || ' ' || "
-                           "coalesce(process, '')), lower(?1)) > 0 GROUP BY signature "
+                           "SELECT kind, signature, count(*), min(created_at), "
+                           "max(created_at), max(id), "
+                           "(SELECT c2.app_version FROM crashes c2 WHERE c2.kind = "
+                           "crashes.kind AND c2.signature = crashes.signature "
+                           "ORDER BY c2.id DESC LIMIT 1), "
+                           "(SELECT c3.process FROM crashes c3 WHERE c3.kind = crashes.kind "
+                           "AND c3.signature = crashes.signature ORDER BY c3.id DESC LIMIT 1) "
+                           "FROM crashes WHERE (?1 IS NULL OR instr(lower(signature || ' ' || "
+                           "coalesce(process, '')), lower(?1)) > 0) "
+                           "AND (?3 IS NULL OR kind = ?3) GROUP BY kind, signature "
                            "ORDER BY count(*) DESC, max(created_at) DESC LIMIT ?2",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "grouping crashes");
@@ -1034,16 +1069,18 @@ symd_status store_crash_groups(store *s, const char *query, size_t limit,
     }
     bind_text_or_null(st, 1, query && *query ? query : NULL);
     sqlite3_bind_int64(st, 2, (int64_t)limit);
+    bind_text_or_null(st, 3, kind);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
         store_crash_group *g = &out[(*n)++];
-        g->signature = col_dup(st, 0);
-        g->count = sqlite3_column_int64(st, 1);
-        g->first_seen = sqlite3_column_int64(st, 2);
-        g->last_seen = sqlite3_column_int64(st, 3);
-        g->example_id = sqlite3_column_int64(st, 4);
-        g->app_version = col_dup(st, 5);
-        g->process = col_dup(st, 6);
+        g->kind = col_dup(st, 0);
+        g->signature = col_dup(st, 1);
+        g->count = sqlite3_column_int64(st, 2);
+        g->first_seen = sqlite3_column_int64(st, 3);
+        g->last_seen = sqlite3_column_int64(st, 4);
+        g->example_id = sqlite3_column_int64(st, 5);
+        g->app_version = col_dup(st, 6);
+        g->process = col_dup(st, 7);
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         r = db_fail(err, db, "grouping crashes");
@@ -1055,6 +1092,7 @@ out:
 
 void store_crash_group_free(store_crash_group *g)
 {
+    free(g->kind);
     free(g->signature);
     free(g->app_version);
     free(g->process);
@@ -1071,7 +1109,9 @@ symd_status store_missing_images(store *s, size_t limit, store_missing *out, siz
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
                            "SELECT ci.uuid, ci.arch, max(ci.name), count(DISTINCT ci.crash_id), "
-                           "max(ci.crash_id) FROM crash_images ci WHERE NOT EXISTS (SELECT 1 "
+                           "max(ci.crash_id), (SELECT group_concat(i.arch, ',') FROM images i "
+                           "WHERE i.uuid = ci.uuid) "
+                           "FROM crash_images ci WHERE NOT EXISTS (SELECT 1 "
                            "FROM images i WHERE i.uuid = ci.uuid AND (ci.arch = '' OR i.arch "
                            "= ci.arch)) GROUP BY ci.uuid, ci.arch "
                            "ORDER BY count(DISTINCT ci.crash_id) DESC, max(ci.crash_id) DESC "
@@ -1092,6 +1132,14 @@ symd_status store_missing_images(store *s, size_t limit, store_missing *out, siz
         copy_text(m->name, sizeof m->name, sqlite3_column_text(st, 2));
         m->crashes = sqlite3_column_int64(st, 3);
         m->last_crash_id = sqlite3_column_int64(st, 4);
+        const char *others = (const char *)sqlite3_column_text(st, 5);
+        m->found_other_arch = others && *others;
+        copy_text(m->other_archs, sizeof m->other_archs, (const unsigned char *)others);
+        if (others && strlen(others) >= sizeof m->other_archs) { /* whole names only */
+            char *cut = strrchr(m->other_archs, ',');
+            if (cut)
+                *cut = 0;
+        }
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         r = db_fail(err, db, "listing missing images");

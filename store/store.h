@@ -12,7 +12,9 @@
 #include "../dsym/lineindex.h"
 #include "symindex.h"
 
-#define STORE_SCHEMA_VERSION 2
+/* PRAGMA user_version of a database this symd writes; store_open migrates
+ * older ones in place (3: crashes gained kind and bug_type). */
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store;
 
@@ -117,11 +119,14 @@ int64_t store_now_ms(void);
 /* ---- crash reports ---- */
 
 /* A stored crash report: metadata, and on request its original bytes; the
- * result is the last symbolication's JSON. Strings are owned. */
+ * result is the last symbolication's JSON. Strings are owned. kind is a
+ * crash_kind_name ("crash" for rows stored before kinds existed); bug_type
+ * is the .ips header's, 0 when the report has none (stored as NULL). */
 typedef struct {
     int64_t id, created_at, result_at;
     char *format, *process, *bundle_id, *app_version, *os_version, *hardware_model,
-        *incident_id, *exception_type, *signature;
+        *incident_id, *exception_type, *signature, *kind;
+    int bug_type;
     uint8_t *original;
     size_t original_len;
     char *result;
@@ -142,32 +147,42 @@ symd_status store_put_crash(store *s, const store_crash *c, const store_crash_im
  * when unknown. Free with store_crash_free. */
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
                             symd_err *err);
-/* Replaces a crash's symbolication result and signature. */
+/* Replaces a crash's symbolication result, signature, kind and bug_type
+ * (what the report reads as now: a parser that learned more may say more). */
 symd_status store_update_crash(store *s, int64_t id, const char *signature,
-                               const char *result, symd_err *err);
+                               const char *kind, int bug_type, const char *result,
+                               symd_err *err);
 /* Newest first; query matches process, bundle id, signature, exception,
- * version or incident id (substring, any case); signature, when not NULL,
- * keeps one group (exact); before_id > 0 continues. */
-symd_status store_list_crashes(store *s, const char *query, const char *signature,
-                               int64_t before_id, size_t limit, store_crash *out, size_t *n,
-                               bool *more, symd_err *err);
+ * version or incident id (substring, any case); signature and kind, when not
+ * NULL, keep the crashes of one group (both exact); before_id > 0
+ * continues. */
+symd_status store_list_crashes(store *s, const char *query, const char *kind,
+                               const char *signature, int64_t before_id, size_t limit,
+                               store_crash *out, size_t *n, bool *more, symd_err *err);
 
 typedef struct {
-    char *signature, *app_version, *process; /* owned */
+    char *kind, *signature, *app_version, *process; /* owned */
     int64_t count, first_seen, last_seen, example_id;
 } store_crash_group;
-/* Crashes grouped by signature, most frequent first. */
-symd_status store_crash_groups(store *s, const char *query, size_t limit,
+/* Crashes grouped by (kind, signature), most frequent first; query matches
+ * signature or process (substring, any case), kind (when not NULL) keeps
+ * one kind's groups. */
+symd_status store_crash_groups(store *s, const char *query, const char *kind, size_t limit,
                                store_crash_group *out, size_t *n, symd_err *err);
 void store_crash_group_free(store_crash_group *g);
 
 typedef struct {
     uint8_t uuid[16];
-    char arch[16], name[256];
+    char arch[16], name[256]; /* as the crashes name it; "" when they do not */
     int64_t crashes, last_crash_id;
+    /* The UUID is stored, but under other archs than the crashes need
+     * (other_archs: those archs, comma-separated, as many whole names as
+     * fit); false when never uploaded. */
+    bool found_other_arch;
+    char other_archs[128];
 } store_missing;
-/* Images stored crashes reference that were never uploaded, the most needed
- * first: the list CI should upload next. */
+/* Images stored crashes reference that were never uploaded for the arch
+ * they need, the most needed first: the list CI should upload next. */
 symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
                                  symd_err *err);
 

@@ -1,5 +1,5 @@
 /* store/: round trip, idempotent re-upload, all-or-nothing uploads, cache,
- * schema versioning. */
+ * schema versioning and migration, crash kinds, missing images. */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +7,7 @@
 #include "../store/ingest.h"
 #include "../store/store.h"
 #include "../util/hex.h"
+#include "schema_v2.h"
 #include "test.h"
 
 static const char *db_path(const char *name)
@@ -179,5 +180,158 @@ TEST(store_cache_bound_is_respected)
     store_cache_stats_get(s, &cs);
     CHECK(cs.bytes <= 100 && cs.entries == 0 && cs.misses == 3, "bytes %llu entries %llu",
           (unsigned long long)cs.bytes, (unsigned long long)cs.entries);
+    store_close(s);
+}
+
+/* Builds a version-2 database at path (the schema before crash kinds) with
+ * two crashes as that symd stored them; false on any SQLite error. */
+static bool make_v2_db(const char *path, const uint8_t *orig, size_t orig_len)
+{
+    sqlite3 *h;
+    if (sqlite3_open(path, &h) != SQLITE_OK)
+        return false;
+    bool ok = sqlite3_exec(h, SCHEMA_V2_SQL, NULL, NULL, NULL) == SQLITE_OK;
+    for (int i = 0; ok && i < 2; i++) {
+        sqlite3_stmt *st;
+        ok = sqlite3_prepare_v2(h, SCHEMA_V2_INSERT_CRASH, -1, &st, NULL) == SQLITE_OK;
+        if (!ok)
+            break;
+        sqlite3_bind_text(st, 1, i ? "ips" : "crash", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, "OldApp", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, i ? "other_sig" : "old_sig", -1, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 4, orig, (int)orig_len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, "{\"id\":null}", -1, SQLITE_STATIC);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+    }
+    /* crash 1 needs an image the store will hold under another arch only */
+    ok = ok && sqlite3_exec(h,
+                            "INSERT INTO crash_images VALUES (1, x'4C4C449055553144A17C64A339EDE13A',"
+                            " 'x86_64', 'bigapp'), (2, x'00112233445566778899AABBCCDDEEFF',"
+                            " 'arm64', 'gone')",
+                            NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return ok;
+}
+
+/* A database written by the schema before crash kinds (user_version 2)
+ * migrates in place with nothing lost: its crashes read back as kind
+ * "crash" without a bug_type, with their original bytes, signatures and
+ * images; new crashes carry their kind and filter and group by it. */
+TEST(store_crash_kinds_migrate_from_version_2)
+{
+    const char *db = db_path("v2.db");
+    static const uint8_t orig[] = "Incident Identifier: X\n\0binary\xff tail";
+    CHECK(make_v2_db(db, orig, sizeof orig), "building the version-2 database");
+    store *s = NULL;
+    symd_err err = {0};
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "migrating: %s", err.msg);
+    if (!s)
+        return;
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    sqlite3_stmt *q;
+    sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &q, NULL);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION &&
+              STORE_SCHEMA_VERSION == 3,
+          "user_version after the migration");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+
+    store_crash c;
+    CHECK(store_get_crash(s, 1, true, &c, &err) == SYMD_OK, "old crash: %s", err.msg);
+    CHECK(c.kind && strcmp(c.kind, "crash") == 0 && c.bug_type == 0 &&
+              strcmp(c.format, "crash") == 0 && strcmp(c.signature, "old_sig") == 0 &&
+              strcmp(c.process, "OldApp") == 0 && strcmp(c.result, "{\"id\":null}") == 0,
+          "old crash reads back: kind %s bug_type %d", c.kind ? c.kind : "(null)", c.bug_type);
+    CHECK(c.original_len == sizeof orig && memcmp(c.original, orig, sizeof orig) == 0,
+          "original bytes kept (%zu of %zu)", c.original_len, sizeof orig);
+    store_crash_free(&c);
+
+    /* new reports: a hang with its bug_type, a crash of the old signature */
+    store_crash hang = {.format = "ips", .kind = "hang", .bug_type = 288, .process = "H",
+                        .signature = "old_sig", .original = (uint8_t *)"x", .original_len = 1,
+                        .result = "{}"};
+    int64_t id = 0;
+    CHECK(store_put_crash(s, &hang, NULL, 0, &id, &err) == SYMD_OK && id == 3, "put hang: %s",
+          err.msg);
+    CHECK(store_get_crash(s, id, false, &c, &err) == SYMD_OK && strcmp(c.kind, "hang") == 0 &&
+              c.bug_type == 288 && !c.original,
+          "hang reads back");
+    store_crash_free(&c);
+
+    store_crash rows[8];
+    size_t n;
+    bool more;
+    CHECK(store_list_crashes(s, NULL, "hang", NULL, 0, 8, rows, &n, &more, &err) == SYMD_OK &&
+              n == 1 && rows[0].id == 3,
+          "?kind=hang: %zu rows", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+    CHECK(store_list_crashes(s, NULL, "crash", "old_sig", 0, 8, rows, &n, &more, &err) ==
+                  SYMD_OK &&
+              n == 1 && rows[0].id == 1,
+          "kind crash, signature old_sig: %zu rows", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+    CHECK(store_list_crashes(s, NULL, NULL, NULL, 0, 8, rows, &n, &more, &err) == SYMD_OK &&
+              n == 3,
+          "no filter: %zu rows", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+
+    /* one signature, two kinds: two groups, each saying its kind */
+    store_crash_group g[8];
+    CHECK(store_crash_groups(s, "old_sig", NULL, 8, g, &n, &err) == SYMD_OK && n == 2,
+          "groups of old_sig: %zu", n);
+    bool hang_group = false, crash_group = false;
+    for (size_t i = 0; i < n; i++) {
+        hang_group |= strcmp(g[i].kind, "hang") == 0 && g[i].count == 1 && g[i].example_id == 3;
+        crash_group |= strcmp(g[i].kind, "crash") == 0 && g[i].count == 1 &&
+                       g[i].example_id == 1 && strcmp(g[i].process, "OldApp") == 0;
+        store_crash_group_free(&g[i]);
+    }
+    CHECK(hang_group && crash_group, "a group per kind");
+    CHECK(store_crash_groups(s, NULL, "hang", 8, g, &n, &err) == SYMD_OK && n == 1 &&
+              strcmp(g[0].signature, "old_sig") == 0,
+          "groups ?kind=hang: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
+
+    /* a re-read reclassifies an old row */
+    CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, "{\"id\":null}", &err) ==
+              SYMD_OK,
+          "update: %s", err.msg);
+    CHECK(store_get_crash(s, 2, false, &c, &err) == SYMD_OK &&
+              strcmp(c.kind, "resource") == 0 && c.bug_type == 145 &&
+              strcmp(c.signature, "new_sig") == 0,
+          "updated kind and bug_type");
+    store_crash_free(&c);
+
+    /* missing images: never uploaded, and stored under another arch */
+    store_missing m[8];
+    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 2, "missing: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(!m[i].found_other_arch && !m[i].other_archs[0], "nothing uploaded yet");
+    store_put_result res[4];
+    store_image stored[4];
+    size_t nu;
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &nu) == SYMD_OK, "upload");
+    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 2, "missing: %zu", n);
+    char u[37];
+    for (size_t i = 0; i < n; i++) {
+        uuid_format(m[i].uuid, u);
+        if (strcmp(u, "4C4C4490-5555-3144-A17C-64A339EDE13A") == 0)
+            CHECK(m[i].found_other_arch && strcmp(m[i].other_archs, "arm64") == 0 &&
+                      strcmp(m[i].arch, "x86_64") == 0 && m[i].last_crash_id == 1,
+                  "bigapp needed as x86_64, stored as arm64: %d '%s'", m[i].found_other_arch,
+                  m[i].other_archs);
+        else
+            CHECK(!m[i].found_other_arch && strcmp(m[i].name, "gone") == 0,
+                  "the never-uploaded image: %s", u);
+    }
+    store_close(s);
+    /* and it opens again without migrating anything */
+    CHECK(store_open(db, 1, 0, &s, &err) == SYMD_OK, "reopen: %s", err.msg);
     store_close(s);
 }

@@ -22,10 +22,21 @@ static bool fits_i64(const char *s, size_t n)
     return memcmp(d, neg ? min : max, 19) <= 0;
 }
 
+/* Maps an error jansson found in the rewritten text back to the caller's:
+ * the bytes the rewrite added before it, in all and on its line. */
+typedef struct {
+    size_t err_out; /* offset in the rewritten text */
+    size_t shift, line_shift;
+} errmap;
+
+#define GROWTH 8 /* "\u001f" and two quotes around a literal */
+
 /* One pass over buf: copies it into out (when not NULL) with every integer
  * literal outside int64_t rewritten as "\u001f<literal>". Returns how many
- * literals were (or would be) rewritten; *n is the bytes written. */
-static size_t rewrite(const char *buf, size_t len, char *out, size_t *n)
+ * literals were (or would be) rewritten; *n is the bytes written. With m,
+ * also counts the growth before m->err_out. Strings are skipped whole (a
+ * number inside one is text), escapes included. */
+static size_t rewrite(const char *buf, size_t len, char *out, size_t *n, errmap *m)
 {
     size_t k = 0, w = 0;
     bool in_str = false, esc = false;
@@ -39,6 +50,8 @@ static size_t rewrite(const char *buf, size_t len, char *out, size_t *n)
                 esc = true;
             else if (c == '"')
                 in_str = !in_str;
+            if (m && c == '\n' && w < m->err_out)
+                m->line_shift = 0;
             i++;
         } else {
             if (c == '-')
@@ -62,12 +75,16 @@ static size_t rewrite(const char *buf, size_t len, char *out, size_t *n)
             }
             if (!real && dn > 0 && !fits_i64(buf + s, i - s)) {
                 k++;
+                if (m && w < m->err_out) {
+                    m->shift += GROWTH;
+                    m->line_shift += GROWTH;
+                }
                 if (out) {
                     memcpy(out + w, "\"\\u001f", 7);
                     memcpy(out + w + 7, buf + s, i - s);
                     out[w + 7 + (i - s)] = '"';
                 }
-                w += 8 + (i - s);
+                w += GROWTH + (i - s);
                 continue;
             }
         }
@@ -86,26 +103,37 @@ json_t *jsonbig_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
         len = 0;
     }
     size_t n;
-    if (rewrite(buf, len, NULL, &n) == 0)
+    if (rewrite(buf, len, NULL, &n, NULL) == 0)
         return json_loadb(buf, len, flags, e);
-    /* A rewritten literal has 20 bytes or more and grows by 8, so n is under
+    /* A rewritten literal has 19 bytes or more and grows by 8, so n is under
      * 1.5 * len: no overflow for any len a caller can hold. */
     char *out = malloc(n ? n : 1);
     if (!out) {
         if (e) {
             memset(e, 0, sizeof *e);
+            e->line = e->column = e->position = -1;
             strcpy(e->text, "out of memory");
         }
         return NULL;
     }
-    rewrite(buf, len, out, &n);
-    json_t *j = json_loadb(out, n, flags, e);
+    rewrite(buf, len, out, &n, NULL);
+    json_error_t local;
+    json_t *j = json_loadb(out, n, flags, &local);
+    if (!j && local.position >= 0) {
+        errmap m = {(size_t)local.position, 0, 0};
+        rewrite(buf, len, NULL, &n, &m);
+        local.position -= (int)(m.shift < (size_t)local.position ? m.shift : (size_t)local.position);
+        if (local.column > 0)
+            local.column -= (int)(m.line_shift < (size_t)local.column - 1 ? m.line_shift
+                                                                          : (size_t)local.column - 1);
+    }
     free(out);
+    if (e)
+        *e = local;
     return j;
 }
 
-/* The marked literal of v: its text after the mark, or NULL. */
-static const char *big_literal(const json_t *v, size_t *n)
+const char *jsonbig_literal(const json_t *v, size_t *n)
 {
     if (!json_is_string(v))
         return NULL;
@@ -113,8 +141,11 @@ static const char *big_literal(const json_t *v, size_t *n)
     size_t len = json_string_length(v);
     if (len < 2 || s[0] != JSONBIG_MARK)
         return NULL;
-    for (size_t i = 1; i < len; i++)
-        if (!is_digit(s[i]) && !(i == 1 && s[i] == '-'))
+    size_t first = s[1] == '-' ? 2 : 1;
+    if (first >= len) /* a sign and no digit */
+        return NULL;
+    for (size_t i = first; i < len; i++)
+        if (!is_digit(s[i]))
             return NULL;
     *n = len - 1;
     return s + 1;
@@ -123,7 +154,19 @@ static const char *big_literal(const json_t *v, size_t *n)
 bool jsonbig_is_integer(const json_t *v)
 {
     size_t n;
-    return json_is_integer(v) || big_literal(v, &n);
+    return json_is_integer(v) || jsonbig_literal(v, &n);
+}
+
+/* Digits s[0..n) as uint64_t; false past 2^64-1. */
+static bool digits_u64(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++)
+        if (__builtin_mul_overflow(x, 10, &x) ||
+            __builtin_add_overflow(x, (uint64_t)(s[i] - '0'), &x))
+            return false;
+    *out = x;
+    return true;
 }
 
 bool jsonbig_u64(const json_t *v, uint64_t *out)
@@ -136,22 +179,30 @@ bool jsonbig_u64(const json_t *v, uint64_t *out)
         return true;
     }
     size_t n;
-    const char *s = big_literal(v, &n);
+    const char *s = jsonbig_literal(v, &n);
     if (!s || s[0] == '-')
         return false;
-    uint64_t x = 0;
-    for (size_t i = 0; i < n; i++)
-        if (__builtin_mul_overflow(x, 10, &x) ||
-            __builtin_add_overflow(x, (uint64_t)(s[i] - '0'), &x))
-            return false;
-    *out = x;
-    return true;
+    return digits_u64(s, n, out);
 }
 
 bool jsonbig_i64(const json_t *v, int64_t *out)
 {
-    if (!json_is_integer(v))
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return true;
+    }
+    /* The pre-pass only marks literals outside int64_t, but a marked string
+     * may come from elsewhere: read it the same way, exactly or not at all. */
+    size_t n;
+    const char *s = jsonbig_literal(v, &n);
+    if (!s)
         return false;
-    *out = json_integer_value(v);
+    bool neg = s[0] == '-';
+    uint64_t m;
+    if (!digits_u64(s + neg, n - neg, &m))
+        return false;
+    if (neg ? m > (uint64_t)INT64_MAX + 1 : m > (uint64_t)INT64_MAX)
+        return false;
+    *out = neg ? (int64_t)(0 - m) : (int64_t)m;
     return true;
 }

@@ -9,7 +9,9 @@
  * character marks the string as ours (no report writes it in a name), and
  * jsonbig_u64 / jsonbig_i64 read both forms back exactly. Reals, and integers
  * that fit, are left to jansson. Depth is bounded by jansson
- * (JSON_PARSER_MAX_DEPTH, 2048); NaN and Infinity are not JSON and fail. */
+ * (JSON_PARSER_MAX_DEPTH, 2048); NaN and Infinity are not JSON and fail.
+ * Error positions (line, column, position) are those of the caller's text,
+ * not of the rewritten one. */
 #ifndef SYMD_JSONBIG_H
 #define SYMD_JSONBIG_H
 
@@ -21,15 +23,20 @@
 #define JSONBIG_MARK '\x1f'
 
 /* Parses buf[0..len) as one JSON document (flags as json_loadb's). NULL
- * with *e set when it is no JSON, or out of memory ("out of memory"). */
+ * with *e set when it is no JSON, or out of memory ("out of memory"). The
+ * document is the caller's (json_decref). */
 json_t *jsonbig_loadb(const char *buf, size_t len, size_t flags, json_error_t *e);
 
 /* A JSON integer, or a marked big literal, as uint64_t: false when v is
  * neither, negative, or past 2^64-1. */
 bool jsonbig_u64(const json_t *v, uint64_t *out);
-/* The same as int64_t (a big literal never fits: false). */
+/* The same as int64_t: false when v is no integer or outside int64_t. */
 bool jsonbig_i64(const json_t *v, int64_t *out);
 /* v is a JSON integer or a marked big literal (of any size). */
 bool jsonbig_is_integer(const json_t *v);
+/* The digits ('-'? digits) of a marked big literal, *n of them, pointing
+ * into v's string (valid while v lives); NULL when v is not one. For
+ * printing integers past 64 bits exactly. */
+const char *jsonbig_literal(const json_t *v, size_t *n);
 
 #endif

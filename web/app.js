@@ -125,55 +125,92 @@ document.getElementById('auth-forget').addEventListener('click', () => {
   document.getElementById('auth-token').value = '';
 });
 
+/* ---- Report kinds ------------------------------------------------------- */
+
+/* The kinds a stored report can have (the answers' "kind"); listings and
+ * groups take ?kind=NAME. Class names are built only from this list. */
+const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment'];
+const KIND_LABEL = {
+  crash: 'Crash', hang: 'Hang', resource: 'Resource report', jetsam: 'Jetsam event',
+  panic: 'Kernel panic', sample: 'Sample', spindump: 'Spindump', fragment: 'Fragment',
+};
+
+/* A badge naming a report's kind; nothing when the answer has none (older servers). */
+function kindBadge(kind) {
+  if (typeof kind !== 'string' || !kind) return null;
+  const known = KINDS.includes(kind);
+  return el('span', {class: 'kind' + (known ? ' kind-' + kind : ''), testid: 'kind-badge', 'data-kind': kind,
+    title: known ? KIND_LABEL[kind] : kind}, kind);
+}
+
 /* ---- Crashes: groups, a group's crashes --------------------------------- */
 
-function searchForm(id, label, value, onSearch) {
+function searchForm(id, label, value, onSearch, ...extra) {
   const input = el('input', {id, type: 'search', value, testid: id});
   const form = el('form', {class: 'search', role: 'search'},
-    el('label', {for: id}, label), input, el('button', {type: 'submit', testid: id + '-submit'}, 'Search'));
+    el('label', {for: id}, label), input, extra, el('button', {type: 'submit', testid: id + '-submit'}, 'Search'));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); onSearch(input.value.trim()); });
   return form;
 }
 
-async function viewCrashes() {
+async function viewCrashes(params) {
   const status = statusLine('crashes-status');
   const list = el('div');
   const detail = el('section', {testid: 'group-crashes', 'aria-live': 'polite'});
   let query = '';
+  let kind = KINDS.includes(params.get('kind')) ? params.get('kind') : '';
+  const kindSelect = el('select', {id: 'kind-filter', testid: 'kind-filter'},
+    el('option', {value: ''}, 'all kinds'), KINDS.map((k) => el('option', {value: k}, k)));
+  kindSelect.value = kind;
+  kindSelect.addEventListener('change', () => {
+    kind = kindSelect.value;
+    // keeps the filter in the address without a new route (no hashchange)
+    history.replaceState(null, '', '#/crashes' + qs({kind}));
+    put(detail);
+    load();
+  });
   view.append(el('h1', null, 'Crash groups'),
-    searchForm('crash-search', 'Search (process, bundle id, signature, exception, version)', '', (q) => { query = q; load(); }),
+    searchForm('crash-search', 'Search (process, bundle id, signature, exception, version)', '', (q) => { query = q; load(); },
+      el('label', {for: 'kind-filter'}, 'Kind'), kindSelect),
     status.node, list, detail);
 
   async function load() {
     status.info('Loading…');
     try {
-      const data = await api('/v1/crashes/groups' + qs({query, limit: 200}));
+      const data = await api('/v1/crashes/groups' + qs({query, kind, limit: 200}));
       status.clear();
-      put(list, data.groups.length ? table('groups', ['Signature', 'Crashes', 'First seen', 'Last seen', 'App version', 'Process'],
-        data.groups.map((g) => el('tr', {testid: 'group-row'},
+      put(list, data.groups.length ? table('groups', ['Kind', 'Signature', 'Reports', 'First seen', 'Last seen', 'App version', 'Process'],
+        data.groups.map((g) => el('tr', {testid: 'group-row', 'data-kind': g.kind || ''},
+          el('td', null, kindBadge(g.kind)),
           el('td', null, el('button', {type: 'button', class: 'link mono', testid: 'group-open', onclick: () => openGroup(g)}, g.signature)),
           el('td', {class: 'num'}, g.count),
           el('td', null, fmtTime(g.first_seen)),
           el('td', null, fmtTime(g.last_seen)),
           el('td', null, g.app_version || ''),
           el('td', null, g.process || ''))))
-        : el('p', {testid: 'groups-empty'}, 'No crashes yet. POST a .crash or .ips to /v1/crashes.'));
+        : el('p', {testid: 'groups-empty'}, kind
+          ? `No reports of kind ${kind}.`
+          : 'No crashes yet. POST a .crash, .ips, sample or spindump report to /v1/crashes.'));
     } catch (e) { status.error(e); }
   }
 
   async function openGroup(g, cursor, rows) {
     rows = rows || [];
-    put(detail, el('h2', null, 'Crashes with signature ', el('code', null, g.signature)), el('p', null, 'Loading…'));
+    // groups are per kind: a group's reports are those of its signature and kind
+    const gkind = typeof g.kind === 'string' ? g.kind : kind;
+    const heading = () => el('h2', null, 'Reports with signature ', el('code', null, g.signature), ' ', kindBadge(gkind));
+    put(detail, heading(), el('p', null, 'Loading…'));
     try {
-      const data = await api('/v1/crashes' + qs({signature: g.signature, limit: 100, cursor}));
+      const data = await api('/v1/crashes' + qs({signature: g.signature, kind: gkind, limit: 100, cursor}));
       rows = rows.concat(data.crashes);
       const more = data.next_cursor
         ? el('button', {type: 'button', testid: 'group-more', onclick: () => openGroup(g, data.next_cursor, rows)}, 'Load more')
         : null;
-      put(detail, el('h2', null, 'Crashes with signature ', el('code', null, g.signature)),
-        table('group-crash-list', ['Crash', 'Received', 'Process', 'App version', 'OS', 'Exception'],
-          rows.map((c) => el('tr', {testid: 'crash-row'},
+      put(detail, heading(),
+        table('group-crash-list', ['Report', 'Kind', 'Received', 'Process', 'App version', 'OS', 'Exception'],
+          rows.map((c) => el('tr', {testid: 'crash-row', 'data-kind': c.kind || ''},
             el('td', null, el('a', {href: '#/crashes/' + c.id, testid: 'crash-link'}, '#' + c.id)),
+            el('td', null, kindBadge(c.kind)),
             el('td', null, fmtTime(c.created_at)),
             el('td', null, c.process || ''),
             el('td', null, c.app_version || ''),
@@ -187,40 +224,453 @@ async function viewCrashes() {
 
 /* ---- Crash detail ------------------------------------------------------- */
 
+/* Rendering budgets that keep a stackshot of thousands of frames fast:
+ * threads past the budget start collapsed and are built when opened. */
+const OPEN_FRAMES_BUDGET = 1500;   // frames shown open at first, over all threads of a section
+const FRAME_ROWS_PAGE = 1000;      // rows of one flat thread before "show more"
+const TREE_OPEN_ROWS = 300;        // tree rows expanded at first
+const TREE_EXPAND_ALL_ROWS = 20000;
+const IMAGES_OPEN = 60;            // image tables longer than this start collapsed
+
 function appImageOf(crash) {
   const ims = crash.images || [];
-  return ims.find((im) => im.app === true) || null;
+  return ims.find((im) => im && im.app === true) || null;
 }
+
+function isInt(v) { return Number.isInteger(v); }
+function plural(n, one, many) { return n + ' ' + (n === 1 ? one : (many || one + 's')); }
 
 /* "0xLOAD + offset" as Apple writes a frame it cannot name. */
 function loadPlusOffset(f, images) {
   const im = images[f.image_index];
-  if (!im || !/^0x[0-9a-f]+$/i.test(f.address)) return f.address;
+  if (!im || typeof f.address !== 'string' || !/^0x[0-9a-f]+$/i.test(f.address) ||
+      typeof im.load_address !== 'string' || !/^0x[0-9a-f]+$/i.test(im.load_address)) return f.address || '';
   const off = BigInt(f.address) - BigInt(im.load_address);
   return off >= 0n ? `${im.load_address} + ${off}` : f.address;
 }
 
-function frameRows(thread, app, images) {
-  return thread.frames.map((f) => {
-    const isApp = !!app && images[f.image_index] === app;
-    const cls = ['frame', f.inlined ? 'inlined' : '', isApp ? 'app' : '', f.status === 'missing_image' ? 'missing' : ''].filter(Boolean).join(' ');
-    let sym = f.symbol || '';
-    if (sym && f.offset !== undefined) sym += ' + ' + f.offset;
-    if (!sym) sym = loadPlusOffset(f, images);
-    const where = f.file ? f.file + (f.line ? ':' + f.line : '') : '';
-    const row = el('tr', {class: cls, testid: 'frame', 'data-status': f.status, 'data-inlined': f.inlined ? 'true' : 'false', 'data-app': isApp ? 'true' : 'false'},
-      el('td', {class: 'num', testid: 'frame-index'}, f.frame),
-      el('td', {testid: 'frame-image'}, f.image || '???'),
-      el('td', {class: 'mono', testid: 'frame-symbol'},
-        f.inlined ? el('span', {class: 'tag', title: 'inlined into the frame below'}, 'inlined') : null,
-        el('span', {class: 'sym'}, sym),
-        f.status === 'missing_image' ? el('span', {class: 'tag warn', testid: 'missing-tag', title: 'this image was never uploaded'}, 'missing image') : null,
-        f.status === 'no_symbol' ? el('span', {class: 'tag'}, 'no symbol') : null,
-        f.from_report ? el('span', {class: 'tag', title: 'as written in the report'}, 'from report') : null),
-      el('td', {class: 'mono', testid: 'frame-file'}, where),
-      el('td', {class: 'mono dim'}, f.address));
+/* A frame's "symbol + offset", or what the report would print for it. */
+function frameSymbol(f, images) {
+  let sym = f.symbol || '';
+  if (sym && f.offset !== undefined && f.offset !== null) sym += ' + ' + f.offset;
+  return sym || loadPlusOffset(f, images);
+}
+function frameWhere(f) { return f.file ? f.file + (f.line ? ':' + f.line : '') : ''; }
+function isAppFrame(f, ctx) { return !!ctx.app && ctx.images[f.image_index] === ctx.app; }
+
+/* The tags after a frame's symbol. */
+function frameTags(f) {
+  return [
+    f.status === 'missing_image' ? el('span', {class: 'tag warn', testid: 'missing-tag', title: 'this image was never uploaded'}, 'missing image') : null,
+    f.status === 'no_symbol' ? el('span', {class: 'tag'}, 'no symbol') : null,
+    f.from_report ? el('span', {class: 'tag', title: 'as written in the report'}, 'from report') : null,
+  ];
+}
+
+function frameRow(f, ctx) {
+  const isApp = isAppFrame(f, ctx);
+  const cls = ['frame', f.inlined ? 'inlined' : '', isApp ? 'app' : '', f.status === 'missing_image' ? 'missing' : ''].filter(Boolean).join(' ');
+  return el('tr', {class: cls, testid: 'frame', 'data-status': f.status, 'data-inlined': f.inlined ? 'true' : 'false', 'data-app': isApp ? 'true' : 'false'},
+    el('td', {class: 'num', testid: 'frame-index'}, f.frame),
+    el('td', {testid: 'frame-image'}, f.image || '???'),
+    el('td', {class: 'mono', testid: 'frame-symbol'},
+      f.inlined ? el('span', {class: 'tag', title: 'inlined into the frame below'}, 'inlined') : null,
+      el('span', {class: 'sym'}, frameSymbol(f, ctx.images)), frameTags(f)),
+    el('td', {class: 'mono', testid: 'frame-file'}, frameWhere(f)),
+    el('td', {class: 'mono dim'}, f.address));
+}
+
+/* A flat thread's frames, FRAME_ROWS_PAGE rows at a time. */
+function framesTable(thread, ctx) {
+  const frames = Array.isArray(thread.frames) ? thread.frames : [];
+  const tbody = el('tbody');
+  const t = el('table', {testid: 'frames'},
+    el('thead', null, el('tr', null, ['#', 'Image', 'Symbol + offset', 'File:line', 'Address'].map((h) => el('th', {scope: 'col'}, h)))),
+    tbody);
+  const more = el('button', {type: 'button', class: 'more', testid: 'frames-more'});
+  let shown = 0;
+  const page = () => {
+    const end = Math.min(frames.length, shown + FRAME_ROWS_PAGE);
+    const frag = document.createDocumentFragment();
+    for (; shown < end; shown++) frag.append(frameRow(frames[shown], ctx));
+    tbody.append(frag);
+    more.hidden = shown >= frames.length;
+    more.textContent = `Show ${Math.min(FRAME_ROWS_PAGE, frames.length - shown)} more of ${frames.length - shown} remaining rows`;
+  };
+  more.addEventListener('click', page);
+  page();
+  return el('div', null, frames.length ? t : el('p', {class: 'dim'}, 'No frames.'), more);
+}
+
+/* ---- call trees (samples, spindumps, microstackshots) ---- */
+
+/* The roots of a call-tree thread: its "tree", else rebuilt from the
+ * frames' pre-order depths (answers that give depth but no tree). */
+function treeRoots(thread) {
+  if (Array.isArray(thread.tree)) return thread.tree;
+  const roots = [], stack = [];
+  let last = null;
+  for (const f of thread.frames || []) {
+    if (!isInt(f.depth) || f.frame === last) continue;  // inlined levels share their frame
+    last = f.frame;
+    const node = {count: f.count, frame: f.frame, children: []};
+    while (stack.length > f.depth) stack.pop();
+    (stack.length ? stack[stack.length - 1].children : roots).push(node);
+    stack.push(node);
+  }
+  return roots;
+}
+
+function isTreeThread(t) {
+  return Array.isArray(t.tree) || (Array.isArray(t.frames) && t.frames.some((f) => isInt(f.depth)));
+}
+
+function kidsOf(node) { return node && Array.isArray(node.children) ? node.children : []; }
+
+/* Nodes and deepest level of a tree, without recursion (trees may be thousands deep). */
+function treeSize(roots) {
+  let nodes = 0, depth = 0;
+  const stack = roots.map((n) => [n, 0]);
+  while (stack.length) {
+    const [n, d] = stack.pop();
+    nodes++;
+    if (d > depth) depth = d;
+    for (const k of kidsOf(n)) stack.push([k, d + 1]);
+  }
+  return {nodes, depth};
+}
+
+/* An indented, collapsible call tree. Rows are one flat list (indentation by
+ * depth), children built on first expand, so a big tree costs only what is shown. */
+function treeView(thread, ctx) {
+  const byFrame = new Map();   // frame number -> its frame objects (inlined levels first, as in frames)
+  for (const f of thread.frames || []) {
+    if (!byFrame.has(f.frame)) byFrame.set(f.frame, []);
+    byFrame.get(f.frame).push(f);
+  }
+  const roots = treeRoots(thread);
+  const size = treeSize(roots);
+  const rows = el('div', {class: 'calltree', role: 'tree', testid: 'call-tree', 'data-nodes': size.nodes});
+  const note = el('span', {class: 'dim', testid: 'tree-note'});
+  const state = new WeakMap();   // row -> {node, depth, open}
+
+  function nodeRow(node, depth) {
+    const levels = byFrame.get(node.frame) || [];
+    const outer = levels.find((l) => !l.inlined) || levels[levels.length - 1] || null;
+    const kids = kidsOf(node);
+    const app = !!outer && isAppFrame(outer, ctx);
+    const twisty = kids.length
+      ? el('button', {type: 'button', class: 'twisty', testid: 'tree-toggle', 'aria-label': 'expand'}, '▸')
+      : el('span', {class: 'twisty leaf', 'aria-hidden': 'true'}, '·');
+    const label = outer
+      ? [el('span', {class: 'sym', testid: 'tree-symbol'}, frameSymbol(outer, ctx.images)),
+        el('span', {class: 'dim', testid: 'tree-image'}, ' (in ' + (outer.image || '???') + ')'),
+        frameWhere(outer) ? el('span', {class: 'where', testid: 'tree-file'}, ' ' + frameWhere(outer)) : null,
+        frameTags(outer),
+        el('span', {class: 'dim addr'}, ' [' + (outer.address || '') + ']')]
+      : el('span', {class: 'dim'}, 'frame ' + node.frame + ' (not in the answer)');
+    const inlined = levels.filter((l) => l !== outer).map((l) => el('div', {class: 'inl', testid: 'tree-inlined'},
+      el('span', {class: 'tag'}, 'inlined'), el('span', {class: 'sym'}, frameSymbol(l, ctx.images)),
+      frameWhere(l) ? el('span', {class: 'where'}, ' ' + frameWhere(l)) : null));
+    const row = el('div', {class: 'tnode' + (app ? ' app' : '') + (outer && outer.status === 'missing_image' ? ' missing' : ''),
+      role: 'treeitem', testid: 'tree-node', 'aria-level': depth + 1, 'aria-expanded': kids.length ? 'false' : null,
+      'data-depth': depth, 'data-frame': node.frame, 'data-count': isInt(node.count) ? node.count : ''},
+    el('div', {class: 'tline'}, twisty, el('span', {class: 'count', testid: 'tree-count'}, isInt(node.count) ? node.count : ''), ' ', label),
+    inlined);
+    // CSSOM, not a style attribute: the CSP forbids inline styles
+    row.style.setProperty('--depth', String(Math.min(depth, 300)));
+    row.title = 'depth ' + depth;
+    state.set(row, {node, depth, open: false});
+    if (kids.length) twisty.addEventListener('click', () => toggle(row));
     return row;
+  }
+
+  /* Rows of nodes in pre-order from entries [node, depth, heavy]; a node is
+   * opened while want(...) says so and the row budget lasts. */
+  function build(entries, budget, want) {
+    const frag = document.createDocumentFragment();
+    const stack = entries.slice().reverse();
+    let n = 0;
+    while (stack.length) {
+      const [node, depth, heavy] = stack.pop();
+      const row = nodeRow(node, depth);
+      frag.append(row);
+      n++;
+      const kids = kidsOf(node);
+      if (kids.length && n < budget && want(kids, depth, heavy)) {
+        markOpen(row, true);
+        let hi = 0;
+        kids.forEach((k, i) => { if ((k.count || 0) > (kids[hi].count || 0)) hi = i; });
+        for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], depth + 1, i === hi]);
+      }
+    }
+    return {frag, n};
+  }
+
+  function markOpen(row, open) {
+    state.get(row).open = open;
+    row.setAttribute('aria-expanded', open ? 'true' : 'false');
+    const b = row.querySelector('.twisty');
+    b.textContent = open ? '▾' : '▸';
+    b.setAttribute('aria-label', open ? 'collapse' : 'expand');
+  }
+
+  /* Removes the rows below an open row (its shown descendants). */
+  function close(row) {
+    const d = state.get(row).depth;
+    while (row.nextSibling && state.get(row.nextSibling).depth > d) row.nextSibling.remove();
+    markOpen(row, false);
+  }
+
+  function open(row, budget, want) {
+    const st = state.get(row);
+    markOpen(row, true);
+    const {frag} = build(kidsOf(st.node).map((k) => [k, st.depth + 1, false]), budget, want);
+    row.after(frag);
+  }
+
+  // a click opens one level, and follows single-child chains
+  function toggle(row) {
+    if (state.get(row).open) close(row);
+    else open(row, TREE_OPEN_ROWS, (kids) => kids.length === 1);
+  }
+
+  function showAll(budget, want) {
+    const {frag, n} = build(roots.map((r) => [r, 0, true]), budget, want);
+    put(rows, frag);
+    note.textContent = n < size.nodes ? ` showing ${n} of ${size.nodes} nodes` : '';
+  }
+
+  // first view: the first levels, every single-child chain and each level's heaviest branch
+  showAll(TREE_OPEN_ROWS, (kids, depth, heavy) => depth < 2 || kids.length === 1 || heavy);
+
+  const expandAll = el('button', {type: 'button', testid: 'tree-expand-all', onclick: () => {
+    showAll(TREE_EXPAND_ALL_ROWS, () => true);
+  }}, 'Expand all');
+  const collapseAll = el('button', {type: 'button', testid: 'tree-collapse-all', onclick: () => showAll(roots.length, () => false)}, 'Collapse all');
+  return el('div', {class: 'treebox'},
+    el('div', {class: 'treebar'}, el('span', {testid: 'tree-size'}, `Call tree: ${plural(size.nodes, 'node')}, ${size.depth + 1} levels deep`),
+      ' ', expandAll, ' ', collapseAll, note),
+    roots.length ? rows : el('p', {class: 'dim'}, 'Empty tree.'));
+}
+
+/* ---- threads, processes, images ---- */
+
+const ROLE_TAG = {
+  last_exception: ['cause', 'the exception that caused the crash'],
+  app_specific: ['app specific', 'a backtrace the process recorded itself'],
+  attributed: ['attributed', 'the thread the resource use is attributed to'],
+  heaviest: ['heaviest', 'the heaviest stack of the process'],
+  kernel: ['kernel', 'kernel backtrace'],
+};
+const ROLE_NAME = {last_exception: 'Last Exception Backtrace', app_specific: 'Application Specific Backtrace',
+  attributed: 'Attributed thread', heaviest: 'Heaviest stack', kernel: 'Kernel backtrace'};
+
+/* Order of threads: the exception backtrace (the cause) first, then the
+ * crashed thread, then the other special sections, then plain threads. */
+function threadRank(t) {
+  if (t.role === 'last_exception') return 0;
+  if (t.role === 'app_specific') return 1;
+  if (t.crashed) return 2;
+  if (t.role && t.role !== 'thread') return 3;
+  return 4;
+}
+function sortThreads(threads) { return threads.slice().sort((a, b) => threadRank(a) - threadRank(b)); }
+
+function threadHeading(t) {
+  const title = typeof t.title === 'string' && t.title.trim() ? t.title.trim().replace(/:+$/, '') : null;
+  const hasId = t.id !== null && t.id !== undefined;
+  let h = title || (hasId ? 'Thread ' + t.id : ROLE_NAME[t.role] || 'Thread');
+  if (!title && t.crashed) h += ' Crashed';
+  const tag = ROLE_TAG[t.role];
+  return el('h2', null, h, t.name ? ': ' + t.name : '', t.queue ? ' (queue ' + t.queue + ')' : '',
+    isInt(t.count) ? el('span', {class: 'dim', testid: 'thread-count'}, ' ' + plural(t.count, 'sample')) : null,
+    title && t.crashed ? el('span', {class: 'tag warn'}, 'crashed') : null,
+    tag ? el('span', {class: 'tag role role-' + t.role, title: tag[1]}, tag[0]) : null);
+}
+
+/* One thread: a collapsible section, built when first opened. */
+function threadSection(t, ctx, open) {
+  const tree = isTreeThread(t);
+  const nframes = Array.isArray(t.frames) ? t.frames.length : 0;
+  const body = el('div', {class: 'thread-body'});
+  let built = false;
+  const build = () => { if (!built) { built = true; put(body, tree ? treeView(t, ctx) : framesTable(t, ctx)); } };
+  const det = el('details', {open: !!open},
+    el('summary', null, threadHeading(t), open ? null : el('span', {class: 'dim'}, ' ' + plural(nframes, 'frame'))), body);
+  det.addEventListener('toggle', () => { if (det.open) build(); });
+  if (open) build();
+  const cls = ['thread', t.crashed ? 'crashed' : '', t.role === 'last_exception' ? 'cause' : '', tree ? 'tree' : ''].filter(Boolean).join(' ');
+  return el('section', {class: cls, testid: 'thread', 'data-thread': t.id === null || t.id === undefined ? '' : t.id,
+    'data-crashed': t.crashed ? 'true' : 'false', 'data-role': t.role || 'thread', 'data-tree': tree ? 'true' : 'false'}, det);
+}
+
+/* Threads in display order; the important ones and the first ones up to a
+ * frame budget start open, the rest collapsed. */
+function threadSections(threads, ctx) {
+  let budget = OPEN_FRAMES_BUDGET;
+  return sortThreads(threads).map((t, i) => {
+    const n = Array.isArray(t.frames) ? t.frames.length : 0;
+    const open = threadRank(t) < 4 || (i < 64 && n <= budget);
+    if (open) budget -= Math.min(n, FRAME_ROWS_PAGE);
+    return threadSection(t, ctx, open);
   });
+}
+
+const IMAGE_STATUS = ['found', 'missing', 'found_other_arch', 'outside_text'];
+const IMAGE_STATUS_LABEL = {found: 'found', missing: 'missing', found_other_arch: 'found, other arch', outside_text: 'outside __TEXT'};
+
+/* What to upload (or check) for an image that did not symbolicate. */
+function imageHint(im) {
+  const uuid = im.uuid ? 'UUID ' + im.uuid : null;
+  const arch = im.arch || null;
+  switch (im.status) {
+    case 'missing':
+      return uuid ? `Upload ${im.name || 'this image'}'s binary or dSYM with ${uuid}${arch ? ' (' + arch + ')' : ''}.`
+        : 'The report gives no UUID for this image, so no upload can match it.';
+    case 'found_other_arch':
+      return `${uuid || 'This UUID'} is stored, but for another architecture: upload the ${arch || 'matching'} slice ` +
+        `(the fat binary or dSYM that contains ${arch || 'it'}).`;
+    case 'outside_text':
+      return 'Some frames lie beyond the stored image\'s __TEXT: the uploaded file is probably not the build that ran ' +
+        `(check ${uuid || 'the UUID'} and the version), or the report's load address is wrong.`;
+    default: return '';
+  }
+}
+
+function imagesTable(images) {
+  return table('crash-images', ['Name', 'UUID', 'Arch', 'Load address', 'Status', 'Debug info'],
+    images.map((im) => {
+      const st = typeof im.status === 'string' ? im.status : '';
+      const known = IMAGE_STATUS.includes(st);
+      const hint = imageHint(im);
+      return el('tr', {class: st && st !== 'found' ? 'missing' : '', testid: 'image-status-row', 'data-status': st, 'data-uuid': im.uuid || ''},
+        el('td', null, im.name || ''), el('td', {class: 'mono'}, im.uuid || ''), el('td', null, im.arch || ''),
+        el('td', {class: 'mono'}, im.load_address || ''),
+        el('td', null, el('span', {class: 'istatus' + (known ? ' st-' + st : ''), testid: 'image-status'}, known ? IMAGE_STATUS_LABEL[st] : st),
+          hint ? el('div', {class: 'hint', testid: 'image-hint'}, hint) : null),
+        el('td', null, im.debug_info ? 'yes' : 'no'));
+    }));
+}
+
+/* "3 found, 2 missing" of a list of images. */
+function imageCounts(images) {
+  const n = {};
+  for (const im of images) n[im.status] = (n[im.status] || 0) + 1;
+  return IMAGE_STATUS.filter((s) => n[s]).map((s) => n[s] + ' ' + IMAGE_STATUS_LABEL[s]).join(', ');
+}
+
+/* The images of a report or a process, collapsed when long. */
+function imagesSection(images, title) {
+  if (!images.length) return null;
+  const body = el('div');
+  let built = false;
+  const open = images.length <= IMAGES_OPEN;
+  const det = el('details', {open, class: 'images'},
+    el('summary', null, el('h2', null, title, el('span', {class: 'dim'}, ` (${images.length}: ${imageCounts(images)})`))), body);
+  const build = () => { if (!built) { built = true; put(body, imagesTable(images)); } };
+  det.addEventListener('toggle', () => { if (det.open) build(); });
+  if (open) build();
+  return el('section', {testid: 'images-section'}, det);
+}
+
+/* What to upload, when some images did not symbolicate. */
+function uploadAdvice(images) {
+  const missing = images.filter((im) => im.status === 'missing' && im.uuid).length;
+  const other = images.filter((im) => im.status === 'found_other_arch').length;
+  const outside = images.filter((im) => im.status === 'outside_text').length;
+  if (!missing && !other && !outside) return null;
+  return el('div', {class: 'advice', testid: 'upload-advice'},
+    missing ? el('p', null, plural(missing, 'image') + ' of this report ' + (missing === 1 ? 'was' : 'were') +
+      ` never uploaded: upload ${missing === 1 ? 'its binary or dSYM' : 'their binaries or dSYMs'} ` +
+      '(the UUIDs are in the binary images tables; every image stored reports need is on ',
+    el('a', {href: '#/missing'}, 'Missing images'), ').') : null,
+    other ? el('p', null, plural(other, 'image') + ' ' + (other === 1 ? 'is' : 'are') +
+      ' stored under another architecture: upload the slice of the architecture the report names.') : null,
+    outside ? el('p', null, plural(outside, 'image') + ' had frames outside the stored __TEXT: check that the uploaded build is the one that ran.') : null);
+}
+
+/* The processes of a multi-process report (stackshot, spindump, jetsam),
+ * each a collapsed section built when opened; a filter by name or pid. */
+function processesSection(c, procs, ctx) {
+  const threads = procs.map(() => []), images = procs.map(() => []);
+  for (const t of c.threads || []) if (isInt(t.process) && t.process >= 0 && t.process < procs.length) threads[t.process].push(t);
+  for (const im of c.images || []) if (isInt(im.process) && im.process >= 0 && im.process < procs.length) images[im.process].push(im);
+  const anyContent = procs.some((p, i) => threads[i].length || images[i].length);
+  const filter = el('input', {id: 'process-filter', type: 'search', testid: 'process-filter', placeholder: 'name or pid'});
+  const procName = (p) => (p && p.name) || '(unnamed)';
+  const pidText = (p) => (p && isInt(p.pid) ? String(p.pid) : '');
+  let items;   // [node, search text]
+  let listNode;
+  if (!anyContent) {
+    // jetsam: processes without threads, one table
+    const rows = procs.map((p) => el('tr', {testid: 'process'},
+      el('td', {class: 'num'}, pidText(p)), el('td', null, procName(p)), el('td', {class: 'mono'}, (p && p.detail) || ''),
+      el('td', {class: 'mono dim'}, (p && p.path) || '')));
+    items = rows.map((r, i) => [r, (pidText(procs[i]) + ' ' + procName(procs[i])).toLowerCase()]);
+    listNode = table('processes', ['pid', 'Process', 'Detail', 'Path'], rows);
+  } else {
+    // the reported process and those with a crashed thread first, open
+    const focus = (i) => threads[i].some((t) => t.crashed || threadRank(t) < 2) ||
+      (c.process && procs[i] && procs[i].name === c.process);
+    const order = procs.map((p, i) => i).sort((a, b) => (focus(b) ? 1 : 0) - (focus(a) ? 1 : 0));
+    let opened = 0;
+    items = order.map((i) => {
+      const p = procs[i] || {};
+      const nframes = threads[i].reduce((s, t) => s + (Array.isArray(t.frames) ? t.frames.length : 0), 0);
+      const body = el('div', {class: 'process-body'});
+      let built = false;
+      const open = focus(i) && opened++ < 3;
+      const det = el('details', {class: 'process', testid: 'process', 'data-process': i, 'data-pid': pidText(p), open},
+        el('summary', null,
+          el('span', {class: 'pname', testid: 'process-name'}, procName(p)),
+          pidText(p) ? el('span', {class: 'dim'}, ' [' + pidText(p) + ']') : null,
+          el('span', {class: 'dim'}, ` ${plural(threads[i].length, 'thread')}, ${plural(nframes, 'frame')}, ${plural(images[i].length, 'image')}`),
+          p.detail ? el('span', {class: 'pdetail mono'}, ' ' + p.detail) : null),
+        body);
+      const build = () => {
+        if (built) return;
+        built = true;
+        put(body, p.path ? el('p', {class: 'mono dim'}, p.path) : null,
+          threads[i].length ? threadSections(threads[i], ctx) : el('p', {class: 'dim'}, 'No threads in the report.'),
+          imagesSection(images[i], 'Binary images of ' + procName(p)));
+      };
+      det.addEventListener('toggle', () => { if (det.open) build(); });
+      if (open) build();
+      return [det, (pidText(p) + ' ' + procName(p)).toLowerCase()];
+    });
+    listNode = el('div', {class: 'processes'}, items.map((x) => x[0]));
+  }
+  filter.addEventListener('input', () => {
+    const q = filter.value.trim().toLowerCase();
+    for (const [node, text] of items) node.hidden = !!q && !text.includes(q);
+  });
+  return el('section', {testid: 'processes'},
+    el('h2', null, plural(procs.length, 'process', 'processes')),
+    el('div', {class: 'search'}, el('label', {for: 'process-filter'}, 'Filter processes'), filter),
+    listNode);
+}
+
+/* Warnings: what of the report was skipped or unreadable, and where. */
+function warningsBox(c) {
+  const ws = Array.isArray(c.warnings) ? c.warnings.filter((w) => w && typeof w === 'object') : [];
+  const dropped = isInt(c.warnings_dropped) ? c.warnings_dropped : 0;
+  if (!ws.length && !dropped) return null;
+  const li = (w) => el('li', {testid: 'warning'},
+    el('span', {class: 'where mono', testid: 'warning-where'}, String(w.where || '?')), ' ',
+    el('span', {testid: 'warning-message'}, String(w.message || '')));
+  const SHOWN = 10;
+  return el('section', {class: 'warnings', testid: 'warnings', role: 'note', 'aria-label': 'Warnings'},
+    el('h2', null, plural(ws.length + dropped, 'warning'), ': parts of this report could not be read and were skipped'),
+    el('ul', null, ws.slice(0, SHOWN).map(li)),
+    ws.length > SHOWN ? el('details', null, el('summary', null, `${ws.length - SHOWN} more`), el('ul', null, ws.slice(SHOWN).map(li))) : null,
+    dropped ? el('p', {testid: 'warnings-dropped'}, `…and ${plural(dropped, 'more warning')}, counted but not kept.`) : null);
+}
+
+/* Verbatim text of the report (application specific information, panic string). */
+function textSection(title, testid, text) {
+  if (typeof text !== 'string' || !text) return null;
+  return el('section', {class: 'verbatim'}, el('h2', null, title), el('pre', {class: 'result', testid}, text));
 }
 
 async function viewCrash(id) {
@@ -231,30 +681,39 @@ async function viewCrash(id) {
   let c;
   try { c = await api('/v1/crashes/' + encodeURIComponent(id)); } catch (e) { status.error(e); return; }
   status.clear();
-  const app = appImageOf(c);
+  const images = Array.isArray(c.images) ? c.images : [];
+  const threads = Array.isArray(c.threads) ? c.threads : [];
+  const procs = Array.isArray(c.processes) ? c.processes : [];
+  const ctx = {app: appImageOf(c), images};
+  const kind = typeof c.kind === 'string' && c.kind ? c.kind : null;
   const exc = c.exception || {};
   const facts = [
+    ['Kind', kind], ['Bug type', c.bug_type],
     ['Process', c.process], ['Bundle id', c.bundle_id], ['App version', c.app_version],
     ['OS version', c.os_version], ['Hardware', c.hardware_model], ['Incident', c.incident_id],
     ['Exception', [exc.type, exc.signal && !(exc.type || '').includes(exc.signal) ? exc.signal : null].filter(Boolean).join(' ')],
     ['Codes', exc.codes], ['Termination', c.termination], ['Format', c.format],
+    ['Processes', procs.length ? procs.length : null],
   ].filter(([, v]) => v !== null && v !== undefined && v !== '');
-  const threads = c.threads.slice().sort((a, b) => (b.crashed ? 1 : 0) - (a.crashed ? 1 : 0));
+  // threads of one process, or of none, show here; the others under their process
+  const own = procs.length ? threads.filter((t) => !(isInt(t.process) && t.process >= 0 && t.process < procs.length)) : threads;
+  const ownImages = procs.length ? images.filter((im) => !(isInt(im.process) && im.process >= 0 && im.process < procs.length)) : images;
+  const label = (kind && KIND_LABEL[kind]) || 'Crash';
+  const text = kind && kind !== 'crash' && kind !== 'fragment' ? '.txt' : '.crash';
   put(body,
-    el('h1', {testid: 'crash-title'}, 'Crash #' + c.id + ': ', el('code', {testid: 'crash-signature'}, c.signature)),
+    el('h1', {testid: 'crash-title'}, kindBadge(kind), ' ', label + ' #' + c.id + ': ', el('code', {testid: 'crash-signature'}, c.signature)),
     el('p', null, el('a', {class: 'button', href: '/v1/crashes/' + encodeURIComponent(c.id) + '?format=text',
-      download: 'crash-' + c.id + '.crash', testid: 'download-report'}, 'Download symbolicated report')),
-    el('dl', {class: 'facts', testid: 'crash-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', null, String(v))])),
-    el('p', {class: 'legend'}, el('span', {class: 'swatch app'}), ' app frames (',
-      app ? app.name : 'app image unknown', ')  ', el('span', {class: 'tag warn'}, 'missing image'), ' image never uploaded'),
-    threads.map((t) => el('section', {class: 'thread' + (t.crashed ? ' crashed' : ''), testid: 'thread', 'data-thread': t.id, 'data-crashed': t.crashed ? 'true' : 'false'},
-      el('h2', null, 'Thread ' + t.id + (t.crashed ? ' Crashed' : ''), t.name ? ': ' + t.name : '', t.queue ? ' (queue ' + t.queue + ')' : ''),
-      table('frames', ['#', 'Image', 'Symbol + offset', 'File:line', 'Address'], frameRows(t, app, c.images || [])))),
-    (c.images || []).length ? el('section', null, el('h2', null, 'Binary images'),
-      table('crash-images', ['Name', 'UUID', 'Arch', 'Load address', 'Status', 'Debug info'],
-        c.images.map((im) => el('tr', {class: im.status === 'missing' ? 'missing' : ''},
-          el('td', null, im.name || ''), el('td', {class: 'mono'}, im.uuid || ''), el('td', null, im.arch || ''),
-          el('td', {class: 'mono'}, im.load_address || ''), el('td', null, im.status), el('td', null, im.debug_info ? 'yes' : 'no'))))) : null);
+      download: 'crash-' + c.id + text, testid: 'download-report'}, 'Download symbolicated report')),
+    warningsBox(c),
+    el('dl', {class: 'facts', testid: 'crash-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
+    textSection('Panic string', 'panic-string', c.panic_string),
+    textSection('Application Specific Information', 'app-specific', c.app_specific),
+    uploadAdvice(images),
+    threads.length ? el('p', {class: 'legend'}, el('span', {class: 'swatch app'}), ' app frames (',
+      ctx.app ? ctx.app.name : 'app image unknown', ')  ', el('span', {class: 'tag warn'}, 'missing image'), ' image never uploaded') : null,
+    threadSections(own, ctx),
+    procs.length ? processesSection(c, procs, ctx) : null,
+    imagesSection(ownImages, 'Binary images'));
 }
 
 /* ---- Images: list, upload, delete --------------------------------------- */
@@ -430,7 +889,7 @@ async function route() {
   else if (section === 'images') await viewImages(params);
   else if (section === 'missing') await viewMissing();
   else if (section === 'symbolicate') viewSymbolicate();
-  else await viewCrashes();
+  else await viewCrashes(params);
   if (gen !== generation) return;  // another route started meanwhile
   const h1 = view.querySelector('h1');
   document.title = 'symd: ' + (h1 ? h1.textContent : section);

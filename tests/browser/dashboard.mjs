@@ -4,7 +4,10 @@
 //
 // Needs a fresh, running `symd serve` (empty database) at that address and
 // /usr/bin/chromium. Environment: SYMD_UPLOAD_TOKEN (the token the server was
-// started with, if any), CHROMIUM (the browser, default /usr/bin/chromium).
+// started with, if any), CHROMIUM (the browser, default /usr/bin/chromium),
+// SYMD_REAL_REPORTS (the real reports of other kinds, default
+// ../shared/real-reports beside the checkout; checks whose file is not there
+// are skipped with a "skip - name: why" line).
 // Prints "ok - name" / "not ok - name: reason" per check, screenshot paths,
 // and last "N passed, N failed"; exits 1 on any failure.
 import fs from 'node:fs';
@@ -32,8 +35,16 @@ const EVIL = '<img src=x onerror=alert(1)>';          // xss-arm64's function, v
 const EVIL_NAME = '<script>alert(2)</script>';         // asked for as the upload name
 const EVIL_PROCESS = '<b>evil</b>';
 
+// Real reports of other kinds (public files, never copied into the repo).
+const REAL = process.env.SYMD_REAL_REPORTS || path.join(ROOT, '../shared/real-reports');
+const REAL_SAMPLE = 'inket+MacSymbolicator@7ad41f1+MacSymbolicatorTests_Resources_Samples_singlethread-sample.txt';
+const REAL_STACKSHOT = 'log2timeline+plaso@df3d6f7+test_data_ips_files_stacks-2023-02-10-100716.ips';
+const REAL_BIG_STACKSHOT = 'mosiko1234+ipsw-auto-symbolicate-server@f0becd0+stacks+audiomxd-2025-06-12-080425.ips';
+const REAL_BROKEN = 'faisalmemon+ios-crash-dump-analysis-book+examples_imac_bridge_os_imac_bridge_os.crash';
+const REAL_EXCEPTION = 'faisalmemon+ios-crash-dump-analysis-book+examples_nsdata_crash_ios_icdab_nsdata_ios_14_2.crash';
+
 // ---- tiny harness ---------------------------------------------------------
-let passed = 0, failed = 0;
+let passed = 0, failed = 0, skipped = 0;
 const shots = [];
 function assert(cond, msg) { if (!cond) throw new Error(msg); }
 function eq(got, want, what) {
@@ -49,6 +60,17 @@ async function check(name, fn) {
     failed++;
     console.log(`not ok - ${name}: ${String(e && e.message || e).split('\n')[0]}`);
   }
+}
+// A check over files of REAL: skipped, with a message, when one is not there.
+async function checkReal(name, files, fn) {
+  const paths = files.map((f) => path.join(REAL, f));
+  const absent = paths.filter((p) => !fs.existsSync(p));
+  if (absent.length) {
+    skipped++;
+    console.log(`skip - ${name}: ${absent.map((p) => path.basename(p)).join(', ')} not found in ${REAL}`);
+    return;
+  }
+  await check(name, () => fn(...paths.map((p) => fs.readFileSync(p, 'utf8'))));
 }
 
 // ---- fixtures' expectations (independent of symd) ---------------------------
@@ -90,6 +112,30 @@ const expected = readTwinExpectations();
 const expectedSignature = expected.find((r) => r.image === twinProcess && r.symbol).symbol;
 const missingRow = expected.find((r) => r.status === 'missing_image');
 
+// The nodes of a `sample` report's call graph, in order: depth (two spaces a
+// level under the thread line), sample count, symbol and image as printed.
+function sampleCallGraph(text) {
+  const lines = text.split('\n');
+  const nodes = [];
+  let base = null;
+  for (const l of lines.slice(lines.findIndex((x) => x.trim() === 'Call graph:') + 1)) {
+    if (!l.trim()) break;
+    const m = /^(\s*)(\d+)\s+(.*)$/.exec(l);
+    assert(m, `call graph line ${l}`);
+    if (/^Thread_\d+/.test(m[3])) { base = null; continue; }
+    if (base === null) base = m[1].length;
+    const at = /^(.*?)\s+\(in ([^)]+)\)/.exec(m[3]);
+    assert(at, `call graph frame ${l}`);
+    nodes.push({depth: (m[1].length - base) / 2, count: Number(m[2]), symbol: at[1], image: at[2]});
+  }
+  return nodes;
+}
+// An .ips's header line and JSON body (numbers past 2^53 lose digits: only counts are read).
+function ipsParts(text) {
+  const nl = text.indexOf('\n');
+  return {header: JSON.parse(text.slice(0, nl)), body: text.slice(nl + 1)};
+}
+
 // ---- HTTP from node --------------------------------------------------------
 async function http(method, p, body, headers = {}) {
   const res = await fetch(base + p, {method, body, headers});
@@ -107,10 +153,10 @@ async function postCrash(text) {
 // ---- browser ---------------------------------------------------------------
 // A stuck browser must still end the run with the summary line.
 const watchdog = setTimeout(() => {
-  console.log('not ok - the run took over 120 s and was stopped');
+  console.log('not ok - the run took over 180 s and was stopped');
   console.log(`${passed} passed, ${failed + 1} failed`);
   process.exit(1);
-}, 120000);
+}, 180000);
 watchdog.unref();
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'symd-chromium-'));
 let context;
@@ -152,9 +198,9 @@ async function open(hash) {
   await page.goto(base + '/' + hash);
   await page.waitForSelector('#view[data-ready="true"]');
 }
-async function shot(name) {
+async function shot(name, fullPage = true) {
   const p = path.join(OUT, name + '.png');
-  await page.screenshot({path: p, fullPage: true});
+  await page.screenshot({path: p, fullPage});
   shots.push(path.relative(ROOT, p));
 }
 const testid = (id) => `[data-testid="${id}"]`;
@@ -184,7 +230,8 @@ async function pickFiles(files, name, how = 'picker') {
 async function imageRow(uuid) { return page.$(`tr[data-testid="image-row"][data-uuid="${uuid}"]`); }
 
 const uuids = {bigapp: machoUuid(BIGAPP), dsym: machoUuid(BIGAPP_DSYM), libfix: machoUuid(LIBFIX), xss: machoUuid(XSS_BIN)};
-let twinCrash = null, xssCrash = null;
+let twinCrash = null, xssCrash = null, xssReport = null;
+const posted = {};   // kind checks' crashes, by file
 
 try {
   await check('dashboard loads under the CSP: nav, empty crash list, no console errors', async () => {
@@ -411,6 +458,7 @@ try {
       `0   ${EVIL_PROCESS}                   \t${pad(evilAt)} 0x${load.toString(16)} + ${evilAt - load}`, '',
       'Binary Images:',
       `0x${load.toString(16)} - 0x${(load + 0x3fffn).toString(16)} +${EVIL_PROCESS} arm64  <${u}> ${appPath}`, ''].join('\n');
+    xssReport = report;
     xssCrash = await postCrash(report);
     eq(xssCrash.signature, EVIL, 'crash signature');
 
@@ -444,6 +492,180 @@ try {
     eq(dialogs.slice(seen), [], 'dialogs');
   });
 
+  await check('XSS: application specific information and warnings render as text', async () => {
+    assert(xssReport, 'the XSS check posted no report');
+    const seen = dialogs.length;
+    // the XSS report with an Application Specific Information section and a frame line that is no frame
+    const text = xssReport.replace('Triggered by Thread:  0\n', `Triggered by Thread:  0\n\nApplication Specific Information:\n${EVIL}\n`)
+      .replace(/^(0 .*)$/m, `$1\n1   ${EVIL_NAME} is no frame line`);
+    const c = await postCrash(text);
+    assert(typeof c.app_specific === 'string' && c.app_specific.includes(EVIL), `app_specific in the answer: ${JSON.stringify(c.app_specific)}`);
+    assert(Array.isArray(c.warnings) && c.warnings.length > 0, 'the broken frame line has no warning');
+    await open('#/crashes/' + c.id);
+    eq(await page.textContent(testid('app-specific')), c.app_specific, 'application specific information');
+    eq(await page.$$eval('[data-testid="warning"]', (ns) => ns.map((n) => n.textContent)),
+      c.warnings.map((w) => `${w.where} ${w.message}`), 'warnings shown');
+    const dom = await page.evaluate(() => document.querySelectorAll('main img, main script, main b, main i, main u').length);
+    eq(dom, 0, 'markup elements from data');
+    await page.waitForTimeout(300);
+    eq(dialogs.slice(seen), [], 'dialogs');
+  });
+
+  await check('image status: the twin crash\'s missing library says what to upload', async () => {
+    assert(twinCrash, 'no crash posted');
+    await open('#/crashes/' + twinCrash.id);
+    const row = page.locator(`tr[data-testid="image-status-row"][data-uuid="${missingRow.uuid}"]`);
+    eq(await row.getAttribute('data-status'), 'missing', 'status of the missing library');
+    eq(await row.locator(testid('image-status')).textContent(), 'missing', 'status text');
+    const hint = await row.locator(testid('image-hint')).textContent();
+    assert(hint.includes(missingRow.uuid) && /upload/i.test(hint), `hint: ${hint}`);
+    const app = page.locator(`tr[data-testid="image-status-row"][data-uuid="${uuids.bigapp}"]`);
+    eq(await app.getAttribute('data-status'), 'found', 'status of the uploaded app');
+    eq(await app.locator(testid('image-hint')).count(), 0, 'no hint for a found image');
+    assert(await page.isVisible(testid('upload-advice')), 'no upload advice above the threads');
+  });
+
+  await checkReal('sample: kind shown, the call graph as an indented tree with counts', [REAL_SAMPLE], async (text) => {
+    const want = sampleCallGraph(text);
+    const threadCount = Number(/^\s*(\d+)\s+Thread_\d+/m.exec(text)[1]);
+    const c = posted.sample = await postCrash(text);
+    eq(c.kind, 'sample', 'kind in the answer');
+    await open('#/crashes/' + c.id);
+    eq(await page.textContent(`${testid('crash-title')} ${testid('kind-badge')}`), 'sample', 'kind badge in the title');
+    eq(await page.textContent('dd[data-fact="Kind"]'), 'sample', 'kind fact');
+    const tree = page.locator(`section[data-tree="true"] ${testid('call-tree')}`);
+    eq(await tree.count(), 1, 'call trees');
+    eq(Number(await tree.getAttribute('data-nodes')), want.length, 'tree nodes (the call graph\'s frame lines)');
+    assert((await page.textContent(testid('thread-count'))).includes(String(threadCount)), 'thread sample count');
+    await page.click(testid('tree-expand-all'));
+    const rows = await page.$$eval('[data-testid="tree-node"]', (ns) => ns.map((n) => ({
+      depth: Number(n.dataset.depth), count: Number(n.dataset.count), pad: parseFloat(getComputedStyle(n).paddingLeft),
+      sym: n.querySelector('[data-testid="tree-symbol"]').textContent, image: n.querySelector('[data-testid="tree-image"]').textContent})));
+    eq(rows.map((r) => [r.depth, r.count]), want.map((w) => [w.depth, w.count]), 'tree rows: depth and count');
+    rows.forEach((r, i) => {
+      const w = want[i];
+      if (w.symbol !== '???') assert(r.sym.startsWith(w.symbol), `node ${i}: symbol ${r.sym}, want ${w.symbol}`);
+      assert(r.image.includes(w.image), `node ${i}: image ${r.image}, want ${w.image}`);
+      if (i) assert(r.depth <= rows[i - 1].depth || r.pad > rows[i - 1].pad, `node ${i} not indented under its parent`);
+    });
+    // collapsing the root hides every other node; opening it follows the single-child chain back
+    await page.click(`[data-testid="tree-node"][data-depth="0"] ${testid('tree-toggle')}`);
+    eq(await page.$$eval('[data-testid="tree-node"]', (ns) => ns.length), want.filter((w) => w.depth === 0).length, 'rows after collapsing the root');
+    await page.click(`[data-testid="tree-node"][data-depth="0"] ${testid('tree-toggle')}`);
+    eq(await page.$$eval('[data-testid="tree-node"]', (ns) => ns.length), want.length, 'rows after opening the root again');
+    await shot('sample');
+  });
+
+  await checkReal('stackshot .ips: kind, bug_type, one collapsed section per process, opened on demand', [REAL_STACKSHOT], async (text) => {
+    const {header, body} = ipsParts(text);
+    const procs = Object.values(JSON.parse(body).processByPid);
+    const c = posted.stackshot = await postCrash(text);
+    eq(c.kind, 'hang', 'kind in the answer');
+    const t0 = Date.now();
+    await open('#/crashes/' + c.id);
+    const ms = Date.now() - t0;
+    eq(await page.textContent(`${testid('crash-title')} ${testid('kind-badge')}`), 'hang', 'kind badge in the title');
+    eq(await page.textContent('dd[data-fact="Bug type"]'), String(header.bug_type), 'bug type fact');
+    eq(await page.$$eval('[data-testid="process"]', (ns) => ns.length), procs.length, 'process sections (processByPid)');
+    const shown = await page.$$eval('tr[data-testid="frame"]', (ns) => ns.length);
+    assert(shown < 2000, `${shown} frame rows built at first: processes should start collapsed`);
+    // filter to one process, open it: its threads and frames as the answer gives them
+    const name = 'SpringBoard';
+    const pi = c.processes.findIndex((p) => p.name === name);
+    assert(pi >= 0, `no process ${name} in the answer`);
+    await page.fill(testid('process-filter'), name.toLowerCase());
+    const visible = await page.$$eval('[data-testid="process"]', (ns) => ns.filter((n) => !n.hidden).map((n) => n.querySelector('[data-testid="process-name"]').textContent));
+    assert(visible.includes(name) && visible.every((v) => v.toLowerCase().includes('springboard')), `filtered processes ${visible}`);
+    const sec = page.locator(`details[data-testid="process"][data-process="${pi}"]`);
+    if (!(await sec.evaluate((d) => d.open))) await sec.locator('summary').first().click();
+    const threads = c.threads.filter((t) => t.process === pi);
+    eq(await sec.locator('section[data-testid="thread"]').count(), threads.length, `thread sections of ${name}`);
+    const first = sec.locator('section[data-testid="thread"]').first();
+    if (!(await first.locator('details').first().evaluate((d) => d.open))) await first.locator('summary').first().click();
+    const tid = await first.getAttribute('data-thread');
+    const t = threads.find((x) => String(x.id) === tid);
+    eq(await first.locator('tr[data-testid="frame"]').count(), t.frames.length, `frame rows of ${name} thread ${tid}`);
+    console.log(`# stackshot: ${procs.length} processes, ${c.threads.length} threads, view ready in ${ms} ms`);
+    await shot('stackshot', false);
+  });
+
+  await checkReal('big stackshot (about 8000 frames) stays fast', [REAL_BIG_STACKSHOT], async (text) => {
+    const c = await postCrash(text);
+    const frames = c.threads.reduce((n, t) => n + t.frames.length, 0);
+    const t0 = Date.now();
+    await open('#/crashes/' + c.id);
+    const ms = Date.now() - t0;
+    const els = await page.evaluate(() => document.querySelectorAll('*').length);
+    console.log(`# big stackshot: ${frames} frames, ${c.processes.length} processes, view ready in ${ms} ms, ${els} elements`);
+    assert(ms < 4000, `view took ${ms} ms`);
+    assert(els < 40000, `${els} elements built for a collapsed view`);
+    // every process opened at once: still usable
+    const t1 = Date.now();
+    await page.$$eval('details[data-testid="process"]', (ds) => ds.forEach((d) => { d.open = true; }));
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('details[data-testid="process"]')).every((d) => d.querySelector('.process-body').childElementCount > 0));
+    const all = Date.now() - t1;
+    console.log(`# big stackshot: every process opened in ${all} ms`);
+    assert(all < 8000, `opening every process took ${all} ms`);
+  });
+
+  await checkReal('broken .ips (JSON body does not parse): stored, warnings box shows where and why', [REAL_BROKEN], async (text) => {
+    const {header} = ipsParts(text);
+    const c = posted.broken = await postCrash(text);
+    assert(Array.isArray(c.warnings) && c.warnings.length > 0, `answer has no warnings: ${JSON.stringify(c.warnings)}`);
+    await open('#/crashes/' + c.id);
+    assert(await page.isVisible(testid('warnings')), 'warnings box not visible');
+    const items = await page.$$eval('[data-testid="warning"]', (ns) => ns.map((n) => [
+      n.querySelector('[data-testid="warning-where"]').textContent, n.querySelector('[data-testid="warning-message"]').textContent]));
+    eq(items, c.warnings.map((w) => [w.where, w.message]), 'warnings shown');
+    eq(await page.textContent('dd[data-fact="Bug type"]'), String(header.bug_type), 'bug type from the header');
+    eq(await page.textContent(`${testid('crash-title')} ${testid('kind-badge')}`), c.kind, 'kind badge');
+    await shot('warnings');
+  });
+
+  await checkReal('Last Exception Backtrace shown first as the cause, then the crashed thread', [REAL_EXCEPTION], async (text) => {
+    const lines = text.split('\n');
+    const first = lines[lines.findIndex((l) => l.startsWith('Last Exception Backtrace:')) + 1];
+    const m = /^0\s+\S+\s+0x[0-9a-f]+ (.*)$/.exec(first);
+    assert(m, `first exception frame line: ${first}`);
+    const c = await postCrash(text);
+    await open('#/crashes/' + c.id);
+    const secs = await page.$$eval('section[data-testid="thread"]', (ss) => ss.slice(0, 2).map((s) => ({
+      role: s.dataset.role, crashed: s.dataset.crashed, cause: s.classList.contains('cause'),
+      title: s.querySelector('h2').textContent, sym: (s.querySelector('tr[data-testid="frame"] .sym') || {}).textContent})));
+    eq([secs[0].role, secs[0].cause], ['last_exception', true], 'first section: the exception backtrace, marked as the cause');
+    assert(secs[0].title.startsWith('Last Exception Backtrace'), `title ${secs[0].title}`);
+    eq(secs[0].sym, m[1], 'its first frame');
+    eq(secs[1].crashed, 'true', 'second section: the crashed thread');
+    await shot('exception-backtrace');
+  });
+
+  await check('kind filter: groups per kind, ?kind= in the address, kind badges in the lists', async () => {
+    assert(posted.sample || posted.stackshot, 'no report of another kind posted (real reports missing?)');
+    const other = posted.sample ? 'sample' : 'hang';
+    await open('#/crashes?kind=' + other);
+    eq(await page.inputValue(testid('kind-filter')), other, 'filter from the address');
+    const api = (await http('GET', '/v1/crashes/groups?kind=' + other)).json.groups;
+    assert(api.length > 0 && api.every((g) => g.kind === other), `API groups of kind ${other}: ${JSON.stringify(api.map((g) => g.kind))}`);
+    const kinds = () => page.$$eval('tr[data-testid="group-row"]', (rs) => rs.map((r) => r.dataset.kind));
+    eq(await kinds(), api.map(() => other), 'group rows');
+    await page.selectOption(testid('kind-filter'), 'crash');
+    await page.waitForFunction(() => {
+      const rs = document.querySelectorAll('tr[data-testid="group-row"]');
+      return rs.length && Array.from(rs).every((r) => r.dataset.kind === 'crash');
+    });
+    assert(page.url().endsWith('#/crashes?kind=crash'), `address ${page.url()}`);
+    await page.selectOption(testid('kind-filter'), '');
+    await page.waitForFunction((k) => Array.from(document.querySelectorAll('tr[data-testid="group-row"]')).some((r) => r.dataset.kind === k), other);
+    const all = await kinds();
+    assert(all.includes('crash') && all.includes(other), `kinds of all groups: ${all}`);
+    const g = page.locator(`tr[data-testid="group-row"][data-kind="${other}"] ${testid('group-open')}`).first();
+    await g.click();
+    await page.waitForSelector(testid('crash-link'));
+    const rowKinds = await page.$$eval('tr[data-testid="crash-row"]', (rs) => rs.map((r) => r.dataset.kind));
+    assert(rowKinds.length && rowKinds.every((k) => k === other), `crash rows of the ${other} group: ${rowKinds}`);
+    await shot('crashes-kinds');
+  });
+
   await check('delete an image through the UI (confirm dismissed keeps it, accepted removes it)', async () => {
     await open('#/images');
     const del = `tr[data-testid="image-row"][data-uuid="${uuids.xss}"] ${testid('image-delete')}`;
@@ -473,5 +695,6 @@ try {
 }
 
 for (const s of shots) console.log('screenshot: ' + s);
+if (skipped) console.log(`${skipped} skipped`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,165 @@
+/* Private to the HTTP layer (server/http*.c): the server and request state,
+ * the routes, the reply helpers every handler answers with, and the
+ * handlers, one file per resource. */
+#ifndef SYMD_HTTP_INT_H
+#define SYMD_HTTP_INT_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../store/store.h"
+#include "../util/dynbuf.h"
+#include "http.h"
+#include "metrics.h"
+
+#define MAX_RESPONSE (512u << 20) /* a 200k-frame answer fits comfortably */
+#define MAX_LIST 1000
+#define MAX_FILES 64
+
+/* One open connection, for the timeout reaper. since_us is when the
+ * connection was accepted or its last request completed: the next request's
+ * headers must be in within --header-timeout of it, and the whole request
+ * (headers, body and answer) must end within --request-timeout. */
+typedef struct conn_track {
+    struct conn_track *prev, *next;
+    int fd;
+    int64_t since_us;
+    bool in_request; /* headers are in: the request deadline applies */
+    bool served;     /* an earlier request was answered: keep-alive */
+    bool cut;
+} conn_track;
+
+typedef struct {
+    const server_config *cfg;
+    store *st;
+    metrics *m;
+    FILE *access_log;          /* NULL: off */
+    _Atomic uint64_t in_flight; /* requests between first callback and completion */
+    _Atomic uint64_t held;      /* request and response body bytes held now */
+    atomic_bool draining;      /* SIGTERM seen: answers close their connection */
+    pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
+    conn_track conns;          /* list head */
+    pthread_cond_t reaper_cv;
+    bool reaper_stop;          /* under conns_mu */
+} server;
+
+typedef enum {
+    ROUTE_NONE,
+    ROUTE_INDEX,
+    ROUTE_ASSET,
+    ROUTE_HEALTH,
+    ROUTE_METRICS,
+    ROUTE_OPENAPI,
+    ROUTE_IMAGES,
+    ROUTE_IMAGE,
+    ROUTE_SYMBOLICATE,
+    ROUTE_CRASHES,
+    ROUTE_CRASH,
+    ROUTE_CRASH_GROUPS,
+    ROUTE_MISSING,
+    ROUTE_COUNT
+} route;
+
+typedef struct {
+    char *name;
+    dynbuf data;
+} upload_file;
+
+/* One request, from its first callback to its completion (http.c). */
+typedef struct {
+    server *srv;
+    route route;
+    bool routed;         /* route, method and limits checked */
+    bool is_post;
+    int64_t start_us;    /* first callback */
+    unsigned status;     /* answered with; 0 until queued */
+    uint64_t bytes_out;  /* response body */
+    const char *allow;   /* Allow header of a 405 */
+    uint64_t held;       /* bytes charged to server.held, released at completion */
+    bool busy;           /* the body did not fit --max-inflight-mb: answer 503 */
+    char method[12];
+    char path[256];      /* for the access log, cut */
+    char path_arg[64];   /* the {uuid}, {id} or {file} of the path */
+    uint64_t limit;      /* body bytes allowed */
+    uint64_t received;   /* body bytes seen */
+    bool too_large;
+    bool bad_multipart;
+    dynbuf body;         /* raw body */
+    struct MHD_PostProcessor *pp;
+    upload_file files[MAX_FILES];
+    size_t nfiles;
+    bool part_open;
+    bool too_many_files;
+} req_state;
+
+/* ---- replies (http.c) ----------------------------------------------------
+ * Each queues the answer on c and records its status and size for the
+ * access log and metrics; MHD_NO only when libmicrohttpd cannot take it. */
+
+/* Queues r with the headers every answer carries; takes r. owned: its len
+ * bytes were allocated for this answer (and count against the
+ * --max-inflight-mb budget: an answer that does not fit becomes 503 busy). */
+enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
+                               struct MHD_Response *r, size_t len, const char *ctype,
+                               bool owned);
+/* data (malloc'ed, taken) as the body. */
+enum MHD_Result reply_bytes(struct MHD_Connection *c, unsigned status, uint8_t *data,
+                            size_t len, const char *ctype);
+/* b's JSON as the body ("{}" when empty); takes b's memory. */
+enum MHD_Result reply_dynbuf(struct MHD_Connection *c, unsigned status, dynbuf *b);
+/* doc as compact JSON; takes the reference. */
+enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, json_t *doc);
+/* {"error": {"code": code, "message": ...}}; a 5xx is also logged. */
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *code,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 503 busy: a body or answer that does not fit --max-inflight-mb. */
+enum MHD_Result reply_busy(struct MHD_Connection *c);
+/* Maps an error from the lower layers to a status and code. corrupt_code
+ * names what was being read, so corrupt input gets its own code
+ * ("malformed_macho", "malformed_zip"). A 500 means our bug and is logged. */
+enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
+                             const char *corrupt_code);
+
+/* ---- request arguments (http.c) ------------------------------------------ */
+
+/* The query-string argument name, or NULL. */
+const char *query_arg(struct MHD_Connection *c, const char *name);
+/* limit (1..MAX_LIST, default 50) and cursor (a next_cursor value) of a
+ * listing; NULL, or what is wrong with them. */
+const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before);
+/* Sets doc's "next_cursor": last_id as a string when more follows, else null. */
+void set_next_cursor(json_t *doc, bool more, int64_t last_id);
+/* s as a JSON string, or null. */
+json_t *json_str_or_null(const char *s);
+
+/* ---- handlers -------------------------------------------------------------
+ * Called once the whole body is in (rs->too_large set when it did not fit). */
+
+/* http_images.c: POST /v1/images, GET /v1/images, GET|DELETE /v1/images/{uuid} */
+enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_images_list(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_image(server *srv, struct MHD_Connection *c, req_state *rs,
+                             const char *method);
+
+/* http_symbolicate.c: POST /v1/symbolicate */
+enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c, req_state *rs);
+
+/* http_crashes.c: /v1/crashes, /v1/crashes/{id}, /v1/crashes/groups, /v1/missing */
+enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
+
+/* http_ops.c: the embedded files (dashboard, assets, openapi.yaml),
+ * /healthz and /metrics */
+enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name);
+enum MHD_Result handle_health(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c);
+
+#endif
