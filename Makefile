@@ -36,7 +36,7 @@ SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

@@ -227,6 +227,18 @@ symd_status cp_new_frame(cp *p, size_t t, crash_frame **out, const char *where)
     return SYMD_OK;
 }
 
+void cp_frame_src(const cp *p, crash_frame *f, crash_src_style style, const char *ls,
+                  const char *le, const char *ds, const char *de)
+{
+    if (!(ls <= ds && ds <= de && de <= le) || !cp_in_input(p, ls, (size_t)(le - ls)))
+        return;
+    f->src = style;
+    f->line_off = (size_t)(ls - p->in);
+    f->line_end = (size_t)(le - p->in);
+    f->desc_off = (size_t)(ds - p->in);
+    f->desc_end = (size_t)(de - p->in);
+}
+
 symd_status cp_new_image(cp *p, crash_image **out, const char *where)
 {
     crash_report *r = p->r;
@@ -495,22 +507,30 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
                 /* Kept with its header, the body as text for rendering. */
                 st = cp_warn_line(p, skipped + 1 + (size_t)je.line,
                                   "the JSON body does not parse (column %d: %s); only the "
-                                  "header is read", je.column, je.text);
+                                  "header and what can be found in the text are read",
+                                  je.column, je.text);
+                r->text_body = true; /* rendered as written: nothing in it reads */
+                if (!st)
+                    st = crash_parse_ips_broken(p, b, (size_t)(e - b), hdr);
             } else {
                 st = crash_parse_ips_body(p, root, hdr);
                 json_decref(root);
             }
         } else if (crash_looks_like_sample(b, (size_t)(e - b))) {
+            r->text_body = true;
             st = crash_parse_sample(p, b, (size_t)(e - b), body_line);
         } else if (r->kind == CRASH_KIND_PANIC && crash_looks_like_panic(b, (size_t)(e - b))) {
+            r->text_body = true;
             st = crash_parse_panic_text(p, b, (size_t)(e - b), body_line);
         } else {
+            r->text_body = true;
             st = crash_parse_text(p, b, (size_t)(e - b), body_line);
         }
         json_decref(hdr);
         return st;
     }
     r->format = CRASH_FORMAT_CRASH;
+    r->text_body = true;
     if (crash_looks_like_sample(q, (size_t)(e - q)))
         return crash_parse_sample(p, q, (size_t)(e - q), skipped + 1);
     if (crash_looks_like_panic(q, (size_t)(e - q))) {
@@ -534,7 +554,7 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
         symd_err_clear(&local);
         err = &local;
     }
-    cp p = {.r = r, .err = err};
+    cp p = {.r = r, .err = err, .in = (const char *)buf, .in_len = buf ? len : 0};
     if (!buf)
         len = 0;
     symd_status st = parse_any(&p, (const char *)buf, len);

@@ -86,6 +86,16 @@ typedef struct {
     size_t cap; /* private */
 } crash_block;
 
+/* How a frame's line is written, for the text rendering that keeps the
+ * input as written and rewrites only symbolicated frames (crashsym.h). */
+typedef enum {
+    CRASH_SRC_NONE,     /* no line of its own: JSON, an address list, a decoded string */
+    CRASH_SRC_FRAME,    /* "N  image  0xPC rest": rest is replaced, inlined levels get lines */
+    CRASH_SRC_SAMPLE,   /* sample's "COUNT name  (in Image) + off  [0xPC]": the name part */
+    CRASH_SRC_SPINDUMP, /* spindump's "COUNT name + off (Image + off) [0xPC]": the name part */
+    CRASH_SRC_PANIC,    /* a panic's "lr: 0x... fp: 0x...": the symbol is appended */
+} crash_src_style;
+
 /* One frame as the report gives it. */
 typedef struct {
     uint64_t address;      /* the PC */
@@ -102,6 +112,12 @@ typedef struct {
      * in pre-order, depth 0 for the roots; count is the node's samples. */
     uint32_t depth;
     uint64_t count;
+    /* Where the frame stands in the input (src != CRASH_SRC_NONE): its line
+     * [line_off, line_end) without newline or CR, and the part of it a
+     * symbolication replaces, [desc_off, desc_end) (empty at line_end when
+     * the symbol is appended). Byte offsets into crash_parse's buf. */
+    crash_src_style src;
+    size_t line_off, line_end, desc_off, desc_end;
 } crash_frame;
 
 typedef struct {
@@ -117,6 +133,11 @@ typedef struct {
     uint64_t count;      /* samples of the thread (trees), 0 when not given */
     crash_frame *frames;
     size_t nframes;
+    /* The frames came from an address list of the input, "(0x1a2b 0x3c4d
+     * ...)" of a Last Exception Backtrace: [list_off, list_end) is the list
+     * from '(' to past ')' (byte offsets into crash_parse's buf). */
+    bool has_list;
+    size_t list_off, list_end;
 } crash_thread;
 
 typedef struct {
@@ -139,6 +160,8 @@ typedef struct {
 typedef struct {
     crash_format format;
     crash_kind kind;
+    bool text_body;        /* the report (or the body under its .ips header) is text:
+                              its rendering is the input, frames rewritten */
     int bug_type;          /* ips header's bug_type, 0 for plain .crash */
     char *header_json;     /* .ips: the first line as written (owned), else NULL */
     /* What the header says (NULL when absent). */

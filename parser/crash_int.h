@@ -16,6 +16,8 @@
 typedef struct {
     crash_report *r;
     symd_err *err;
+    const char *in;  /* crash_parse's buf, in_len bytes: frame positions are offsets into it */
+    size_t in_len;
     size_t cap_threads, cap_images, cap_regs, cap_warnings, cap_procs, cap_blocks;
     size_t *cap_frames; /* per thread, parallel to r->threads (cap_threads of them) */
 } cp;
@@ -55,8 +57,13 @@ symd_status cp_resolve_text_images(cp *p);
 /* A text report body[0..n) whose first line is line first_line of the input
  * (.crash, a fragment, panic text, the text body of an .ips). */
 symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_line);
-/* A JSON .ips body (root) under its header line (hdr). */
+/* A JSON .ips body (root) under its header line (hdr); root NULL reads the
+ * header alone. */
 symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr);
+/* A body body[0..n) that does not parse as JSON (the caller has warned):
+ * the header, and from the text the panic string and the fields that name
+ * the report, where they can still be found. */
+symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr);
 /* macOS sample / spindump / microstackshot text (call trees). */
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
@@ -66,6 +73,17 @@ symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_l
  * kernel backtrace frames and kexts (UUIDs, load addresses) where given. */
 bool crash_looks_like_panic(const char *s, size_t n);
 symd_status crash_parse_panic_text(cp *p, const char *s, size_t n, size_t first_line);
+
+/* Marks f as standing at line [ls, le) of the input, its replaceable part
+ * [ds, de), written in style; nothing when the line is not in the input (a
+ * decoded JSON string). */
+void cp_frame_src(const cp *p, crash_frame *f, crash_src_style style, const char *ls,
+                  const char *le, const char *ds, const char *de);
+/* Whether [s, s + n) lies within the input. */
+static inline bool cp_in_input(const cp *p, const char *s, size_t n)
+{
+    return p->in && s >= p->in && n <= p->in_len && (size_t)(s - p->in) <= p->in_len - n;
+}
 
 /* ---- text helpers ---- */
 

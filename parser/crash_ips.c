@@ -1329,10 +1329,7 @@ static json_t *salvage_string(const char *body, size_t n, const char *key)
     return NULL;
 }
 
-/* A body that does not parse as JSON (crash.c has warned): the header is
- * read, and from the text the panic string ("panicString" or "string") and
- * the fields that name the report, where they can still be found. */
-symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr);
+/* Contract in crash_int.h; the panic string is "panicString" or "string". */
 symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr)
 {
     crash_report *r = p->r;

@@ -174,7 +174,9 @@ static symd_status resolve(cp *p, size_t t0, size_t i0, size_t i1, long kimg)
 }
 
 /* Contract in crash_int.h. r->panic_string, when not set yet, becomes the
- * text from its "panic(" line on (all of it when there is none). */
+ * text from its "panic(" line on (all of it when there is none); in a file
+ * (first_line > 0) the lines before that line become r->text_header, so the
+ * two hold the whole text. */
 symd_status crash_parse_panic_text(cp *p, const char *s, size_t n, size_t first_line)
 {
     crash_report *r = p->r;
@@ -219,6 +221,10 @@ symd_status crash_parse_panic_text(cp *p, const char *s, size_t n, size_t first_
             if ((st = cp_new_frame(p, (size_t)cur, &f, "panic backtrace")))
                 break;
             f->address = x;
+            const char *le = nl ? nl : end;
+            if (le > ls && le[-1] == '\r')
+                le--;
+            cp_frame_src(p, f, CRASH_SRC_PANIC, ls, le, le, le);
         } else {
             cur = -1;
         }
@@ -328,6 +334,10 @@ symd_status crash_parse_panic_text(cp *p, const char *s, size_t n, size_t first_
         if (r->crashed_thread < 0)
             r->crashed_thread = (long)t0;
     }
+    /* A file's lines before "panic(" are its header; the rest, the panic. */
+    if (first_line && panic_at && panic_at > s && !r->text_header &&
+        (st = cp_set_str(p, &r->text_header, s, (size_t)(panic_at - s))))
+        return st;
     if (!r->panic_string) {
         const char *from = panic_at ? panic_at : s;
         st = cp_set_str(p, &r->panic_string, from, (size_t)(end - from));

@@ -85,6 +85,7 @@ typedef struct {
     uint64_t pid;
     bool *plus;         /* per image: sample's '+' (the app) */
     size_t cap_plus;
+    const char *raw_s, *raw_e; /* the line being read (no CR, no newline) */
 } sp;
 
 /* ---- small text helpers --------------------------------------------------- */
@@ -268,7 +269,7 @@ static symd_status new_thread(sp *t, crash_thread_role role, const char *ts, con
     crash_thread *th;
     if (st || (st = cp_new_thread(t->p, &th, where)))
         return st;
-    th->is_tree = t->mode != M_STACKSHOT;
+    th->is_tree = t->mode != M_STACKSHOT || role == CRASH_THREAD_HEAVIEST;
     th->role = role;
     th->process = role == CRASH_THREAD_HEAVIEST ? -1 : t->proc;
     th->number = role == CRASH_THREAD_HEAVIEST ? -1 : t->nth_in_proc++;
@@ -372,6 +373,7 @@ typedef struct {
     uint64_t load;
     const char *file, *filee;
     uint32_t line;
+    const char *desc_s, *desc_e; /* the name and image part (before "[0x...]") */
 } fdesc;
 
 /* "name + 123" at the end of [s, *e): the offset, *e moved before " + ". */
@@ -509,6 +511,8 @@ static void parse_desc(const sp *t, const char *s, const char *e, fdesc *d)
     }
     const char *hs = s;
     cp_trim(&hs, &head_e);
+    d->desc_s = hs;
+    d->desc_e = head_e;
     if (t->mode != M_SAMPLE || !sample_desc(hs, head_e, d))
         spindump_desc(hs, head_e, d);
     const char *ts = tail, *te = e;
@@ -524,6 +528,9 @@ static symd_status fill_frame(sp *t, crash_frame *f, const fdesc *d, uint64_t co
     f->address = d->addr;
     f->count = count;
     f->depth = depth;
+    if (d->has_addr)
+        cp_frame_src(p, f, t->mode == M_SAMPLE ? CRASH_SRC_SAMPLE : CRASH_SRC_SPINDUMP,
+                     t->raw_s, t->raw_e, d->desc_s, d->desc_e);
     if (d->sym && cp_set_str(p, &f->symbol, d->sym, (size_t)(d->syme - d->sym)))
         return p->err->kind;
     f->has_symbol_offset = d->has_symoff;
@@ -785,11 +792,12 @@ static symd_status image_line(sp *t, const char *s, const char *e)
         rs++;
     }
     /* The UUID: the first "<...>" after a blank that holds one. */
-    const char *ns = rs, *ne = re, *path = NULL;
+    const char *ns = rs, *ne = re, *path = NULL, *gt = NULL;
     for (const char *c = rs; c < re; c++) {
         if (*c != '<' || (c > rs && !cp_is_ws(c[-1])))
             continue;
-        const char *gt = memchr(c, '>', (size_t)(re - c));
+        if (!gt || gt < c) /* the first '>' after c; kept while c is before it: linear */
+            gt = memchr(c, '>', (size_t)(re - c));
         if (!gt) {
             if (cp_warn_line(p, t->lineno, "image UUID is not closed: image kept without it"))
                 return p->err->kind;
@@ -1296,6 +1304,8 @@ symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_l
                               ls[col - 1] ? "invalid UTF-8" : "NUL byte", col);
             continue;
         }
+        t.raw_s = ls;
+        t.raw_e = le;
         st = on_line(&t, ls, le);
     }
     if (!st)

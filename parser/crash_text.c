@@ -57,6 +57,7 @@ typedef struct {
     size_t indent;         /* blanks every line of the report starts with */
     size_t blanks;         /* blank lines since the last verbatim line */
     bool reg_limit_warned;
+    const char *raw_s, *raw_e; /* the line being read as the input holds it (no CR, no newline) */
     tbuf header, asi;
     tlevel *tree;          /* open levels of the current call tree */
     size_t ntree, cap_tree;
@@ -160,6 +161,7 @@ static symd_status new_thread(tp *t, long num, bool crashed, crash_thread_role r
 typedef struct {
     uint64_t num, address, load, symbol_offset;
     bool has_load, has_symbol_offset;
+    const char *pc_end; /* just past the address */
     const char *img, *img_end, *sym, *sym_end, *file, *file_end;
     uint32_t line;
 } fparts;
@@ -290,6 +292,7 @@ static bool scan_frame(const char *s, const char *e, fparts *fp, const char **wh
     }
     fp->img = img;
     fp->img_end = ie;
+    fp->pc_end = pce;
 
     const char *rs = pce, *re = e;
     cp_trim(&rs, &re);
@@ -345,6 +348,7 @@ static symd_status add_frame(tp *t, const fparts *fp)
     f->has_symbol_offset = fp->has_symbol_offset;
     f->symbol_offset = fp->symbol_offset;
     f->line = fp->line;
+    cp_frame_src(t->p, f, CRASH_SRC_FRAME, t->raw_s, t->raw_e, fp->pc_end, t->raw_e);
     if (cp_set_str(t->p, &f->image_name, fp->img, (size_t)(fp->img_end - fp->img)) ||
         (fp->sym < fp->sym_end &&
          cp_set_str(t->p, &f->symbol, fp->sym, (size_t)(fp->sym_end - fp->sym))) ||
@@ -371,15 +375,23 @@ static symd_status frame_line(tp *t, const char *ls, const char *le, const char 
 static symd_status list_line(tp *t, const char *s, const char *e)
 {
     crash_report *r = t->p->r;
+    crash_thread *th = &r->threads[r->nthreads - 1];
     const char *q = s;
     while (q < e && t->st == ST_LIST) {
-        while (q < e && (cp_is_ws(*q) || *q == '(' || *q == ','))
+        while (q < e && (cp_is_ws(*q) || *q == '(' || *q == ',')) {
+            if (*q == '(' && !th->has_list && cp_in_input(t->p, q, 1)) {
+                th->has_list = true;
+                th->list_off = th->list_end = (size_t)(q - t->p->in);
+            }
             q++;
+        }
         if (q == e)
             break;
         if (*q == ')') {
             t->st = ST_NONE;
             q++;
+            if (th->has_list && cp_in_input(t->p, q - 1, 1))
+                th->list_end = (size_t)(q - t->p->in);
             break;
         }
         const char *te = q;
@@ -454,8 +466,10 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
         }
         mid_e = re;
         /* The UUID is the first "<...>" after a blank that holds one (a name
-         * may itself hold '<': "<b>evil</b>"); with none, the first '<'
-         * after a blank. */
+         * may itself hold '<': "<b>evil</b>"); with none, the last "<...>"
+         * that stands alone (a blank or the end after it), where the UUID
+         * would be; else the first '<' after a blank. */
+        const char *slot = NULL, *slot_gt = NULL;
         for (const char *c = rs; c < re; c++) {
             if (*c != '<' || (c != rs && !cp_is_ws(c[-1])))
                 continue;
@@ -463,6 +477,10 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
             if (!lt) {
                 lt = c;
                 gt = g;
+            }
+            if (g && (g + 1 == re || cp_is_ws(g[1]))) {
+                slot = c;
+                slot_gt = g;
             }
             if (!g || g - c - 1 > 36)
                 continue;
@@ -474,8 +492,13 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
                 uuid_parse(ub, scratch)) {
                 lt = c;
                 gt = g;
+                slot = NULL;
                 break;
             }
+        }
+        if (slot) {
+            lt = slot;
+            gt = slot_gt;
         }
         if (lt && gt) {
             mid_e = lt;
@@ -645,6 +668,7 @@ static symd_status tree_line(tp *t, const char *ls, const char *le, bool *ok)
     *ok = true;
     const char *ns = ce, *ne = ob - 1;
     cp_trim(&ns, &ne);
+    const char *desc_s = ns, *desc_e = ne;
     bool unknown = ne - ns == 3 && memcmp(ns, "???", 3) == 0;
 
     while (t->ntree && t->tree[t->ntree - 1].col >= col)
@@ -670,6 +694,7 @@ static symd_status tree_line(tp *t, const char *ls, const char *le, bool *ok)
     f->address = pc;
     f->depth = depth;
     f->count = count;
+    cp_frame_src(t->p, f, CRASH_SRC_SPINDUMP, t->raw_s, t->raw_e, desc_s, desc_e);
     /* "Image 0xLOAD + off" */
     const char *ds = ne;
     while (ds > ns && cp_is_digit(ds[-1]))
@@ -1191,6 +1216,8 @@ symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_lin
         const char *lt = le;
         if (lt > q && lt[-1] == '\r')
             lt--;
+        t.raw_s = q;
+        t.raw_e = lt;
         const char *ls = q;
         size_t k = 0;
         while (k < t.indent && ls < lt && cp_is_ws(*ls)) {
@@ -1238,5 +1265,10 @@ symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_lin
     if (r->format == CRASH_FORMAT_CRASH)
         r->kind = t.has_header ? CRASH_KIND_CRASH : CRASH_KIND_FRAGMENT;
     find_crashed(r, t.crashed_number);
+    /* A crash with no thread section at all is kept (its header may be all
+     * someone has), but not without a word. */
+    if (r->nthreads == 0 && (r->kind == CRASH_KIND_CRASH || r->kind == CRASH_KIND_FRAGMENT) &&
+        (st = cp_warn(p, "report", "no thread section: the report holds no frames")))
+        return st;
     return cp_resolve_text_images(p);
 }

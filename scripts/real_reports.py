@@ -20,12 +20,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
-def frames_of(answer):
-    """Report frames the answer holds: distinct frame numbers per thread."""
+def frames_of(answer, roles=None):
+    """Report frames the answer holds: distinct frame numbers per thread
+    (inlined levels share their frame's number); only threads of the given
+    roles when roles is set."""
     n = 0
     for t in answer.get("threads", []):
-        n += len({f.get("frame") for f in t.get("frames", [])})
+        if roles is None or t.get("role") in roles:
+            n += len({f.get("frame") for f in t.get("frames", [])})
     return n
+
+
+def manifest_frames(answer, row):
+    """The frames the manifest counts. A full panic (151) counts its embedded
+    stackshot's userFrames + kernelFrames; the panic string's own kernel
+    backtrace comes on top (a section of role "kernel")."""
+    if answer.get("kind") == "panic" and "stackshot" in row.get("notes", ""):
+        roles = {t.get("role") for t in answer.get("threads", [])} - {"kernel"}
+        return frames_of(answer, roles)
+    return frames_of(answer)
 
 
 def main():
@@ -66,9 +79,14 @@ def main():
                 bad += 1
                 print(f"REFUSED  {name}: {p.stderr.strip()[:200]}")
                 continue
-            ans = json.loads(p.stdout)
+            try:
+                ans = json.loads(p.stdout)
+            except ValueError as e:
+                bad += 1
+                print(f"BADJSON  {name}: {e}")
+                continue
             row[1] += 1
-            got = frames_of(ans)
+            got = manifest_frames(ans, m)
             want = m.get("frames")
             exact = want is None or want == "" or int(want) == got
             warns = ans.get("warnings", [])

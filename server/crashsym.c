@@ -1076,7 +1076,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     JW_LIT(&w, "[");
     bool wf = true;
     for (size_t i = 0; i < r->nwarnings; i++) {
-        JW_LIT(&w, wf ? "{\"where\":" : ",{\"where\":");
+        jw_raw(&w, wf ? "{\"where\":" : ",{\"where\":");
         wf = false;
         jw_str_or_null(&w, r->warnings[i].where);
         JW_LIT(&w, ",\"message\":");
@@ -1088,7 +1088,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
             continue;
         char where[48];
         snprintf(where, sizeof where, "threads[%zu].tree", t);
-        JW_LIT(&w, wf ? "{\"where\":" : ",{\"where\":");
+        jw_raw(&w, wf ? "{\"where\":" : ",{\"where\":");
         wf = false;
         jw_str(&w, where);
         JW_LIT(&w, ",\"message\":\"the call tree is deeper than "
@@ -1103,7 +1103,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     JW_LIT(&w, "[");
     for (size_t i = 0; i < r->nprocesses; i++) {
         const crash_process *p = &r->processes[i];
-        JW_LIT(&w, i ? ",{\"pid\":" : "{\"pid\":");
+        jw_raw(&w, i ? ",{\"pid\":" : "{\"pid\":");
         if (p->pid >= 0)
             jw_i64(&w, p->pid);
         else
@@ -1123,7 +1123,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     size_t k = 0;
     for (size_t t = 0; t < r->nthreads && w.ok; t++) {
         const crash_thread *th = &r->threads[t];
-        JW_LIT(&w, t ? ",{\"id\":" : "{\"id\":");
+        jw_raw(&w, t ? ",{\"id\":" : "{\"id\":");
         if (th->number >= 0)
             jw_i64(&w, th->number);
         else
@@ -1132,7 +1132,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         jw_str_or_null(&w, th->name);
         JW_LIT(&w, ",\"queue\":");
         jw_str_or_null(&w, th->queue);
-        JW_LIT(&w, th->crashed ? ",\"crashed\":true,\"role\":" : ",\"crashed\":false,\"role\":");
+        jw_raw(&w, th->crashed ? ",\"crashed\":true,\"role\":" : ",\"crashed\":false,\"role\":");
         jw_str(&w, role_name(th->role));
         JW_LIT(&w, ",\"title\":");
         jw_str_or_null(&w, th->title);
@@ -1197,7 +1197,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     long app = app_image(r);
     for (size_t i = 0; i < r->nimages; i++) {
         const crash_image *im = &r->images[i];
-        JW_LIT(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
+        jw_raw(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
         if (im->has_uuid) {
             char u[37];
             uuid_format(im->uuid, u);
@@ -1213,8 +1213,8 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         jw_hex(&w, im->load_address);
         JW_LIT(&w, ",\"status\":");
         jw_str(&w, crash_image_status_name(s->image_status[i]));
-        JW_LIT(&w, s->image_debug_info[i] ? ",\"debug_info\":true" : ",\"debug_info\":false");
-        JW_LIT(&w, (long)i == app ? ",\"app\":true" : ",\"app\":false");
+        jw_raw(&w, s->image_debug_info[i] ? ",\"debug_info\":true" : ",\"debug_info\":false");
+        jw_raw(&w, (long)i == app ? ",\"app\":true" : ",\"app\":false");
         JW_LIT(&w, ",\"process\":");
         write_index_or_null(&w, im->process, r->nprocesses);
         JW_LIT(&w, "}");

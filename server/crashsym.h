@@ -105,25 +105,30 @@ void crash_symbolication_free(crash_symbolication *s);
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err);
 
-/* Writes the report in Apple's text layout into out:
- *   - the header: a text report's own header lines, verbatim; for a JSON
- *     .ips, the same fields in the text layout; then the Application
- *     Specific Information and the panic string when the header (or a kept
- *     block) does not already hold them;
- *   - every thread with its frames; a section that is no thread (Last
- *     Exception Backtrace, Application Specific Backtrace N, Thread N
- *     Attributed, a heaviest stack, a kernel backtrace) under its own title
- *     line; call trees (samples, spindumps) as `sample` prints them; the
- *     threads of a multi-process report under a line for their process;
- *   - the crashed thread's state when known, processes without threads
- *     (jetsam), and "Binary Images:";
- *   - every verbatim block of r->blocks at its crash_place.
- * With s, each frame with levels is written "N  image  0xPC symbol +
- * offset (file:line)" and each inlined level on a line of its own before
- * it, the way Xcode prints a symbolicated log; with s NULL (or a frame
- * without levels) frames keep what the report said. Only s->frames is read.
- * Errors: SYMD_E_TOO_LARGE when out's limit is hit. */
+/* Writes the report as text into out, the way Xcode shows a symbolicated
+ * log:
+ *   - a report read from text (r->text_body; input is the buffer crash_parse
+ *     read): the input itself, every byte as written (invalid UTF-8 and
+ *     control characters aside, see crashtext.c), but for the frames an
+ *     uploaded image named, whose lines are rewritten in the layout of their
+ *     section: a .crash frame line "N  image  0xPC outer + off (file:line)"
+ *     with a line of its own before it for each inlined level; a sample or
+ *     spindump call-tree node in that tool's own layout, inlined levels in
+ *     brackets on the same line; a panic backtrace line with the symbol
+ *     after it. An address list "(0x1 0x2 ...)" with a symbolicated frame
+ *     becomes frame lines. Frames of images never uploaded keep the report's
+ *     words.
+ *   - a report read from JSON (or input NULL): the fields the model holds in
+ *     the text layout: header, Application Specific Information, the panic
+ *     string, every section under its title (Last Exception Backtrace,
+ *     Application Specific Backtrace N, Thread N Attributed, kernel
+ *     backtraces; a process line before each process's threads), the
+ *     crashed thread's state, processes without threads (jetsam) and the
+ *     Binary Images; frames as above.
+ * With s NULL every frame keeps what the report said. Only s->frames is
+ * read. Errors: SYMD_E_TOO_LARGE when out's limit is hit (out unchanged). */
 symd_status crash_render_text(const crash_report *r, const crash_symbolication *s,
-                              dynbuf *out, symd_err *err);
+                              const uint8_t *input, size_t input_len, dynbuf *out,
+                              symd_err *err);
 
 #endif

@@ -1,6 +1,9 @@
-/* A crash report in Apple's text layout, symbolicated or as the report said.
+/* A crash report as text, symbolicated or as the report said (contract in
+ * crashsym.h).
  *
- * Line formats (what Xcode and symbolicatecrash print; see crashsym.h):
+ * A report read from text is its input, with the lines of symbolicated
+ * frames rewritten (render_input); one read from JSON is written from the
+ * model in the text layout (render_synth). Line formats of the latter:
  *
  *   Thread 0 name:  Dispatch queue: com.apple.main-thread   (queue, else name)
  *   Thread 0 Crashed:                                       (or "Thread 1:")
@@ -15,17 +18,17 @@
  *     (" + off" only when the level has an offset, " (file:line)" only when
  *     the file is known, ":line" only when non-zero; the file is its last
  *     path component, as Apple prints it);
- *   - otherwise the report's own text: "0xLOAD + off" (decimal offset), then
+ *   - otherwise the report's own words: "0xLOAD + off" (decimal offset), then
  *     the report's symbol "(sym + off)" in parentheses when there was a load
  *     address (KSCrash's layout) or bare "sym + off" when not, then
  *     " (file:line)" as the report gave it. A frame with none of these ends
  *     at its address.
  *
- * Every string that came from a report or an upload goes out as valid UTF-8
- * on one line: C0/C1 controls, DEL and U+2028/U+2029 become a space, invalid
- * bytes U+FFFD, and a single field stops after CT_MAX_FIELD input bytes
- * ("..." marks the cut). Only the verbatim text header keeps its newlines
- * and tabs (CR LF becomes LF). */
+ * Every string that came from a report or an upload goes out as valid UTF-8:
+ * C0/C1 controls, DEL and U+2028/U+2029 become a space, invalid bytes
+ * U+FFFD; a single field stops after CT_MAX_FIELD input bytes ("..." marks
+ * the cut) and stays on one line. Text kept as written (the input, a panic
+ * string) keeps its newlines and tabs (CR LF becomes LF). */
 #include "crashsym.h"
 
 #include <stdarg.h>
@@ -294,18 +297,6 @@ static void synth_header(tw *w, const crash_report *r)
     puts_(w, "\n");
 }
 
-/* A text report's own header, then exactly one blank line. */
-static void text_header(tw *w, const char *h)
-{
-    size_t n = strlen(h);
-    while (n > 0 && (h[n - 1] == '\n' || h[n - 1] == '\r'))
-        n--;
-    if (n == 0)
-        return;
-    put_text_n(w, h, n, true);
-    puts_(w, "\n\n");
-}
-
 /* ---- frames ---- */
 
 static void put_address(tw *w, bool is32, uint64_t a)
@@ -374,8 +365,10 @@ static const char *frame_image(const crash_report *r, const crash_frame *f,
     return "???";
 }
 
-static void render_frame(tw *w, const crash_report *r, const crash_frame *f, size_t n,
-                         const crash_symframe *sf, bool is32)
+/* One frame as Apple's frame lines; the last line has no newline when
+ * last_nl is false. */
+static void render_frame_nl(tw *w, const crash_report *r, const crash_frame *f, size_t n,
+                            const crash_symframe *sf, bool is32, bool last_nl)
 {
     const char *image = frame_image(r, f, sf);
     if (sf && sf->nlevels > 0 && sf->levels) {
@@ -401,16 +394,196 @@ static void render_frame(tw *w, const crash_report *r, const crash_frame *f, siz
             if (!f->file)
                 level_place(w, l);
         }
+    } else {
+        frame_prefix(w, n, image, is32, f->address);
+        frame_as_reported(w, f);
+    }
+    if (last_nl)
         puts_(w, "\n");
+}
+
+static void render_frame(tw *w, const crash_report *r, const crash_frame *f, size_t n,
+                         const crash_symframe *sf, bool is32)
+{
+    render_frame_nl(w, r, f, n, sf, is32, true);
+}
+
+/* ---- text reports: the input as written, symbolicated frames rewritten ---- */
+
+/* A frame an uploaded image named: its line is rewritten. Frames of images
+ * never uploaded keep the report's own words, as written. */
+static bool rewritten(const crash_symframe *sf)
+{
+    return sf && sf->status == CSYM_SYMBOLICATED && sf->nlevels > 0 && sf->levels &&
+           sf->levels[sf->nlevels - 1].symbol;
+}
+
+/* " [inlined inner (file:line), ...]" for the inlined levels, innermost
+ * first, on the frame's own line (call trees and panic backtraces, whose
+ * lines carry structure an extra line would break). */
+static void inlined_suffix(tw *w, const crash_symframe *sf)
+{
+    if (sf->nlevels < 2)
+        return;
+    puts_(w, " [inlined ");
+    for (size_t i = 0; i + 1 < sf->nlevels; i++) {
+        if (i)
+            puts_(w, ", ");
+        put_field(w, sf->levels[i].symbol);
+        level_place(w, &sf->levels[i]);
+    }
+    puts_(w, "]");
+}
+
+/* Copies in[0..n) as text: valid UTF-8 on every line (see the top of the
+ * file), tabs and newlines kept. */
+static void put_input(tw *w, const char *in, size_t n)
+{
+    put_text_n(w, in, n, true);
+}
+
+/* The rewritten line of a frame the input holds at f->line_off. */
+static void rewrite_frame(tw *w, const crash_report *r, const crash_frame *f,
+                          const crash_symframe *sf, const char *in)
+{
+    const crash_level *l = &sf->levels[sf->nlevels - 1];
+    const char *ls = in + f->line_off;
+    size_t pre = f->desc_off - f->line_off;
+    switch (f->src) {
+    case CRASH_SRC_FRAME:
+        /* Xcode's layout: a line per inlined level, innermost first, then
+         * "outer + off (file:line)", each after the line's own prefix. */
+        for (size_t i = 0; i + 1 < sf->nlevels; i++) {
+            put_input(w, ls, pre);
+            puts_(w, " ");
+            put_field(w, sf->levels[i].symbol);
+            level_place(w, &sf->levels[i]);
+            puts_(w, "\n");
+        }
+        put_input(w, ls, pre);
+        puts_(w, " ");
+        put_field(w, l->symbol);
+        if (l->has_offset)
+            putf(w, " + %llu", (unsigned long long)l->offset);
+        level_place(w, l);
+        break;
+    case CRASH_SRC_SAMPLE:
+        /* sample's own layout: "name  (in Image) + off  [0xPC]  file:line" */
+        put_input(w, ls, pre);
+        put_field(w, l->symbol);
+        inlined_suffix(w, sf);
+        puts_(w, "  (in ");
+        put_field(w, frame_image(r, f, sf));
+        puts_(w, ")");
+        if (l->has_offset)
+            putf(w, " + %llu", (unsigned long long)l->offset);
+        put_input(w, in + f->desc_end, f->line_end - f->desc_end);
+        if (l->file && !f->file) {
+            puts_(w, "  ");
+            put_field(w, last_component(l->file));
+            if (l->line)
+                putf(w, ":%u", (unsigned)l->line);
+        }
+        return;
+    case CRASH_SRC_SPINDUMP: {
+        /* spindump's: "name + off (file:line in Image + off) [0xPC]" */
+        put_input(w, ls, pre);
+        put_field(w, l->symbol);
+        if (l->has_offset)
+            putf(w, " + %llu", (unsigned long long)l->offset);
+        puts_(w, " (");
+        if (l->file) {
+            put_field(w, last_component(l->file));
+            if (l->line)
+                putf(w, ":%u", (unsigned)l->line);
+            puts_(w, " in ");
+        }
+        put_field(w, frame_image(r, f, sf));
+        if (f->has_load && f->address >= f->load_address)
+            putf(w, " + %llu", (unsigned long long)(f->address - f->load_address));
+        puts_(w, ")");
+        inlined_suffix(w, sf);
+        break;
+    }
+    case CRASH_SRC_PANIC:
+        /* the backtrace line as written, the symbol after it */
+        put_input(w, ls, pre);
+        puts_(w, "  ");
+        put_field(w, l->symbol);
+        if (l->has_offset)
+            putf(w, " + %llu", (unsigned long long)l->offset);
+        level_place(w, l);
+        inlined_suffix(w, sf);
+        break;
+    case CRASH_SRC_NONE:
         return;
     }
-    frame_prefix(w, n, image, is32, f->address);
-    frame_as_reported(w, f);
-    puts_(w, "\n");
+    put_input(w, in + f->desc_end, f->line_end - f->desc_end);
 }
+
+/* The input in[0..n) with every frame an uploaded image named rewritten in
+ * place; every other byte as written. An address list ("(0x1 0x2)") with a
+ * symbolicated frame becomes frame lines. */
+static void render_input(tw *w, const crash_report *r, const crash_symbolication *s,
+                         const char *in, size_t n, bool is32)
+{
+    size_t pos = 0, k = 0;
+    for (size_t t = 0; t < r->nthreads && w->st == SYMD_OK; t++) {
+        const crash_thread *th = &r->threads[t];
+        const crash_symframe *sfs = s && s->frames ? &s->frames[k] : NULL;
+        bool any = false;
+        for (size_t f = 0; sfs && f < th->nframes && !any; f++)
+            any = rewritten(&sfs[f]);
+        if (th->has_list && any && th->list_off >= pos && th->list_off < th->list_end &&
+            th->list_end <= n) {
+            put_input(w, in + pos, th->list_off - pos);
+            if (th->list_off > 0 && in[th->list_off - 1] != '\n')
+                puts_(w, "\n");
+            for (size_t f = 0; f < th->nframes; f++)
+                render_frame_nl(w, r, &th->frames[f], f, &sfs[f], is32, f + 1 < th->nframes);
+            pos = th->list_end;
+        }
+        for (size_t f = 0; f < th->nframes; f++, k++) {
+            const crash_frame *fr = &th->frames[f];
+            if (!sfs || fr->src == CRASH_SRC_NONE || !rewritten(&sfs[f]) ||
+                fr->line_off < pos || fr->line_end > n || fr->desc_end > fr->line_end)
+                continue;
+            put_input(w, in + pos, fr->line_off - pos);
+            rewrite_frame(w, r, fr, &sfs[f], in);
+            pos = fr->line_end;
+        }
+    }
+    put_input(w, in + pos, n - pos);
+}
+
+/* ---- reports read from JSON: the fields in Apple's text layout ---- */
 
 static void thread_header(tw *w, const crash_thread *t)
 {
+    switch (t->role) {
+    case CRASH_THREAD_LAST_EXCEPTION:
+        puts_(w, "Last Exception Backtrace:\n");
+        return;
+    case CRASH_THREAD_APP_SPECIFIC:
+    case CRASH_THREAD_HEAVIEST:
+    case CRASH_THREAD_KERNEL:
+        if (t->title) {
+            put_text_n(w, t->title, strlen(t->title) > CT_MAX_FIELD ? CT_MAX_FIELD
+                                                                     : strlen(t->title),
+                       true);
+            puts_(w, "\n");
+        } else {
+            puts_(w, t->role == CRASH_THREAD_APP_SPECIFIC ? "Application Specific Backtrace:\n"
+                     : t->role == CRASH_THREAD_HEAVIEST   ? "Heaviest stack:\n"
+                                                          : "Kernel Backtrace:\n");
+        }
+        return;
+    case CRASH_THREAD_ATTRIBUTED:
+        putf(w, "Thread %ld Attributed:\n", t->number);
+        return;
+    case CRASH_THREAD_NORMAL:
+        break;
+    }
     if (t->queue) {
         putf(w, "Thread %ld name:  Dispatch queue: ", t->number);
         put_field(w, t->queue);
@@ -424,6 +597,41 @@ static void thread_header(tw *w, const crash_thread *t)
         putf(w, "Thread %ld Crashed:\n", t->number);
     else
         putf(w, "Thread %ld:\n", t->number);
+}
+
+/* "Process:  name [pid]" and its path, before a process's threads. */
+static void process_header(tw *w, const crash_process *p)
+{
+    puts_(w, "Process:             ");
+    put_field(w, p->name ? p->name : "???");
+    if (p->pid >= 0)
+        putf(w, " [%ld]", p->pid);
+    puts_(w, "\n");
+    if (p->path) {
+        puts_(w, "Path:                ");
+        put_field(w, p->path);
+        puts_(w, "\n");
+    }
+    if (p->detail) {
+        puts_(w, "                     ");
+        put_field(w, p->detail);
+        puts_(w, "\n");
+    }
+    puts_(w, "\n");
+}
+
+/* A block of text the report carries (application specific information, a
+ * panic string) under its heading, when not empty. */
+static void text_block(tw *w, const char *heading, const char *text)
+{
+    if (!text || !*text)
+        return;
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+        n--;
+    puts_(w, heading);
+    put_text_n(w, text, n, true);
+    puts_(w, "\n\n");
 }
 
 /* ---- thread state, binary images ---- */
@@ -498,31 +706,71 @@ static void render_images(tw *w, const crash_report *r, bool is32)
     }
 }
 
+/* A report read from JSON, in the text layout: header, application
+ * specific information, panic string, every section (exception backtraces
+ * first as the report orders them, a process line before each process's
+ * threads), the crashed thread's state, processes without threads (jetsam)
+ * and the Binary Images. */
+static void render_synth(tw *w, const crash_report *r, const crash_symbolication *s, bool is32)
+{
+    synth_header(w, r);
+    text_block(w, "Application Specific Information:\n", r->app_specific);
+    text_block(w, "Panic String:\n", r->panic_string);
+    size_t k = 0; /* frame index over all threads, as s->frames counts */
+    long proc = -1;
+    for (size_t t = 0; t < r->nthreads && w->st == SYMD_OK; t++) {
+        const crash_thread *th = &r->threads[t];
+        if (th->process >= 0 && th->process != proc && (size_t)th->process < r->nprocesses) {
+            proc = th->process;
+            process_header(w, &r->processes[proc]);
+        }
+        thread_header(w, th);
+        for (size_t f = 0; f < th->nframes && w->st == SYMD_OK; f++, k++) {
+            const crash_symframe *sf =
+                s && s->frames && k < r->total_frames ? &s->frames[k] : NULL;
+            render_frame(w, r, &th->frames[f], f, sf, is32);
+        }
+        puts_(w, "\n");
+    }
+    render_state(w, r, is32);
+    bool listed = false;
+    for (size_t i = 0; i < r->nprocesses; i++) {
+        bool has_threads = false;
+        for (size_t t = 0; t < r->nthreads && !has_threads; t++)
+            has_threads = r->threads[t].process == (long)i;
+        if (has_threads)
+            continue;
+        if (!listed)
+            puts_(w, "Processes:\n");
+        listed = true;
+        const crash_process *p = &r->processes[i];
+        puts_(w, "  ");
+        put_field(w, p->name ? p->name : "???");
+        if (p->pid >= 0)
+            putf(w, " [%ld]", p->pid);
+        if (p->detail) {
+            puts_(w, "  ");
+            put_field(w, p->detail);
+        }
+        puts_(w, "\n");
+    }
+    if (listed)
+        puts_(w, "\n");
+    render_images(w, r, is32);
+}
+
 symd_status crash_render_text(const crash_report *r, const crash_symbolication *s,
-                              dynbuf *out, symd_err *err)
+                              const uint8_t *input, size_t input_len, dynbuf *out,
+                              symd_err *err)
 {
     tw w = {out, SYMD_OK};
     size_t start = out->len;
     bool is32 = report_is_32bit(r);
 
-    if (r->text_header)
-        text_header(&w, r->text_header);
+    if (r->text_body && input)
+        render_input(&w, r, s, (const char *)input, input_len, is32);
     else
-        synth_header(&w, r);
-
-    size_t k = 0; /* frame index over all threads, as s->frames counts */
-    for (size_t t = 0; t < r->nthreads && w.st == SYMD_OK; t++) {
-        const crash_thread *th = &r->threads[t];
-        thread_header(&w, th);
-        for (size_t f = 0; f < th->nframes && w.st == SYMD_OK; f++, k++) {
-            const crash_symframe *sf =
-                s && s->frames && k < r->total_frames ? &s->frames[k] : NULL;
-            render_frame(&w, r, &th->frames[f], f, sf, is32);
-        }
-        puts_(&w, "\n");
-    }
-    render_state(&w, r, is32);
-    render_images(&w, r, is32);
+        render_synth(&w, r, s, is32);
 
     if (w.st != SYMD_OK) {
         /* Leave out as it was. */

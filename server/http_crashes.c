@@ -101,15 +101,16 @@ static store_crash_image *crash_images_of(const crash_report *r, size_t *n)
     return v;
 }
 
-/* Answers a symbolicated report as JSON or text. id < 0: not stored. */
+/* Answers a symbolicated report as JSON or text (input[0..len): the bytes
+ * r was parsed from). id < 0: not stored. */
 static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report *r,
-                                    const crash_symbolication *sym, int64_t id,
-                                    unsigned status, bool text)
+                                    const crash_symbolication *sym, const uint8_t *input,
+                                    size_t input_len, int64_t id, unsigned status, bool text)
 {
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
     symd_err err = {0};
-    symd_status st = text ? crash_render_text(r, sym, &out, &err)
+    symd_status st = text ? crash_render_text(r, sym, input, input_len, &out, &err)
                           : crash_write_json(r, sym, id, &out, &err);
     if (st != SYMD_OK) {
         dynbuf_free(&out);
@@ -173,8 +174,8 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     bool keep = !(sp && (strcmp(sp, "false") == 0 || strcmp(sp, "0") == 0));
     crash_report r;
     symd_err err = {0};
-    if (crash_parse(rs->body.data ? rs->body.data : (const uint8_t *)"", rs->body.len, &r,
-                    &err) != SYMD_OK)
+    const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
+    if (crash_parse(body, rs->body.len, &r, &err) != SYMD_OK)
         return reply_refused(c, &err);
     crash_symbolication sym;
     if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
@@ -187,7 +188,8 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     if (keep && store_report(srv, rs, &r, &sym, &id, &err) != SYMD_OK)
         ret = reply_status(c, &err, "internal_error");
     else
-        ret = answer_crash(c, &r, &sym, id, keep ? 201 : 200, want_text(c));
+        ret = answer_crash(c, &r, &sym, body, rs->body.len, id, keep ? 201 : 200,
+                           want_text(c));
     crash_symbolication_free(&sym);
     crash_report_free(&r);
     return ret;
@@ -282,7 +284,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
                            (const char *)res.data, &e2);
     }
     dynbuf_free(&res);
-    ret = answer_crash(c, &r, &sym, (int64_t)id, 200, text);
+    ret = answer_crash(c, &r, &sym, sc.original, sc.original_len, (int64_t)id, 200, text);
     crash_symbolication_free(&sym);
     crash_report_free(&r);
     store_crash_free(&sc);

@@ -500,7 +500,7 @@ static int cmd_crash(int argc, char **argv)
     dynbuf out;
     dynbuf_init(&out, (size_t)1 << 30);
     if ((json ? crash_write_json(&r, &sym, -1, &out, &err)
-              : crash_render_text(&r, &sym, &out, &err)) == SYMD_OK) {
+              : crash_render_text(&r, &sym, m.data, m.len, &out, &err)) == SYMD_OK) {
         fwrite(out.data, 1, out.len, stdout);
         if (json)
             putchar('\n');

@@ -904,8 +904,10 @@ out:
     "bug_type"
 #define CRASH_NCOLS 14 /* the columns of CRASH_COLS: original and result follow */
 
+/* Fills c (every field: original and result NULL) from a CRASH_COLS row. */
 static void row_to_crash(sqlite3_stmt *st, store_crash *c)
 {
+    memset(c, 0, sizeof *c);
     c->id = sqlite3_column_int64(st, 0);
     c->created_at = sqlite3_column_int64(st, 1);
     c->format = col_dup(st, 2);

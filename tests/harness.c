@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,12 @@ bool server_start(server_proc *s, const char *db, const char *const *extra)
     if (pid < 0)
         return false;
     if (pid == 0) {
+        /* A server outlives no test run: were the test binary to crash, a
+         * server left behind would hold the run's output pipe open and the
+         * suite (and CI) would wait on it forever. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(127);
         /* The access log goes beside the database, where a test can read
          * it, instead of into the test output. */
         char log[600];

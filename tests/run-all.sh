@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-1200} # seconds per suite
 passed=0; failed=0
 mkdir -p build
 
@@ -14,7 +15,9 @@ suite() { # name, command...
   local name=$1; shift
   echo "=== $name"
   local log=build/suite-$name.log
-  "$@" 2>&1 | tee "$log"
+  # A suite that hangs is a failure, not a CI run that never ends: timeout
+  # signals the suite's whole process group (servers it started included).
+  timeout --kill-after=30 "$SUITE_TIMEOUT" "$@" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   local line p f
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)

@@ -50,5 +50,14 @@ void test_skip(const char *why);
  * SYMD_REAL_CRASHES directory, else ../shared/real-crashes beside the
  * checkout, else /work/shared/real-crashes; NULL when none exists. */
 const char *real_crashes_dir(void);
+/* The real reports of every kind (the issue's ../shared/real-reports, with
+ * its MANIFEST.tsv): SYMD_REAL_REPORTS, else ../shared/real-reports beside
+ * the checkout, else /work/shared/real-reports; NULL when none exists. */
+const char *real_reports_dir(void);
+/* Calls fn(name, bytes, len, ctx) for every report file of real_crashes_dir()
+ * and real_reports_dir() (READMEs and the manifest aside), in name order
+ * within each; returns how many, 0 when neither exists. */
+int each_real_report(void (*fn)(const char *name, const uint8_t *buf, size_t len, void *ctx),
+                     void *ctx);
 
 #endif

@@ -452,22 +452,30 @@ TEST(crash_ios_text_with_json_header_and_old_forms)
               r.header_json[0] == '{' && !strchr(r.header_json, '\n'),
           "json header");
     CHECK(r.text_header && strncmp(r.text_header, "Incident Identifier:", 20) == 0 &&
-              strstr(r.text_header, "Last Exception Backtrace:"),
-          "text header");
+              !strstr(r.text_header, "Last Exception Backtrace:"),
+          "text header ends before the exception backtrace");
+    /* The Last Exception Backtrace is a section of its own, before the
+     * threads, and no thread: the crashed thread's index moves past it. */
+    CHECK(r.nthreads == 4 && r.threads[0].role == CRASH_THREAD_LAST_EXCEPTION &&
+              r.threads[0].number == -1 && r.threads[0].nframes == 1 &&
+              r.threads[0].frames[0].address == 0x1a6f1e5ac &&
+              strcmp(r.threads[0].frames[0].symbol, "__exceptionPreprocess") == 0,
+          "last exception backtrace");
     CHECK(strcmp(r.process, "MyApp") == 0 && strcmp(r.hardware_model, "iPhone11,8") == 0,
           "header");
-    CHECK(r.nthreads == 3 && r.total_frames == 4 && r.crashed_thread == 2 && r.threads[2].crashed,
+    CHECK(r.nthreads == 4 && r.total_frames == 5 && r.crashed_thread == 3 &&
+              r.threads[3].crashed && r.threads[3].number == 2,
           "threads %zu frames %zu crashed %ld", r.nthreads, r.total_frames, r.crashed_thread);
-    if (r.nthreads == 3 && r.threads[2].nframes == 3) {
-        CHECK(strcmp(r.threads[0].queue, "com.apple.main-thread") == 0, "queue");
-        CHECK(strcmp(r.threads[1].name, "worker") == 0 && r.threads[1].nframes == 0, "name");
-        crash_frame *f = r.threads[2].frames;
+    if (r.nthreads == 4 && r.threads[3].nframes == 3) {
+        CHECK(strcmp(r.threads[1].queue, "com.apple.main-thread") == 0, "queue");
+        CHECK(strcmp(r.threads[2].name, "worker") == 0 && r.threads[2].nframes == 0, "name");
+        crash_frame *f = r.threads[3].frames;
         CHECK(f[0].has_load && f[0].load_address == 0x1000e4000 && strcmp(f[0].symbol, "main") == 0 &&
                   f[0].symbol_offset == 16 && f[0].image == 0,
               "kscrash form");
         CHECK(strcmp(f[1].symbol, "-[A b]") == 0 && f[1].line == 9, "file:line");
         CHECK(f[2].image == -1 && f[2].address == 0x1234, "32-bit frame of no image");
-        CHECK(r.threads[0].frames[0].image == 1, "by name");
+        CHECK(r.threads[1].frames[0].image == 1, "by name");
     }
     CHECK(r.nimages == 2 && r.images[0].is_app && strcmp(r.images[0].arch, "arm64") == 0 &&
               uuid_is(&r.images[0], "6c9a0f8b2d1e3f4a5b6c7d8e9f0a1b2c") && !r.images[1].has_uuid &&
@@ -568,16 +576,47 @@ static char *with_ips(const char *frames_and_images)
     return buf;
 }
 
-TEST(crash_hostile_reports_are_refused)
+/* A report with a broken part is kept: the part is skipped (or kept as text)
+ * and a warning says where and why; frames are what remains readable. */
+static void expect_warn(const char *what, const char *rep, size_t len, const char *where,
+                        const char *msg, size_t frames)
+{
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    symd_status st = crash_parse((const uint8_t *)rep, len, &r, &err);
+    CHECK(st == SYMD_OK, "%s: refused: %s", what, err.msg);
+    if (st != SYMD_OK)
+        return;
+    const crash_warning *w = NULL;
+    for (size_t i = 0; i < r.nwarnings && !w; i++)
+        if (strcmp(r.warnings[i].where, where) == 0 && strstr(r.warnings[i].message, msg))
+            w = &r.warnings[i];
+    CHECK(w, "%s: no warning at %s with \"%s\" (%zu warnings, first %s: %s)", what, where, msg,
+          r.nwarnings, r.nwarnings ? r.warnings[0].where : "-",
+          r.nwarnings ? r.warnings[0].message : "-");
+    CHECK(r.total_frames == frames, "%s: %zu frames, want %zu", what, r.total_frames, frames);
+    crash_report_free(&r);
+}
+
+static void expect_warn_s(const char *what, const char *rep, const char *where, const char *msg,
+                          size_t frames)
+{
+    expect_warn(what, rep, strlen(rep), where, msg, frames);
+}
+
+/* Refused only when no report at all (415) or past a limit (413); every
+ * other damage is a warning on a report that is kept. */
+TEST(crash_hostile_reports_warn_or_refuse)
 {
     const char *T = "Process: x [1]\nThread 0:\n";
     expect_fail_s("empty", "", SYMD_E_NOT_CRASH_REPORT, NULL);
     expect_fail_s("binary", "\x7f" "ELF\x02\x01", SYMD_E_NOT_CRASH_REPORT, "not a crash report");
     expect_fail_s("backtrace JSON", "{\"threads\":[]}\n", SYMD_E_NOT_CRASH_REPORT, NULL);
-    expect_fail_s("header only", "{\"bug_type\":\"309\"}\n", SYMD_E_CORRUPT, "line 2");
-    expect_fail_s("no threads", "Process: x [1]\nVersion: 1\n", SYMD_E_CORRUPT, "no thread");
-    expect_fail_s("309 without threads", "{\"bug_type\":\"298\"}\n{\"a\":1}",
-                  SYMD_E_NOT_CRASH_REPORT, NULL);
+    expect_warn_s("header only", "{\"bug_type\":\"309\"}\n", "line 2", "no body", 0);
+    expect_warn_s("no threads", "Process: x [1]\nVersion: 1\n", "report", "no thread", 0);
+    expect_warn_s("298 without processes", "{\"bug_type\":\"298\"}\n{\"a\":1}", "body",
+                  "no threads, processByPid", 0);
 
     /* 10 MB on one line, as a text report and as an .ips header. */
     size_t big = 10u << 20;
@@ -604,54 +643,36 @@ TEST(crash_hostile_reports_are_refused)
     expect_fail("100k ips threads", b, n, SYMD_E_TOO_LARGE, "threads");
     free(b);
 
-    /* Text frame lines. */
+    /* Text frame lines: each broken line is kept as text, with a warning. */
     char buf[512];
-    snprintf(buf, sizeof buf, "%s99999999999999999999 a 0x1\n", T);
-    expect_fail_s("frame number", buf, SYMD_E_CORRUPT, "line 3: frame number out of range");
-    snprintf(buf, sizeof buf, "%s0 a nothing\n", T);
-    expect_fail_s("no address", buf, SYMD_E_CORRUPT, "line 3: frame 0 has no 0x address");
+    snprintf(buf, sizeof buf, "%s99999999999999999999 a 0x1\n1 a 0x2\n", T);
+    expect_warn_s("frame number", buf, "line 3", "frame number out of range", 1);
+    snprintf(buf, sizeof buf, "%s0 a nothing\n1 a 0x2\n", T);
+    expect_warn_s("no address", buf, "line 3", "no address", 1);
     snprintf(buf, sizeof buf, "%s0 a 0x11112222333344445\n", T);
-    expect_fail_s("wide address", buf, SYMD_E_CORRUPT, "wider than 64 bits");
+    expect_warn_s("wide address", buf, "line 3", "wider than 64 bits", 0);
     snprintf(buf, sizeof buf, "%s0 a 0x1 0x1 + 99999999999999999999\n", T);
-    expect_fail_s("offset", buf, SYMD_E_CORRUPT, "offset out of range");
-    snprintf(buf, sizeof buf, "%s0 a 0x1 f\xc3\x28 + 1\n", T);
-    expect_fail_s("bad UTF-8", buf, SYMD_E_CORRUPT, "line 3: invalid UTF-8 at column 10");
-    expect_fail("NUL", "Process: x\0y\nThread 0:\n", 24, SYMD_E_CORRUPT, "line 1: NUL byte");
-    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x2000 - 0x1000 a arm64 <x> /a\n", T);
-    expect_fail_s("image backwards", buf, SYMD_E_CORRUPT, "line 5: image ends before");
-    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x1000 - 0x2000 a arm64 <1234> /a\n", T);
-    expect_fail_s("bad uuid", buf, SYMD_E_CORRUPT, "line 5: bad image UUID");
-    snprintf(buf, sizeof buf, "%s\nBinary Images:\n0x1000 - 0x2000 a 1) /a\n", T);
-    expect_fail_s("unbalanced version", buf, SYMD_E_CORRUPT, "parentheses");
+    expect_warn_s("offset", buf, "line 3", "offset is out of range", 0);
+    snprintf(buf, sizeof buf, "%s0 a 0x1 f\xc3\x28 + 1\n1 a 0x2\n", T);
+    expect_warn_s("bad UTF-8", buf, "line 3", "invalid UTF-8 at column 10", 1);
+    expect_warn("NUL", "Process: x\0y\nThread 0:\n0 a 0x1\n", 32, "line 1", "NUL byte", 1);
+    snprintf(buf, sizeof buf, "%s0 a 0x1\n\nBinary Images:\n0x2000 - 0x1000 a arm64 <x> /a\n", T);
+    expect_warn_s("image backwards", buf, "line 6", "image ends before", 1);
+    snprintf(buf, sizeof buf, "%s0 a 0x1\n\nBinary Images:\n0x1000 - 0x2000 a arm64 <1234> /a\n",
+             T);
+    expect_warn_s("bad uuid", buf, "line 6", "bad image UUID", 1);
+    snprintf(buf, sizeof buf, "%s0 a 0x1\n\nBinary Images:\n0x1000 - 0x2000 a 1) /a\n", T);
+    expect_warn_s("unbalanced version", buf, "line 6", "parentheses", 1);
 
-    /* .ips JSON bodies. */
-    expect_fail_s("imageIndex past usedImages",
+    /* .ips JSON bodies (the value-by-value warnings are in test_crash_ips.c). */
+    expect_warn_s("imageIndex past usedImages",
                   with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":0,"
                            "\"imageOffset\":0},{\"imageIndex\":1,\"imageOffset\":0}]}]"),
-                  SYMD_E_CORRUPT, "threads[0].frames[1]: imageIndex 1 is past usedImages (1)");
-    expect_fail_s("negative imageOffset",
-                  with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":0,"
-                           "\"imageOffset\":-4}]}]"),
-                  SYMD_E_CORRUPT, "threads[0].frames[0]: negative imageOffset");
-    expect_fail_s("negative imageIndex",
-                  with_ips("\"usedImages\":[{\"base\":1}],\"threads\":[{\"frames\":[{\"imageIndex\":-1,"
-                           "\"imageOffset\":4}]}]"),
-                  SYMD_E_CORRUPT, "negative imageIndex");
-    expect_fail_s("negative base", with_ips("\"usedImages\":[{\"base\":-1}],\"threads\":[]"),
-                  SYMD_E_CORRUPT, "usedImages[0]: base must be a non-negative integer");
-    expect_fail_s("missing imageOffset",
-                  with_ips("\"usedImages\":[{}],\"threads\":[{\"frames\":[{\"imageIndex\":0}]}]"),
-                  SYMD_E_CORRUPT, "imageOffset is required");
-    expect_fail_s("bad uuid", with_ips("\"usedImages\":[{\"uuid\":\"xyz\"}],\"threads\":[]"),
-                  SYMD_E_CORRUPT, "usedImages[0]: uuid is not a UUID");
-    expect_fail_s("faultingThread", with_ips("\"faultingThread\":3,\"threads\":[]"),
-                  SYMD_E_CORRUPT, "faultingThread");
-    expect_fail_s("name type", with_ips("\"threads\":[{\"name\":7}]"), SYMD_E_CORRUPT,
-                  "threads[0]: name must be a string");
-    expect_fail_s("bad UTF-8 in JSON", with_ips("\"threads\":[{\"name\":\"\xff\"}]"),
-                  SYMD_E_CORRUPT, "line 2");
-    expect_fail_s("broken body", "{\"bug_type\":\"309\"}\n{\n\"threads\":[}",
-                  SYMD_E_CORRUPT, "line 3 column");
+                  "threads[0].frames[1].imageIndex", "past usedImages (1)", 1);
+    expect_warn_s("bad UTF-8 in JSON", with_ips("\"threads\":[{\"name\":\"\xff\"}]"), "line 2",
+                  "does not parse", 0);
+    expect_warn_s("broken body", "{\"bug_type\":\"309\"}\n{\n\"threads\":[}", "line 3",
+                  "does not parse", 0);
 }
 
 /* ---- fuzz regressions -------------------------------------------------------------- */
@@ -707,14 +728,23 @@ TEST(crash_image_name_with_angle_brackets)
               "the image keeps its name and UUID");
         crash_report_free(&r);
     }
-    /* A line whose only "<...>" is no UUID is still refused. */
+    /* A line whose only "<...>" is no UUID keeps its image without one,
+     * and says so. */
     char *bad = strstr(copy, "<4c4c4490");
     if (bad)
         memcpy(bad + 1, "zz", 2);
     st = parse_str(copy, &r, &err);
-    CHECK(st == SYMD_E_CORRUPT && strstr(err.msg, "bad image UUID"), "no UUID: %s", err.msg);
-    if (st == SYMD_OK)
+    CHECK(st == SYMD_OK, "no UUID: %s", err.msg);
+    if (st == SYMD_OK) {
+        bool warned = false, kept = false;
+        for (size_t i = 0; i < r.nwarnings; i++)
+            warned |= strstr(r.warnings[i].message, "bad image UUID") != NULL;
+        for (size_t i = 0; i < r.nimages; i++)
+            kept |= r.images[i].name && strcmp(r.images[i].name, "<b>evil</b>") == 0 &&
+                    !r.images[i].has_uuid;
+        CHECK(warned && kept, "no UUID: warned %d, image kept without it %d", warned, kept);
         crash_report_free(&r);
+    }
     free(copy);
     free(buf);
 }

@@ -1,6 +1,10 @@
-/* server/crashtext.c: crash reports in Apple's text layout. The reports are
- * built by hand from literals copied out of the real reports under
- * /work/shared/real-crashes/ (see its README): the parser is not used here. */
+/* server/crashtext.c: crash reports as text. Two paths:
+ *   - reports read from JSON are written from the model: those models are
+ *     built here by hand from literals copied out of the real reports under
+ *     ../shared/real-crashes (the parser is not used for them);
+ *   - reports read from text are their input with symbolicated frames
+ *     rewritten: every real text report renders back byte for byte, and
+ *     frames of each line style are rewritten as their tool prints them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,7 +89,7 @@ static char *render(const crash_report *r, const crash_symbolication *s, size_t 
     dynbuf b;
     dynbuf_init(&b, limit);
     symd_err_clear(err);
-    *st = crash_render_text(r, s, &b, err);
+    *st = crash_render_text(r, s, NULL, 0, &b, err);
     if (*st != SYMD_OK) {
         dynbuf_free(&b);
         return NULL;
@@ -180,32 +184,11 @@ static const char *const ks_source[] = {
     "0   libsystem_kernel.dylib          0x3618e3ec 0x3617c000 + 74732 (__workq_kernreturn + 8)",
 };
 
-static const char ks_header[] =
-    "Incident Identifier: CC97F21E-A2E1-49E8-9D6A-487E950A261A\n"
-    "CrashReporter Key:   fc217c5977c6b6790ea1d618461e2e1b04293b13\n"
-    "Hardware Model:      iPhone3,1\n"
-    "Process:         Crash-Tester [862]\n"
-    "Path:            /var/mobile/Applications/B19FDF7E-768B-42D9-88E7-80F757E22883/Crash-Tester.app/Crash-Tester\n"
-    "Identifier:      org.stenerud.Crash-Tester\n"
-    "Version:         1.0 (1.0)\n"
-    "Code Type:       ARM\n"
-    "Parent Process:  launchd [1]\n"
-    "\n"
-    "Date/Time:       1970-01-18 03:47:06.000 +0900\n"
-    "OS Version:      iPhone OS 4.3.3 (8J2)\n"
-    "Report Version:  104\n"
-    "\n"
-    "Exception Type:  EXC_CRASH (SIGABRT)\n"
-    "Exception Codes: 0x00000000 at 0x3618da1c\n"
-    "Crashed Thread:  0\n"
-    "\n";
-
 static void kscrash_report(crash_report *r, crash_thread th[2], crash_image im[2],
                            crash_kv *regs, size_t nregs)
 {
     memset(r, 0, sizeof *r);
     r->format = CRASH_FORMAT_CRASH;
-    r->text_header = S(ks_header);
     r->code_type = S("ARM");
     r->crashed_thread = 0;
     mk_thread(&th[0], 0, NULL, "apple.main-thread", true, ks_thread0, N(ks_thread0));
@@ -241,6 +224,8 @@ static void check_literals_against_file(const char *path, const char *const *lin
     }
 }
 
+/* The model of kscrash-Abort.crash written from its fields: the header the
+ * layout synthesizes, then every frame as the report gave it. */
 TEST(crashtext_unsymbolicated_kscrash_keeps_every_frame)
 {
     char ks_path[600];
@@ -274,7 +259,11 @@ TEST(crashtext_unsymbolicated_kscrash_keeps_every_frame)
         CHECK(st == SYMD_OK && txt, "render: %s", err.msg);
         if (!txt)
             continue;
-        CHECK(strncmp(txt, ks_header, strlen(ks_header)) == 0, "header verbatim");
+        CHECK(starts_with(txt, "Path:                /var/mobile/Applications/B19FDF7E-768B-"
+                               "42D9-88E7-80F757E22883/Crash-Tester.app/Crash-Tester\n"
+                               "Code Type:           ARM\n\nReport Version:      104\n\n"
+                               "Triggered by Thread:  0\n\nThread 0 name:"),
+              "synthesized header: %.200s", txt);
         CHECK(strstr(txt, "\n\nThread 0 name:  Dispatch queue: apple.main-thread\n"
                           "Thread 0 Crashed:\n0   libsystem_kernel.dylib        \t0x3618da1c ") != NULL,
               "thread 0 header: %s", txt);
@@ -390,21 +379,6 @@ static const char i14_body[] =
     "0x1957c7000 - 0x19580bfff libdispatch.dylib arm64e  <ff408738d75b3061ad994a929c0162d2> "
     "/usr/lib/system/libdispatch.dylib\n";
 
-static const char i14_header[] =
-    "Incident Identifier: 13917FF0-E1B1-4652-84C2-85516D101DFE\n"
-    "Hardware Model:      iPhone11,8\n"
-    "Code Type:           ARM-64 (Native)\n"
-    "Report Version:      104\n"
-    "\n"
-    "Exception Type:  EXC_CRASH (SIGABRT)\n"
-    "Exception Codes: 0x0000000000000000, 0x0000000000000000\n"
-    "Exception Note:  EXC_CORPSE_NOTIFY\n"
-    "Triggered by Thread:  7\n"
-    "\n"
-    "Application Specific Information:\n"
-    "abort() called\n"
-    "\n";
-
 TEST(crashtext_ios14_arm64_text_report_round_trips)
 {
     static const char *const names[] = {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7",
@@ -431,7 +405,6 @@ TEST(crashtext_ios14_arm64_text_report_round_trips)
     r.format = CRASH_FORMAT_IPS;
     r.bug_type = 109;
     r.code_type = S("ARM-64 (Native)");
-    r.text_header = S(i14_header);
     crash_thread th[2];
     mk_thread(&th[0], 7, NULL, "com.apple.iTunesCloud.ICURLSession.operation", true, i14_thread7,
               N(i14_thread7));
@@ -456,21 +429,12 @@ TEST(crashtext_ios14_arm64_text_report_round_trips)
     char *txt = render(&r, NULL, 1 << 20, &st, &err);
     CHECK(st == SYMD_OK && txt, "render: %s", err.msg);
     if (txt) {
-        size_t hl = strlen(i14_header);
-        CHECK(strncmp(txt, i14_header, hl) == 0, "header: %s", txt);
-        CHECK(strcmp(txt + hl, i14_body) == 0, "body:\n%s\nwant:\n%s", txt + hl, i14_body);
+        /* From the first thread on, the report's own layout exactly. */
+        const char *body = strstr(txt, "\n\nThread 7 name:");
+        CHECK(body && strcmp(body + 2, i14_body) == 0, "body:\n%s\nwant:\n%s",
+              body ? body + 2 : txt, i14_body);
+        CHECK(strstr(txt, "Triggered by Thread:  7\n\nThread 7 name:"), "header end: %s", txt);
     }
-    free(txt);
-
-    /* A header without its blank line, or with CR LF, gets exactly one. */
-    r.text_header = S("Incident Identifier: X\r\nTriggered by Thread:  7\r\n\r\n\r\n");
-    txt = render(&r, NULL, 1 << 20, &st, &err);
-    CHECK(txt && starts_with(txt, "Incident Identifier: X\nTriggered by Thread:  7\n\nThread 7 name:"),
-          "header end: %s", txt);
-    free(txt);
-    r.text_header = S("Triggered by Thread:  7");
-    txt = render(&r, NULL, 1 << 20, &st, &err);
-    CHECK(txt && starts_with(txt, "Triggered by Thread:  7\n\nThread 7 name:"), "header end: %s", txt);
     free(txt);
     free_report(&r);
 }
@@ -492,7 +456,7 @@ TEST(crashtext_symbolicated_inlined_levels)
     memset(&r, 0, sizeof r);
     r.format = CRASH_FORMAT_CRASH;
     r.code_type = S("ARM-64 (Native)");
-    r.text_header = S("Incident Identifier: 1\nTriggered by Thread:  0\n");
+    r.incident_id = S("1");
     crash_thread th[2];
     mk_thread(&th[0], 0, "main", NULL, true, t0, N(t0));
     mk_thread(&th[1], 1, NULL, NULL, false, t1, N(t1));
@@ -523,6 +487,10 @@ TEST(crashtext_symbolicated_inlined_levels)
     CHECK(st == SYMD_OK && txt, "render: %s", err.msg);
     const char *want =
         "Incident Identifier: 1\n"
+        "Code Type:           ARM-64 (Native)\n"
+        "\n"
+        "Report Version:      104\n"
+        "\n"
         "Triggered by Thread:  0\n"
         "\n"
         "Thread 0 name:  main\n"
@@ -673,19 +641,19 @@ TEST(crashtext_too_large)
     dynbuf_init(&b, 100);
     dynbuf_add(&b, "kept", 4);
     symd_err_clear(&err);
-    st = crash_render_text(&r, NULL, &b, &err);
+    st = crash_render_text(&r, NULL, NULL, 0, &b, &err);
     CHECK(st == SYMD_E_TOO_LARGE && err.kind == SYMD_E_TOO_LARGE, "small limit: %d", st);
     CHECK(b.len == 4 && strcmp((char *)b.data, "kept") == 0, "out left as it was");
     dynbuf_free(&b);
 
     /* Exactly the size fits; one byte less does not. */
     dynbuf_init(&b, len);
-    st = crash_render_text(&r, NULL, &b, &err);
+    st = crash_render_text(&r, NULL, NULL, 0, &b, &err);
     CHECK(st == SYMD_OK && b.len == len, "exact fit");
     dynbuf_free(&b);
     dynbuf_init(&b, len - 1);
     symd_err_clear(&err);
-    st = crash_render_text(&r, NULL, &b, &err);
+    st = crash_render_text(&r, NULL, NULL, 0, &b, &err);
     CHECK(st == SYMD_E_TOO_LARGE && b.len == 0, "one byte short");
     dynbuf_free(&b);
     free_report(&r);
@@ -708,7 +676,7 @@ TEST(crashtext_hostile_strings_keep_the_layout)
     memset(&r, 0, sizeof r);
     r.format = CRASH_FORMAT_CRASH;
     r.code_type = S("X86-64 (Native)");
-    r.text_header = S("Process: \xff\xfe evil\x1b[2J\r\nLine two\tok\n");
+    r.process = S("\xff\xfe evil\x1b[2J\r\nLine two\tok");
     crash_thread th[1];
     mk_thread(&th[0], 0, "name\nThread 1:", "q\r\nx\xff", true, t0, N(t0));
     th[0].frames[3].file = S("/a/b\nc.c");
@@ -741,7 +709,8 @@ TEST(crashtext_hostile_strings_keep_the_layout)
             continue;
         size_t n = strlen(txt);
         CHECK(valid_utf8(txt, n), "output is UTF-8");
-        /* Exactly the lines the layout has: header 2 + blank, name, Crashed,
+        /* Exactly the lines the layout has: header (process, path, code type,
+         * blank, report version, blank, triggered by, blank), name, Crashed,
          * 4 frames (+1 inlined), blank, state title + 1 line + blank,
          * "Binary Images:" + 1 image. */
         size_t lines = 0, longest = 0, cur = 0, controls = 0;
@@ -758,15 +727,15 @@ TEST(crashtext_hostile_strings_keep_the_layout)
             }
         }
         CHECK(controls == 0, "%zu control bytes", controls);
-        CHECK(lines == (size_t)(3 + 2 + 4 + with_s + 1 + 3 + 2), "lines: %zu\n%s", lines,
+        CHECK(lines == (size_t)(8 + 2 + 4 + with_s + 1 + 3 + 2), "lines: %zu\n%s", lines,
               n < 4000 ? txt : "(long)");
         /* Two cut names (image and symbol) on one line at most. */
         CHECK(longest < 2 * 16384 + 100, "a very long name is cut: %zu", longest);
         CHECK(!strstr(txt, "\nThread 9") && !strstr(txt, "\nThread 1:") && !strstr(txt, "\n0   x") &&
                   !strstr(txt, "\ninlined") && !strstr(txt, "\nBinary Images:\n0x1000 - 0x1fff img\n"),
               "no injected lines");
-        CHECK(strstr(txt, "Process: \xef\xbf\xbd\xef\xbf\xbd evil [2J\nLine two\tok\n\n"),
-              "header: invalid bytes replaced, CR LF folded, tab kept");
+        CHECK(strstr(txt, "Process:             \xef\xbf\xbd\xef\xbf\xbd evil [2J  Line two ok\n"),
+              "header: invalid bytes replaced, controls a space, one line");
         CHECK(strstr(txt, "Thread 0 name:  Dispatch queue: q  x\xef\xbf\xbd\n"), "queue");
         CHECK(strstr(txt, "0   evil Thread 9 Crashed: 0   x  \t0x0000000000001000 "), "image name: %s",
               n < 4000 ? txt : "(long)");
@@ -816,7 +785,6 @@ TEST(crashtext_address_width_from_the_report)
         crash_report r;
         memset(&r, 0, sizeof r);
         r.code_type = S(cases[i].code_type);
-        r.text_header = S("");
         crash_thread th[1];
         mk_thread(&th[0], 0, NULL, NULL, false, cases[i].f, 1);
         r.threads = th;
@@ -830,7 +798,7 @@ TEST(crashtext_address_width_from_the_report)
         symd_status st;
         symd_err err;
         char *txt = render(&r, NULL, 1 << 20, &st, &err);
-        CHECK(txt && strstr(txt, cases[i].want) && strncmp(txt, "Thread 0:\n", 10) == 0,
+        CHECK(txt && strstr(txt, cases[i].want) && strstr(txt, "\nThread 0:\n"),
               "case %zu: %s", i, txt);
         free(txt);
         free_report(&r);
@@ -856,7 +824,6 @@ TEST(crashtext_twin_fixture_frames)
     memset(&r, 0, sizeof r);
     r.format = CRASH_FORMAT_CRASH;
     r.code_type = S("ARM-64 (Native)");
-    r.text_header = S("Triggered by Thread:  0\n");
     crash_thread th[1];
     mk_thread(&th[0], 0, NULL, "com.apple.main-thread", true, t0, N(t0));
     r.threads = th;
@@ -900,4 +867,191 @@ TEST(crashtext_twin_fixture_frames)
     free(txt);
     free(src);
     free_report(&r);
+}
+
+/* ---- reports read from text: the input, frames rewritten in place ---- */
+
+typedef struct {
+    int reports, text, same;
+} as_written_ctx;
+
+/* One real report: read from text, it renders back byte for byte, both
+ * without a symbolication and with one that knows nothing (every image
+ * missing, as on a fresh server). */
+static void check_as_written(const char *name, const uint8_t *buf, size_t len, void *vctx)
+{
+    as_written_ctx *c = vctx;
+    c->reports++;
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    if (crash_parse(buf, len, &r, &err) != SYMD_OK) {
+        CHECK(false, "%s: refused: %s", name, err.msg);
+        return;
+    }
+    if (r.text_body) {
+        c->text++;
+        crash_symframe *sf = calloc(r.total_frames ? r.total_frames : 1, sizeof *sf);
+        for (size_t i = 0; i < r.total_frames; i++)
+            sf[i].status = CSYM_MISSING_IMAGE;
+        crash_symbolication s = {.frames = sf};
+        bool same = true;
+        for (int with_s = 0; with_s < 2; with_s++) {
+            dynbuf b;
+            dynbuf_init(&b, 64u << 20);
+            symd_status st = crash_render_text(&r, with_s ? &s : NULL, buf, len, &b, &err);
+            bool eq = st == SYMD_OK && b.len == len && (len == 0 || memcmp(b.data, buf, len) == 0);
+            if (!eq) {
+                size_t k = 0;
+                while (k < b.len && k < len && b.data[k] == buf[k])
+                    k++;
+                CHECK(false, "%s: not as written (%s), first difference at byte %zu of %zu/%zu",
+                      name, with_s ? "nothing found" : "no symbolication", k, b.len, len);
+            }
+            same &= eq;
+            dynbuf_free(&b);
+        }
+        c->same += same;
+        free(sf);
+    }
+    crash_report_free(&r);
+}
+
+/* Every real report read from text renders back as written: every section
+ * it does not symbolicate is the report's own, verbatim. */
+TEST(crashtext_text_reports_render_as_written)
+{
+    as_written_ctx c = {0};
+    if (!each_real_report(check_as_written, &c)) {
+        test_skip("no ../shared/real-reports or real-crashes");
+        return;
+    }
+    static const char *const fixtures[] = {"fixtures/crashes/bigapp-twin.crash",
+                                           "fixtures/crashes/bigapp-pac.crash",
+                                           "fixtures/crashes/bigapp-pac-list.crash"};
+    for (size_t i = 0; i < N(fixtures); i++) {
+        size_t len;
+        uint8_t *buf = read_fixture(fixtures[i], &len);
+        if (buf)
+            check_as_written(fixtures[i], buf, len, &c);
+        free(buf);
+    }
+    CHECK(c.text >= 40, "only %d text reports", c.text);
+    printf("    %d of %d reports read from text render back byte for byte (%d from JSON)\n",
+           c.same, c.text, c.reports - c.text);
+}
+
+/* Renders input with the first frame at address addr symbolicated as lv
+ * says (every other frame missing) and checks the output is the input with
+ * the first line equal to orig replaced by the lines of want ('\n'
+ * separated), and nothing else changed. */
+static void check_rewrite(const char *what, const uint8_t *buf, size_t len, uint64_t addr,
+                          const crash_level *lv, size_t nlv, const char *image, const char *orig,
+                          const char *want)
+{
+    crash_report r;
+    symd_err err;
+    symd_err_clear(&err);
+    if (crash_parse(buf, len, &r, &err) != SYMD_OK) {
+        CHECK(false, "%s: refused: %s", what, err.msg);
+        return;
+    }
+    crash_symframe *sf = calloc(r.total_frames ? r.total_frames : 1, sizeof *sf);
+    size_t k = 0;
+    bool set = false;
+    for (size_t t = 0; t < r.nthreads; t++)
+        for (size_t f = 0; f < r.threads[t].nframes; f++, k++) {
+            sf[k].status = CSYM_MISSING_IMAGE;
+            if (!set && r.threads[t].frames[f].address == addr) {
+                sf[k] = (crash_symframe){CSYM_SYMBOLICATED, image, (crash_level *)lv, nlv};
+                set = true;
+            }
+        }
+    CHECK(set, "%s: no frame at 0x%llx", what, (unsigned long long)addr);
+    crash_symbolication s = {.frames = sf};
+    dynbuf b;
+    dynbuf_init(&b, 64u << 20);
+    symd_status st = crash_render_text(&r, &s, buf, len, &b, &err);
+    CHECK(st == SYMD_OK, "%s: %s", what, err.msg);
+    /* the expected text: the input with orig's line replaced */
+    char *line = malloc(strlen(orig) + 3);
+    sprintf(line, "\n%s\n", orig);
+    const char *at = strstr((const char *)buf, line);
+    CHECK(at, "%s: no line \"%s\" in the input", what, orig);
+    if (at && st == SYMD_OK) {
+        size_t pre = (size_t)(at - (const char *)buf) + 1, wl = strlen(want);
+        size_t post = pre + strlen(orig);
+        size_t n = pre + wl + (len - post);
+        bool eq = b.len == n && memcmp(b.data, buf, pre) == 0 &&
+                  memcmp(b.data + pre, want, wl) == 0 &&
+                  memcmp(b.data + pre + wl, buf + post, len - post) == 0;
+        const char *got = b.len >= pre ? (const char *)b.data + pre : "";
+        const char *nl = b.len >= pre ? memchr(got, '\n', b.len - pre) : NULL;
+        CHECK(eq, "%s: rewritten as\n%.*s\nwant\n%s", what,
+              nl ? (int)(nl - got) + (nlv > 1 ? 120 : 0) : 200, got, want);
+    }
+    free(line);
+    dynbuf_free(&b);
+    free(sf);
+    crash_report_free(&r);
+}
+
+/* How each kind of frame line is rewritten when an uploaded image names
+ * it: a .crash frame line gets a line per inlined level; a sample or
+ * spindump call-tree node is written as that tool writes a symbolicated
+ * node; a panic backtrace line gets the symbol after it. */
+TEST(crashtext_text_frames_rewritten_in_place)
+{
+    crash_level two[] = {
+        {"mix", "mix", false, 0, "./src/app.c", 14, 15, true},
+        {"static_square", "static_square", true, 20, "./src/app.c", 20, 12, false},
+    };
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/crashes/bigapp-twin.crash", &len);
+    if (buf)
+        check_rewrite(".crash frame line", buf, len, 0x104a389f8, two, 2, "bigapp-arm64",
+                      "1   bigapp-arm64                  \t0x0000000104a389f8 0x104a38000 + 2552",
+                      "1   bigapp-arm64                  \t0x0000000104a389f8 mix (app.c:14)\n"
+                      "1   bigapp-arm64                  \t0x0000000104a389f8 static_square + 20 "
+                      "(app.c:20)");
+    free(buf);
+
+    const char *rep = real_reports_dir();
+    if (!rep) {
+        test_skip("no ../shared/real-reports");
+        return;
+    }
+    char path[1024];
+    crash_level worker[] = {
+        {"inner", "inner", false, 0, "/src/m.c", 7, 3, true},
+        {"worker", "worker", true, 64, "/src/m.c", 12, 5, false},
+    };
+    snprintf(path, sizeof path, "%s/%s", rep,
+             "inket+MacSymbolicator@7ad41f1+MacSymbolicatorTests_Resources_Samples_"
+             "singlethread-sample.txt");
+    if ((buf = read_fixture(path, &len)))
+        check_rewrite("sample node", buf, len, 0x103248eb0, worker, 2, "SingleThreadHangingTest",
+                      "        2672 ???  (in SingleThreadHangingTest)  load address 0x103245000 + "
+                      "0x3eb0  [0x103248eb0]",
+                      "        2672 worker [inlined inner (m.c:7)]  (in SingleThreadHangingTest) "
+                      "+ 64  [0x103248eb0]  m.c:12");
+    free(buf);
+    snprintf(path, sizeof path, "%s/%s", rep,
+             "faisalmemon+ios-crash-dump-analysis-book+examples_resource_apfs_defragd.cpu_"
+             "resource-2020-10-19-234902.ips.synced");
+    if ((buf = read_fixture(path, &len)))
+        check_rewrite("spindump node", buf, len, 0x1db258804, &worker[1], 1,
+                      "libsystem_pthread.dylib",
+                      "  18  ??? (libsystem_pthread.dylib + 14340) [0x1db258804]",
+                      "  18  worker + 64 (m.c:12 in libsystem_pthread.dylib + 14340) [0x1db258804]");
+    free(buf);
+    snprintf(path, sizeof path, "%s/%s", rep,
+             "faisalmemon+ios-crash-dump-analysis-book+examples_serror_interrupt_m1_mac_mini_"
+             "serror.crash");
+    if ((buf = read_fixture(path, &len)))
+        check_rewrite("panic backtrace line", buf, len, 0xfffffe00295a2464, worker, 2, "kernel",
+                      "\t\t  lr: 0xfffffe00295a2464  fp: 0xfffffe608930b7a0",
+                      "\t\t  lr: 0xfffffe00295a2464  fp: 0xfffffe608930b7a0  worker + 64 (m.c:12) "
+                      "[inlined inner (m.c:7)]");
+    free(buf);
 }

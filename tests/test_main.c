@@ -48,20 +48,77 @@ void test_skip(const char *why)
     current_skipped = why;
 }
 
-const char *real_crashes_dir(void)
+/* The first directory of: $env, ../shared/<sub> beside the checkout,
+ * /work/shared/<sub>; NULL when none exists. */
+static const char *shared_dir(const char *env_name, const char *sub, char found[512])
 {
-    static char found[512];
-    const char *env = getenv("SYMD_REAL_CRASHES");
-    const char *cands[] = {env && *env ? env : NULL, root_path("../shared/real-crashes"),
-                           "/work/shared/real-crashes"};
+    const char *env = getenv(env_name);
+    char beside[600], work[600];
+    snprintf(beside, sizeof beside, "%s", root_path("../shared"));
+    snprintf(beside + strlen(beside), sizeof beside - strlen(beside), "/%s", sub);
+    snprintf(work, sizeof work, "/work/shared/%s", sub);
+    const char *cands[] = {env && *env ? env : NULL, beside, work};
     for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
         struct stat st;
         if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
+            snprintf(found, 512, "%s", cands[i]);
             return found;
         }
     }
     return NULL;
+}
+
+const char *real_crashes_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_REAL_CRASHES", "real-crashes", found);
+}
+
+const char *real_reports_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_REAL_REPORTS", "real-reports", found);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int each_real_report(void (*fn)(const char *name, const uint8_t *buf, size_t len, void *ctx),
+                     void *ctx)
+{
+    const char *dirs[2] = {real_crashes_dir(), real_reports_dir()};
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        DIR *d = dirs[k] ? opendir(dirs[k]) : NULL;
+        if (!d)
+            continue;
+        char *names[512];
+        size_t nn = 0;
+        struct dirent *de;
+        while ((de = readdir(d)) && nn < 512) {
+            const char *dot = strrchr(de->d_name, '.');
+            if (de->d_name[0] == '.' || (dot && (!strcmp(dot, ".md") || !strcmp(dot, ".tsv"))))
+                continue;
+            names[nn++] = strdup(de->d_name);
+        }
+        closedir(d);
+        qsort(names, nn, sizeof *names, by_name);
+        for (size_t i = 0; i < nn; i++) {
+            char path[1200];
+            snprintf(path, sizeof path, "%s/%s", dirs[k], names[i]);
+            size_t len;
+            uint8_t *buf = read_fixture(path, &len);
+            if (buf) {
+                fn(names[i], buf, len, ctx);
+                n++;
+            }
+            free(buf);
+            free(names[i]);
+        }
+    }
+    return n;
 }
 unsigned long test_checks;
 

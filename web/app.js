@@ -483,7 +483,9 @@ function threadHeading(t) {
   let h = title || (hasId ? 'Thread ' + t.id : ROLE_NAME[t.role] || 'Thread');
   if (!title && t.crashed) h += ' Crashed';
   const tag = ROLE_TAG[t.role];
-  return el('h2', null, h, t.name ? ': ' + t.name : '', t.queue ? ' (queue ' + t.queue + ')' : '',
+  // a heading as written already names what it names
+  const says = (v) => title && title.includes(v);
+  return el('h2', null, h, t.name && !says(t.name) ? ': ' + t.name : '', t.queue && !says(t.queue) ? ' (queue ' + t.queue + ')' : '',
     isInt(t.count) ? el('span', {class: 'dim', testid: 'thread-count'}, ' ' + plural(t.count, 'sample')) : null,
     title && t.crashed ? el('span', {class: 'tag warn'}, 'crashed') : null,
     tag ? el('span', {class: 'tag role role-' + t.role, title: tag[1]}, tag[0]) : null);
@@ -632,6 +634,7 @@ function processesSection(c, procs, ctx) {
         if (built) return;
         built = true;
         put(body, p.path ? el('p', {class: 'mono dim'}, p.path) : null,
+          p.detail ? el('p', {class: 'mono pdetail-full', testid: 'process-detail'}, p.detail) : null,
           threads[i].length ? threadSections(threads[i], ctx) : el('p', {class: 'dim'}, 'No threads in the report.'),
           imagesSection(images[i], 'Binary images of ' + procName(p)));
       };
