@@ -36,7 +36,7 @@ SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_jsonbig
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)
@@ -79,13 +79,24 @@ check:
 run: $(SYMD)
 	./$(SYMD) serve --listen 127.0.0.1:8080 --db ./symd.db
 
-# libFuzzer targets, always clang with address+undefined.
-FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread \
-              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# libFuzzer targets, always clang with address+undefined. The library is
+# compiled once (instrumented for coverage, not linked to the fuzzer driver)
+# and every target links it.
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread $(ZIP_CFLAGS) -I.
+FUZZ_OBJ   := $(LIB_SRC:%.c=$(O)/fuzz/obj/%.o) $(O)/fuzz/obj/gen/assets.o
 fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/%)
-$(O)/fuzz/%: fuzz/%.c $(LIB_SRC) $(GEN_ASSETS) build/.deps-ok
-	@mkdir -p $(O)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(ZIP_CFLAGS) -I. -o $@ $< $(LIB_SRC) $(GEN_ASSETS) $(LDLIBS)
+$(O)/fuzz/obj/%.o: %.c build/.deps-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -MMD -MP -c $< -o $@
+$(O)/fuzz/obj/gen/assets.o: $(GEN_ASSETS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+$(O)/fuzz/libsymd-fuzz.a: $(FUZZ_OBJ)
+	ar rcs $@ $^
+$(O)/fuzz/%: fuzz/%.c $(O)/fuzz/libsymd-fuzz.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -MMD -MP -o $@ $< \
+	    $(O)/fuzz/libsymd-fuzz.a $(LDLIBS)
 
 fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -96,4 +107,5 @@ bench: $(SYMD)
 clean:
 	rm -rf build symd
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/server/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/server/main.d $(FUZZ_OBJ:.o=.d) \
+         $(FUZZ_TARGETS:%=$(O)/fuzz/%.d)

@@ -1,9 +1,48 @@
 /* libFuzzer target: crash_parse over arbitrary bytes, seeded from text .crash reports. Whatever
- * comes in, the answer is a model or an input error, never anything else. */
+ * comes in, the answer is a model or an input error, never anything else; a model's indexes
+ * stay in range and its frames' positions inside the input; and the text rendering of the model
+ * (as reported, and with every frame symbolicated, which rewrites every line the model placed)
+ * is made or refused for size, always valid UTF-8. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../parser/crash.h"
+#include "../server/crashsym.h"
+#include "../util/util.h"
+
+static void check_utf8(const dynbuf *b)
+{
+    const unsigned char *p = b->data, *end = p + b->len;
+    while (p < end) {
+        size_t k = utf8_seq_len(p, end);
+        if (!k)
+            __builtin_trap();
+        p += k;
+    }
+}
+
+static void check_render(const crash_report *r, const uint8_t *data, size_t size)
+{
+    crash_symframe *sf = calloc(r->total_frames ? r->total_frames : 1, sizeof *sf);
+    crash_level lv[2] = {{"inl", "inl", false, 0, "/a/i.c", 3, 1, true},
+                         {"fn", "fn", true, 12, "/a/f.c", 9, 2, false}};
+    for (size_t i = 0; i < r->total_frames; i++)
+        sf[i] = (crash_symframe){CSYM_SYMBOLICATED, "img", lv, 1 + i % 2};
+    crash_symbolication s = {.frames = sf};
+    for (int with_s = 0; with_s < 2; with_s++) {
+        dynbuf b;
+        dynbuf_init(&b, 64u << 20);
+        symd_err err = {0};
+        symd_status st = crash_render_text(r, with_s ? &s : NULL, data, size, &b, &err);
+        if (st != SYMD_OK && st != SYMD_E_TOO_LARGE && st != SYMD_E_NOMEM)
+            __builtin_trap();
+        if (st == SYMD_OK)
+            check_utf8(&b);
+        dynbuf_free(&b);
+    }
+    free(sf);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -15,12 +54,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();
     if (st == SYMD_OK) {
         size_t sum = 0;
-        for (size_t i = 0; i < r.nthreads; i++)
-            for (size_t k = 0; k < r.threads[i].nframes; k++, sum++)
-                if (r.threads[i].frames[k].image >= (long)r.nimages)
+        for (size_t i = 0; i < r.nthreads; i++) {
+            const crash_thread *t = &r.threads[i];
+            if (t->has_list && !(t->list_off < t->list_end && t->list_end <= size))
+                __builtin_trap();
+            for (size_t k = 0; k < t->nframes; k++, sum++) {
+                const crash_frame *f = &t->frames[k];
+                if (f->image >= (long)r.nimages)
                     __builtin_trap(); /* image indexes stay inside images */
+                if (f->src != CRASH_SRC_NONE &&
+                    !(f->line_off <= f->desc_off && f->desc_off <= f->desc_end &&
+                      f->desc_end <= f->line_end && f->line_end <= size))
+                    __builtin_trap(); /* a frame's line lies inside the input */
+            }
+        }
         if (sum != r.total_frames || r.crashed_thread >= (long)r.nthreads)
             __builtin_trap();
+        check_render(&r, data, size);
     }
     crash_report_free(&r);
     return 0;

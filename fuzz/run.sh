@@ -33,10 +33,26 @@ for t in "$@"; do
       cp -n fuzz/regress/crash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_crash.txt -max_len=65536) ;;
     fuzz_crash_ips)
-      for d in ../shared/real-crashes /work/shared/real-crashes; do cp -n $d/*.ips "$corpus"/ 2>/dev/null || true; done
+      for d in ../shared/real-crashes /work/shared/real-crashes ../shared/real-reports /work/shared/real-reports; do
+        for f in $d/*.ips $d/*.ips.synced $d/*panic* $d/*jetsam*; do
+          [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 131072 ] && cp -n "$f" "$corpus"/ 2>/dev/null
+        done
+      done
       cp -n fuzz/seeds/crash/*.ips "$corpus"/
       cp -n fuzz/regress/crash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_crash.txt -max_len=131072) ;;
+    fuzz_crash_sample)
+      for d in ../shared/real-reports /work/shared/real-reports; do
+        for f in $d/*sample* $d/*resource* $d/*sleep_wake* $d/*stackshot_ios*; do
+          [ -f "$f" ] && cp -n "$f" "$corpus"/ 2>/dev/null
+        done
+      done
+      cp -n fuzz/seeds/sample/* "$corpus"/
+      cp -n fuzz/regress/sample-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_sample.txt -max_len=131072) ;;
+    fuzz_jsonbig)
+      cp -n fuzz/seeds/jsonbig/* "$corpus"/
+      extra=(-dict=fuzz/dict_jsonbig.txt -max_len=65536) ;;
     *) extra=() ;;
   esac
   echo "== $t: ${secs}s"

@@ -5,6 +5,7 @@
 #include "../parser/backtrace.h"
 #include "../util/dynbuf.h"
 #include "../util/jsonw.h"
+#include "../server/symbolicate.h"
 #include "test.h"
 
 static symd_status parse(const char *json, bt_request *req, symd_err *err)
@@ -161,4 +162,36 @@ TEST(jsonw_escapes_and_validates_utf8)
     jw_str(&w, "0123456789");
     CHECK(!w.ok && b.len <= 8, "limit enforced");
     dynbuf_free(&b);
+}
+
+/* The address a lookup uses: PAC bits stripped on arm64 (39-bit user VA),
+ * non-canonical bits on others, Thumb's bit 0 on 32-bit ARM; kernel
+ * addresses and canonical x86_64 ones as sent. */
+TEST(symbolicate_lookup_address_strips_pac_and_thumb)
+{
+    static const struct {
+        uint64_t addr;
+        const char *arch;
+        uint64_t want;
+    } cases[] = {
+        {0x5dd5f78104a38b50ull, "arm64e", 0x104a38b50ull},
+        {0x5dd5f78104a38b50ull, "arm64", 0x104a38b50ull},
+        {0x5dd5f78104a38b50ull, NULL, 0x104a38b50ull},
+        {0x5dd5f78104a38b50ull, "", 0x104a38b50ull},
+        {0x0000000104a38b50ull, "arm64e", 0x104a38b50ull},
+        {0xfffffff0153f96bcull, "arm64e", 0xfffffff0153f96bcull}, /* kernel */
+        {0x00007fff6fbfecc9ull, "x86_64", 0x00007fff6fbfecc9ull}, /* shared cache */
+        {0x00007fff6fbfecc9ull, NULL, 0x00007fff6fbfecc9ull},
+        {0x12347fff6fbfecc9ull, "x86_64", 0x00007fff6fbfecc9ull},
+        {0x000668a9ull, "armv7", 0x000668a8ull}, /* Thumb */
+        {0x000668a9ull, "armv7s", 0x000668a8ull},
+        {0x000668a9ull, "i386", 0x000668a9ull},
+        {0x3618da1dull, "arm", 0x3618da1cull},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t got = symbolicate_lookup_address(cases[i].addr, cases[i].arch);
+        CHECK(got == cases[i].want, "0x%llx %s: 0x%llx, want 0x%llx",
+              (unsigned long long)cases[i].addr, cases[i].arch ? cases[i].arch : "(none)",
+              (unsigned long long)got, (unsigned long long)cases[i].want);
+    }
 }

@@ -242,6 +242,30 @@ TEST(jsonbig_hostile_inputs_fail_cleanly)
     CHECK(!a, "nothing is no JSON");
 }
 
+/* fuzz_jsonbig's inputs once found: jsonbig reads exactly what jansson
+ * reads, and beyond that only integers too big for it. */
+static void replay_jsonbig(const char *rel, const uint8_t *buf, size_t len)
+{
+    json_error_t e1, e2;
+    json_t *plain = json_loadb((const char *)buf, len, JSON_DECODE_ANY, &e1);
+    json_t *big = jsonbig_loadb((const char *)buf, len, JSON_DECODE_ANY, &e2);
+    CHECK(!plain || (big && json_equal(plain, big)), "%s: jansson reads it, jsonbig differs", rel);
+    CHECK(plain || !big || strstr(e1.text, "too big"), "%s: jsonbig reads what jansson refuses "
+          "for \"%s\"", rel, e1.text);
+    json_decref(plain);
+    json_decref(big);
+}
+
+TEST(jsonbig_fuzz_regressions)
+{
+    CHECK(each_regression("jsonbig-", replay_jsonbig) >= 1, "the jsonbig-* regression inputs are gone");
+    /* the first one: a big integer with a leading zero is no JSON */
+    json_error_t e;
+    json_t *a = jsonbig_loadb("[018446744073554042404]", 23, 0, &e);
+    CHECK(!a, "a big literal with a leading zero is refused like any other");
+    json_decref(a);
+}
+
 /* An error after a rewritten literal is placed where the caller's text has
  * it, not where the rewritten text does. */
 TEST(jsonbig_error_positions_are_the_callers)

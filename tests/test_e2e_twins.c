@@ -597,6 +597,63 @@ TEST(e2e_twins_pac_text_rendering)
     free(buf);
 }
 
+/* The exception backtrace's PAC-tagged return addresses sent raw to
+ * /v1/symbolicate (images by UUID and load address, adjust caller): each
+ * answered as pac.expected.tsv says, the address echoed as sent. */
+TEST(e2e_twins_pac_raw_symbolicate)
+{
+    upload_images();
+    tsv_row rows[64];
+    char *buf = NULL;
+    int n = load_tsv("fixtures/crashes/pac.expected.tsv", rows, 64, &buf);
+    json_t *frames = json_array(), *want = json_array();
+    for (int i = 0; i < n; i++) {
+        const tsv_row *r = &rows[i];
+        if (r->nf != C_COUNT || strcmp(r->f[C_SECTION], "last_exception") != 0 ||
+            strcmp(r->f[C_STATUS], "symbolicated") != 0)
+            continue;
+        json_array_append_new(frames, json_pack("{s:s, s:s, s:s}", "address", r->f[C_ADDRESS],
+                                                "image", r->f[C_UUID], "adjust", "caller"));
+        json_array_append_new(want, json_pack("{s:s, s:s, s:s}", "address", r->f[C_ADDRESS],
+                                              "symbol", r->f[C_SYMBOL], "offset", r->f[C_OFFSET]));
+    }
+    json_t *req = json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}], s:[{s:o}]}", "images",
+                            "uuid", "4C4C4490-5555-3144-A17C-64A339EDE13A", "arch", "arm64",
+                            "load_address", "0x104a38000", "uuid",
+                            "4C4C4448-5555-3144-A188-0C3B883681D9", "arch", "arm64",
+                            "load_address", "0x1050f0000", "threads", "frames", frames);
+    char *body = json_dumps(req, JSON_COMPACT);
+    int status;
+    json_t *ans = request("POST", "/v1/symbolicate", NULL, body, strlen(body), &status, NULL);
+    CHECK(status == 200, "/v1/symbolicate: %d", status);
+    /* the outer level of each frame (inlined levels come before it) */
+    json_t *out = json_object_get(json_array_get(json_object_get(ans, "threads"), 0), "frames");
+    size_t k = 0, exact = 0;
+    for (size_t i = 0; i < json_array_size(out); i++) {
+        json_t *f = json_array_get(out, i);
+        if (json_is_true(json_object_get(f, "inlined")))
+            continue;
+        json_t *w = json_array_get(want, k++);
+        char off[24];
+        snprintf(off, sizeof off, "%lld", (long long)json_integer_value(json_object_get(f, "offset")));
+        bool ok = w && str_is(f, "address", sget(w, "address")) &&
+                  str_is(f, "symbol", sget(w, "symbol")) && strcmp(off, sget(w, "offset")) == 0;
+        CHECK(ok, "frame %zu: %s %s + %s, want %s %s + %s", k - 1, sget(f, "address"),
+              sget(f, "symbol"), off, w ? sget(w, "address") : "-", w ? sget(w, "symbol") : "-",
+              w ? sget(w, "offset") : "-");
+        exact += ok;
+    }
+    CHECK(k == json_array_size(want) && k >= 5, "%zu outer frames for %zu sent", k,
+          json_array_size(want));
+    printf("    raw PAC-tagged frames: %zu/%zu exact, addresses as sent\n", exact,
+           json_array_size(want));
+    json_decref(ans);
+    free(body);
+    json_decref(req);
+    json_decref(want);
+    free(buf);
+}
+
 /* Last test of this file: the server stops cleanly. */
 TEST(e2e_twins_zz_shutdown_is_clean)
 {

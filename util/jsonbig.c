@@ -73,7 +73,10 @@ static size_t rewrite(const char *buf, size_t len, char *out, size_t *n, errmap 
                 while (i < len && is_digit(buf[i]))
                     i++;
             }
-            if (!real && dn > 0 && !fits_i64(buf + s, i - s)) {
+            /* A leading zero ("0123") is no JSON number: left for jansson
+             * to refuse, whatever its size. */
+            bool lead0 = dn > 1 && buf[s + (c == '-')] == '0';
+            if (!real && !lead0 && dn > 0 && !fits_i64(buf + s, i - s)) {
                 k++;
                 if (m && w < m->err_out) {
                     m->shift += GROWTH;

@@ -580,6 +580,8 @@ try {
     const sec = page.locator(`details[data-testid="process"][data-process="${pi}"]`);
     if (!(await sec.evaluate((d) => d.open))) await sec.locator('summary').first().click();
     const threads = c.threads.filter((t) => t.process === pi);
+    // the section is built by its toggle event, which the browser fires after the click
+    await sec.locator('section[data-testid="thread"]').first().waitFor();
     eq(await sec.locator('section[data-testid="thread"]').count(), threads.length, `thread sections of ${name}`);
     const first = sec.locator('section[data-testid="thread"]').first();
     if (!(await first.locator('details').first().evaluate((d) => d.open))) await first.locator('summary').first().click();
