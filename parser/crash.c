@@ -227,6 +227,21 @@ symd_status cp_new_frame(cp *p, size_t t, crash_frame **out, const char *where)
     return SYMD_OK;
 }
 
+const char *cp_open_paren(const char *s, const char *e)
+{
+    if (e <= s || e[-1] != ')')
+        return NULL;
+    int depth = 0;
+    for (const char *o = e; o > s;) {
+        o--;
+        if (*o == ')')
+            depth++;
+        else if (*o == '(' && --depth == 0)
+            return o;
+    }
+    return NULL;
+}
+
 void cp_frame_src(const cp *p, crash_frame *f, crash_src_style style, const char *ls,
                   const char *le, const char *ds, const char *de)
 {

@@ -108,6 +108,10 @@ static inline bool cp_starts(const char *s, const char *e, const char *lit)
     return (size_t)(e - s) >= n && memcmp(s, lit, n) == 0;
 }
 
+/* For [s, e) ending in ')': the '(' that opens it (nesting counted), or
+ * NULL when the parentheses do not balance. */
+const char *cp_open_paren(const char *s, const char *e);
+
 /* Decimal digits [s, e) → *v; false when empty, not digits or > max. */
 bool cp_dec_parse(const char *s, const char *e, uint64_t max, uint64_t *v);
 

@@ -410,35 +410,25 @@ static bool file_line(const char *s, const char *e, fdesc *d)
 /* "symbol + 1 (file:3 in Image + 123)" (spindump) → d. */
 static void spindump_desc(const char *s, const char *e, fdesc *d)
 {
-    if (e > s && e[-1] == ')') {
-        int depth = 0;
-        const char *o = e;
-        while (o > s) {
-            o--;
-            if (*o == ')')
-                depth++;
-            else if (*o == '(' && --depth == 0)
-                break;
-        }
-        if (depth == 0 && *o == '(') {
-            const char *is = o + 1, *ie = e - 1;
-            d->has_imgoff = plus_offset(is, &ie, &d->imgoff);
-            const char *in = find_first(is, ie, " in ");
-            if (in) {
-                if (!file_line(is, in, d)) {
-                    d->file = is;
-                    d->filee = in;
-                }
-                is = in + 4;
+    const char *o = cp_open_paren(s, e);
+    if (o) {
+        const char *is = o + 1, *ie = e - 1;
+        d->has_imgoff = plus_offset(is, &ie, &d->imgoff);
+        const char *in = find_first(is, ie, " in ");
+        if (in) {
+            if (!file_line(is, in, d)) {
+                d->file = is;
+                d->filee = in;
             }
-            cp_trim(&is, &ie);
-            if (is < ie) {
-                d->img = is;
-                d->imge = ie;
-            }
-            e = o;
-            cp_trim(&s, &e);
+            is = in + 4;
         }
+        cp_trim(&is, &ie);
+        if (is < ie) {
+            d->img = is;
+            d->imge = ie;
+        }
+        e = o;
+        cp_trim(&s, &e);
     }
     d->has_symoff = plus_offset(s, &e, &d->symoff);
     cp_trim(&s, &e);
@@ -834,16 +824,8 @@ static symd_status image_line(sp *t, const char *s, const char *e)
     }
     cp_trim(&ns, &ne);
     if (ne > ns && ne[-1] == ')') { /* "name (version)" */
-        int depth = 0;
-        const char *o = ne;
-        while (o > ns) {
-            o--;
-            if (*o == ')')
-                depth++;
-            else if (*o == '(' && --depth == 0)
-                break;
-        }
-        if (depth == 0 && *o == '(' && o > ns) {
+        const char *o = cp_open_paren(ns, ne);
+        if (o && o > ns) {
             const char *vs = o + 1, *ve = ne - 1;
             ne = o;
             cp_trim(&ns, &ne);

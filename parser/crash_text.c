@@ -514,16 +514,8 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
         ms = rs;
         cp_trim(&ms, &mid_e);
         if (ms < mid_e && mid_e[-1] == ')') { /* "name (version)" */
-            int depth = 0;
-            const char *o = mid_e;
-            while (o > ms) {
-                o--;
-                if (*o == ')')
-                    depth++;
-                else if (*o == '(' && --depth == 0)
-                    break;
-            }
-            if (depth != 0 || *o != '(') {
+            const char *o = cp_open_paren(ms, mid_e);
+            if (!o) {
                 why = "unbalanced parentheses in the image's version";
             } else {
                 ver = o + 1;

@@ -342,14 +342,29 @@ static void frame_as_reported(tw *w, const crash_frame *f)
     }
 }
 
+/* "symbol + off" of a level (" + off" only when it has one). */
+static void put_sym_off(tw *w, const crash_level *l)
+{
+    put_field(w, l->symbol);
+    if (l->has_offset)
+        putf(w, " + %llu", (unsigned long long)l->offset);
+}
+
+/* "file.c:12" of a level with a file: its last path component, as Apple
+ * prints it, ":line" only when non-zero. */
+static void put_file_line(tw *w, const crash_level *l)
+{
+    put_field(w, last_component(l->file));
+    if (l->line)
+        putf(w, ":%u", (unsigned)l->line);
+}
+
 static void level_place(tw *w, const crash_level *l)
 {
     if (!l->file)
         return;
     puts_(w, " (");
-    put_field(w, last_component(l->file));
-    if (l->line)
-        putf(w, ":%u", (unsigned)l->line);
+    put_file_line(w, l);
     puts_(w, ")");
 }
 
@@ -384,9 +399,7 @@ static void render_frame_nl(tw *w, const crash_report *r, const crash_frame *f, 
         frame_prefix(w, n, image, is32, f->address);
         if (l->symbol) {
             puts_(w, " ");
-            put_field(w, l->symbol);
-            if (l->has_offset)
-                putf(w, " + %llu", (unsigned long long)l->offset);
+            put_sym_off(w, l);
             level_place(w, l);
         } else {
             /* Nothing to name it by: the report's words, and a place if known. */
@@ -462,9 +475,7 @@ static void rewrite_frame(tw *w, const crash_report *r, const crash_frame *f,
         }
         put_input(w, ls, pre);
         puts_(w, " ");
-        put_field(w, l->symbol);
-        if (l->has_offset)
-            putf(w, " + %llu", (unsigned long long)l->offset);
+        put_sym_off(w, l);
         level_place(w, l);
         break;
     case CRASH_SRC_SAMPLE:
@@ -480,22 +491,16 @@ static void rewrite_frame(tw *w, const crash_report *r, const crash_frame *f,
         put_input(w, in + f->desc_end, f->line_end - f->desc_end);
         if (l->file && !f->file) {
             puts_(w, "  ");
-            put_field(w, last_component(l->file));
-            if (l->line)
-                putf(w, ":%u", (unsigned)l->line);
+            put_file_line(w, l);
         }
         return;
     case CRASH_SRC_SPINDUMP: {
         /* spindump's: "name + off (file:line in Image + off) [0xPC]" */
         put_input(w, ls, pre);
-        put_field(w, l->symbol);
-        if (l->has_offset)
-            putf(w, " + %llu", (unsigned long long)l->offset);
+        put_sym_off(w, l);
         puts_(w, " (");
         if (l->file) {
-            put_field(w, last_component(l->file));
-            if (l->line)
-                putf(w, ":%u", (unsigned)l->line);
+            put_file_line(w, l);
             puts_(w, " in ");
         }
         put_field(w, frame_image(r, f, sf));
@@ -509,9 +514,7 @@ static void rewrite_frame(tw *w, const crash_report *r, const crash_frame *f,
         /* the backtrace line as written, the symbol after it */
         put_input(w, ls, pre);
         puts_(w, "  ");
-        put_field(w, l->symbol);
-        if (l->has_offset)
-            putf(w, " + %llu", (unsigned long long)l->offset);
+        put_sym_off(w, l);
         level_place(w, l);
         inlined_suffix(w, sf);
         break;
@@ -599,13 +602,19 @@ static void thread_header(tw *w, const crash_thread *t)
         putf(w, "Thread %ld:\n", t->number);
 }
 
+/* "name [pid]" of a process. */
+static void put_process(tw *w, const crash_process *p)
+{
+    put_field(w, p->name ? p->name : "???");
+    if (p->pid >= 0)
+        putf(w, " [%ld]", p->pid);
+}
+
 /* "Process:  name [pid]" and its path, before a process's threads. */
 static void process_header(tw *w, const crash_process *p)
 {
     puts_(w, "Process:             ");
-    put_field(w, p->name ? p->name : "???");
-    if (p->pid >= 0)
-        putf(w, " [%ld]", p->pid);
+    put_process(w, p);
     puts_(w, "\n");
     if (p->path) {
         puts_(w, "Path:                ");
@@ -745,9 +754,7 @@ static void render_synth(tw *w, const crash_report *r, const crash_symbolication
         listed = true;
         const crash_process *p = &r->processes[i];
         puts_(w, "  ");
-        put_field(w, p->name ? p->name : "???");
-        if (p->pid >= 0)
-            putf(w, " [%ld]", p->pid);
+        put_process(w, p);
         if (p->detail) {
             puts_(w, "  ");
             put_field(w, p->detail);

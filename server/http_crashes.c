@@ -291,17 +291,27 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     return ret;
 }
 
+/* ?limit, ?cursor and ?kind of the crash listings; false with a 400
+ * queued in *refused for a bad one. */
+static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
+                            const char **kind, enum MHD_Result *refused)
+{
+    const char *bad = list_args(c, limit, before);
+    if (bad) {
+        *refused = reply_error(c, 400, "invalid_request", "%s", bad);
+        return false;
+    }
+    return kind_arg(c, kind, refused);
+}
+
 /* GET /v1/crashes: one page, newest first (?query, ?kind, ?signature,
  * ?limit, ?cursor). */
 enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
     const char *kind;
     enum MHD_Result refused;
-    if (!kind_arg(c, &kind, &refused))
+    if (!crash_list_args(c, &limit, &before, &kind, &refused))
         return refused;
     store_crash *rows = calloc((size_t)limit, sizeof *rows);
     if (!rows)
@@ -348,12 +358,9 @@ enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    const char *bad = list_args(c, &limit, &before);
-    if (bad)
-        return reply_error(c, 400, "invalid_request", "%s", bad);
     const char *kind;
     enum MHD_Result refused;
-    if (!kind_arg(c, &kind, &refused))
+    if (!crash_list_args(c, &limit, &before, &kind, &refused))
         return refused;
     store_crash_group *g = calloc((size_t)limit, sizeof *g);
     if (!g)

@@ -31,7 +31,9 @@ extern unsigned long test_checks;
 
 /* ---- helpers shared by the test files ---- */
 
-/* Whole file, NUL-terminated, malloc'ed; NULL (and a failure) if missing. */
+/* Whole file at path, NUL-terminated, malloc'ed; NULL when it cannot be read. */
+uint8_t *read_file(const char *path, size_t *len);
+/* read_file of root_path(rel); NULL and a failure when it cannot be read. */
 uint8_t *read_fixture(const char *rel, size_t *len);
 /* Path under the repository root (SYMD_ROOT or "."), in a static buffer
  * rotated among 8 slots. */

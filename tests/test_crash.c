@@ -12,27 +12,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
-
 static const char *real_dir(void)
 {
     const char *d = real_crashes_dir();
@@ -201,7 +180,7 @@ static bool each_real(void (*fn)(const char *, uint8_t *, size_t))
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", real_dir(), de->d_name);
         size_t len;
-        uint8_t *buf = slurp(path, &len);
+        uint8_t *buf = read_file(path, &len);
         CHECK(buf, "cannot read %s", path);
         if (buf)
             fn(de->d_name, buf, len);

@@ -17,27 +17,6 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
-
 /* The report in dir whose name holds part; NULL (and a failure) when none. */
 static uint8_t *load_report(const char *dir, const char *part, size_t *len)
 {
@@ -49,7 +28,7 @@ static uint8_t *load_report(const char *dir, const char *part, size_t *len)
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-        buf = slurp(path, len);
+        buf = read_file(path, len);
     }
     if (d)
         closedir(d);
@@ -315,7 +294,7 @@ static long manifest_frames(const char *dir, const char *part)
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
     size_t len;
-    char *m = (char *)slurp(path, &len);
+    char *m = (char *)read_file(path, &len);
     long frames = -1;
     for (char *line = m ? strtok(m, "\n") : NULL; line && frames < 0; line = strtok(NULL, "\n")) {
         if (!strstr(line, part))

@@ -32,34 +32,13 @@ static const char *reports_dir(void)
     return NULL;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = 0;
-        *len = (size_t)n;
-    }
-    return b;
-}
-
 /* The manifest's 'frames' column for file, -1 when not listed. */
 static long manifest_frames(const char *dir, const char *file)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
     size_t len;
-    char *m = slurp(path, &len);
+    char *m = (char *)read_file(path, &len);
     long frames = -1;
     for (char *line = m; line && *line && frames < 0;) {
         char *nl = strchr(line, '\n');
@@ -94,7 +73,7 @@ static bool parse_real(const char *file, crash_report *r)
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     size_t len;
-    char *buf = slurp(path, &len);
+    char *buf = (char *)read_file(path, &len);
     CHECK(buf, "cannot read %s", path);
     if (!buf)
         return false;

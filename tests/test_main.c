@@ -157,18 +157,15 @@ const char *root_path(const char *rel)
     return b;
 }
 
-uint8_t *read_fixture(const char *rel, size_t *len)
+uint8_t *read_file(const char *path, size_t *len)
 {
-    const char *path = root_path(rel);
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        test_fail(__FILE__, __LINE__, "cannot open %s", path);
+    if (!f)
         return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n + 1);
+    uint8_t *buf = NULL;
+    long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)n + 1);
     if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
         free(buf);
         buf = NULL;
@@ -178,6 +175,15 @@ uint8_t *read_fixture(const char *rel, size_t *len)
         buf[n] = 0;
         *len = (size_t)n;
     }
+    return buf;
+}
+
+uint8_t *read_fixture(const char *rel, size_t *len)
+{
+    const char *path = root_path(rel);
+    uint8_t *buf = read_file(path, len);
+    if (!buf)
+        test_fail(__FILE__, __LINE__, "cannot read %s", path);
     return buf;
 }
 
