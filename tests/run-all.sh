@@ -43,6 +43,8 @@ suite release make -s test
 suite sanitizers make -s SANITIZE=address,undefined test
 suite browser env SYMD_BIN=./symd bash tests/browser/run.sh
 suite load env SYMD_BIN=./symd bash tests/load/run.sh
-suite fuzz fuzz_smoke
+export -f fuzz_smoke
+export FUZZ_SECONDS
+suite fuzz bash -c fuzz_smoke
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,7 +6,8 @@
 // /usr/bin/chromium. Environment: SYMD_UPLOAD_TOKEN (the token the server was
 // started with, if any), CHROMIUM (the browser, default /usr/bin/chromium),
 // SYMD_REAL_REPORTS (the real reports of other kinds, default
-// ../shared/real-reports beside the checkout; checks whose file is not there
+// ../shared/real-reports beside the checkout, else /work/shared/real-reports;
+// checks whose file is not there
 // are skipped with a "skip - name: why" line).
 // Prints "ok - name" / "not ok - name: reason" per check, screenshot paths,
 // and last "N passed, N failed"; exits 1 on any failure.
@@ -36,7 +37,9 @@ const EVIL_NAME = '<script>alert(2)</script>';         // asked for as the uploa
 const EVIL_PROCESS = '<b>evil</b>';
 
 // Real reports of other kinds (public files, never copied into the repo).
-const REAL = process.env.SYMD_REAL_REPORTS || path.join(ROOT, '../shared/real-reports');
+const REAL = process.env.SYMD_REAL_REPORTS ||
+  [path.join(ROOT, '../shared/real-reports'), '/work/shared/real-reports'].find((d) => fs.existsSync(d)) ||
+  path.join(ROOT, '../shared/real-reports');
 const REAL_SAMPLE = 'inket+MacSymbolicator@7ad41f1+MacSymbolicatorTests_Resources_Samples_singlethread-sample.txt';
 const REAL_STACKSHOT = 'log2timeline+plaso@df3d6f7+test_data_ips_files_stacks-2023-02-10-100716.ips';
 const REAL_BIG_STACKSHOT = 'mosiko1234+ipsw-auto-symbolicate-server@f0becd0+stacks+audiomxd-2025-06-12-080425.ips';

@@ -265,10 +265,16 @@ class Gen:
         elif kind == 6:
             body = b"\x00" * self.r.randint(1, 100000)
         elif self.r.random() < 0.5:
-            # crash-report-like text with invalid UTF-8: refused wherever it goes
+            # crash-report-like text with invalid UTF-8: refused by every other
+            # route; a crash report with unreadable lines is read with warnings
+            # (never stored here: store=false)
             body = b"Incident Identifier: x\nThread 0 Crashed:\n" + b"".join(
                 self.r.choice([b"0 a 0x1 0x0 + 1\n", b"\xff\xfe\n", b"\xc0\x80\n", b"Binary Images:\n"])
                 for _ in range(50)) + b"\xff\n"
+            if route.startswith("/v1/crashes"):
+                route = "/v1/crashes?store=false"
+                return Case("garbage_body", f"POST {route} {len(body)} bytes crash-like text, bad UTF-8",
+                            http_req("POST", route, body), A24)
         else:
             # crash-report-like text the lenient text parser may take as a
             # report: never stored (store=false), any 2xx/4xx
@@ -551,7 +557,8 @@ class Gen:
             d, n, rule = self.ips[:self.r.randrange(1, len(self.ips))], "truncated .ips", A24
         elif k == 2:
             first, _, rest = self.ips.partition(b"\n")
-            d, n = first + b"\n{" + rest[: len(rest) // 3], ".ips body broken"
+            # a JSON body that does not parse: its header is read, with a warning
+            d, n, rule = first + b"\n{" + rest[: len(rest) // 3], ".ips body broken", A24
         elif k == 3:
             d, n = b"Incident Identifier: x\n" + b"A" * 2_000_000 + b"\n", "2 MB line"
         elif k == 4:

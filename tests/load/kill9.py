@@ -51,6 +51,18 @@ STREAM = L.env_int("KILL_STREAM", 1)
 VERIFY_SAMPLE = L.env_int("KILL_VERIFY_SAMPLE", 0)
 SEED = os.environ.get("KILL_SEED") or str(random.SystemRandom().randrange(1 << 32))
 
+
+def schema_version():
+    """STORE_SCHEMA_VERSION of store/store.h: the user_version symd writes."""
+    with open(os.path.join(L.ROOT, "store", "store.h")) as f:
+        for line in f:
+            if line.startswith("#define STORE_SCHEMA_VERSION"):
+                return int(line.split()[2])
+    raise SystemExit("no STORE_SCHEMA_VERSION in store/store.h")
+
+
+SCHEMA_VERSION = schema_version()
+
 # Each query must return no rows (or 0) on a consistent database. From the
 # schema in store/store.c: every image has its 'symbols' blob; 'lines' exists
 # exactly when debug_info = 1; no image_data row outlives its image; blobs are
@@ -80,8 +92,9 @@ CONSISTENCY = [
     ("crash_images without their crash",
      "SELECT count(*) FROM crash_images c WHERE NOT EXISTS (SELECT 1 FROM crashes r "
      "WHERE r.id = c.crash_id)"),
-    ("schema version is not 2", "SELECT count(*) WHERE (SELECT user_version FROM "
-     "pragma_user_version) <> 2"),
+    ("schema version is not store.h's STORE_SCHEMA_VERSION",
+     "SELECT count(*) WHERE (SELECT user_version FROM pragma_user_version) <> "
+     + str(SCHEMA_VERSION)),
 ]
 
 
