@@ -218,16 +218,23 @@ static bool take_file_line(const char *s, const char **e, const char **file, con
     return true;
 }
 
-/* "symbol + 123", "symbol", or atos's "symbol (in Image) + 123" into fp.
- * false with *why when the offset does not fit 64 bits. */
+/* "symbol + 123", "symbol + 0x7b", "symbol", or atos's "symbol (in Image)
+ * + 123" into fp. false with *why when the offset does not fit 64 bits. */
 static bool take_symbol(fparts *fp, const char *s, const char *e, const char **why)
 {
     cp_trim(&s, &e);
     const char *ds = e;
-    while (ds > s && cp_is_digit(ds[-1]))
+    while (ds > s && cp_is_hex(ds[-1]))
         ds--;
+    bool hex = ds < e && ds - s >= 2 && ds[-2] == '0' && ds[-1] == 'x';
+    if (hex)
+        ds -= 2;
+    else /* decimal digits only, then */
+        while (ds < e && !cp_is_digit(*ds))
+            ds++;
     if (ds < e && ds - s >= 4 && memcmp(ds - 3, " + ", 3) == 0) {
-        if (!cp_dec_parse(ds, e, UINT64_MAX, &fp->symbol_offset)) {
+        if (hex ? !hex_parse_u64(ds, (size_t)(e - ds), &fp->symbol_offset)
+                : !cp_dec_parse(ds, e, UINT64_MAX, &fp->symbol_offset)) {
             *why = "symbol offset out of range";
             return false;
         }
@@ -309,10 +316,15 @@ static bool scan_frame(const char *s, const char *e, fparts *fp, const char **wh
         const char *os = plus + 1;
         while (os < re && cp_is_ws(*os))
             os++;
-        const char *oe = cp_digits_end(os, re);
+        /* decimal, or hex ("0x189622000 + 0x77354" of some iOS 11 reports) */
+        const char *oe = cp_hex_token(os, re);
+        bool hexoff = oe != NULL;
+        if (!oe)
+            oe = cp_digits_end(os, re);
         if (oe > os && (oe == re || cp_is_ws(*oe))) {
             uint64_t off;
-            if (!cp_dec_parse(os, oe, UINT64_MAX, &off)) {
+            if (hexoff ? !hex_parse_u64(os, (size_t)(oe - os), &off)
+                       : !cp_dec_parse(os, oe, UINT64_MAX, &off)) {
                 *why = "the frame's offset is out of range";
                 return false;
             }
@@ -327,6 +339,8 @@ static bool scan_frame(const char *s, const char *e, fparts *fp, const char **wh
             if (rs < re && *rs == '(' && re[-1] == ')') { /* KSCrash "(symbol + off)" */
                 rs++;
                 re--;
+            } else if (re - rs >= 2 && rs[0] == '/' && rs[1] == '/') { /* "// symbol + 0x824" */
+                rs += 2;
             }
         }
     }

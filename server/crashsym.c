@@ -387,6 +387,60 @@ static const char *first_app_name(const crash_report *r, const crash_symbolicati
     return NULL;
 }
 
+/* The thread a crash-like signature reads: the crashed one; else, in a
+ * multi-process report (a stackshot), the first thread with frames of the
+ * process the report is about; else the first thread with frames; else
+ * the first. */
+static size_t signature_thread(const crash_report *r)
+{
+    if (r->crashed_thread >= 0 && (size_t)r->crashed_thread < r->nthreads)
+        return (size_t)r->crashed_thread;
+    for (size_t t = 0; r->process && t < r->nthreads; t++) {
+        const crash_thread *th = &r->threads[t];
+        if (th->nframes && th->process >= 0 && (size_t)th->process < r->nprocesses &&
+            r->processes[th->process].name &&
+            strcmp(r->processes[th->process].name, r->process) == 0)
+            return t;
+    }
+    for (size_t t = 0; t < r->nthreads; t++)
+        if (r->threads[t].nframes)
+            return t;
+    return 0;
+}
+
+static char *prefixed(const char *prefix, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--; /* never cut a UTF-8 character */
+    }
+    size_t pl = strlen(prefix);
+    char *out = malloc(pl + n + 1);
+    if (out) {
+        memcpy(out, prefix, pl);
+        memcpy(out + pl, s, n);
+        out[pl + n] = 0;
+    }
+    return out;
+}
+
+/* The first line of s (blanks before it skipped), at most
+ * SIGNATURE_LINE_MAX bytes, as a signature; NULL when it is empty. */
+static char *first_line_of(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    size_t n = strcspn(s, "\r\n");
+    if (!n)
+        return NULL;
+    char *line = strndup(s, n);
+    char *sig = line ? prefixed("", line, SIGNATURE_LINE_MAX) : NULL;
+    free(line);
+    return sig;
+}
+
 static char *crash_signature(const crash_report *r, const crash_symbolication *s,
                              const size_t *first)
 {
@@ -400,9 +454,7 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
         if (n)
             return strdup(n);
     }
-    size_t crashed = r->crashed_thread >= 0 && (size_t)r->crashed_thread < r->nthreads
-                         ? (size_t)r->crashed_thread
-                         : 0;
+    size_t crashed = signature_thread(r);
     const char *n = first_app_name(r, s, first, crashed, app);
     if (n)
         return strdup(n);
@@ -415,6 +467,11 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
         const crash_frame *cf = &th->frames[0];
         char buf[320];
         const char *img = fr[0].image ? fr[0].image : cf->image_name ? cf->image_name : "???";
+        char u[37];
+        if (!strcmp(img, "???") && cf->image >= 0 && r->images[cf->image].has_uuid) {
+            uuid_format(r->images[cf->image].uuid, u); /* nameless (stackshot) images */
+            img = u;
+        }
         uint64_t base = cf->has_load ? cf->load_address
                         : cf->image >= 0 ? r->images[cf->image].load_address
                                          : 0;
@@ -422,7 +479,8 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
                  (unsigned long long)(cf->address - base));
         return strdup(buf);
     }
-    return strdup("no frames");
+    char *reason = r->termination ? first_line_of(r->termination) : NULL; /* a stackshot's */
+    return reason ? reason : strdup("no frames");
 }
 
 /* The heaviest frame with a name (app frames only when app_only): highest
@@ -487,24 +545,6 @@ static const char *detail_reason(const char *d, char *buf, size_t cap)
     return buf;
 }
 
-static char *prefixed(const char *prefix, const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n > max) {
-        n = max;
-        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-            n--; /* never cut a UTF-8 character */
-    }
-    size_t pl = strlen(prefix);
-    char *out = malloc(pl + n + 1);
-    if (out) {
-        memcpy(out, prefix, pl);
-        memcpy(out + pl, s, n);
-        out[pl + n] = 0;
-    }
-    return out;
-}
-
 static char *jetsam_signature(const crash_report *r)
 {
     if (r->process && *r->process)
@@ -544,19 +584,8 @@ static char *panic_signature(const crash_report *r, const crash_symbolication *s
                     return strdup(n);
             }
         }
-    if (r->panic_string) {
-        const char *p = r->panic_string;
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            p++;
-        size_t n = strcspn(p, "\r\n");
-        if (n) {
-            char *line = strndup(p, n);
-            char *sig = line ? prefixed("", line, SIGNATURE_LINE_MAX) : NULL;
-            free(line);
-            return sig;
-        }
-    }
-    return crash_signature(r, s, first);
+    char *line = r->panic_string ? first_line_of(r->panic_string) : NULL;
+    return line ? line : crash_signature(r, s, first);
 }
 
 static char *make_signature(const crash_report *r, const crash_symbolication *s,

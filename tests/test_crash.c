@@ -727,3 +727,30 @@ TEST(crash_image_name_with_angle_brackets)
     free(copy);
     free(buf);
 }
+
+/* iOS 11's frames with hexadecimal offsets and the symbol as a comment:
+ * "0x189699354 0x189622000 + 0x77354\t// -[CUICatalog ...] + 0x824". */
+TEST(crash_hex_offsets_and_comment_symbols)
+{
+    const char *rep = "Incident Identifier: X\nProcess: MobileSMS [3093]\n\nThread 0 Crashed:\n"
+                      "0       CoreUI                        \t0x189699354 0x189622000 + 0x77354\t"
+                      "// -[CUICatalog _namedLookupWithName:] + 0x824\n"
+                      "1       UIKit                         \t0x18c2f29f0 0x18b625000 + 0xccd9f0\t"
+                      "// -[UIImageAsset imageWithTraitCollection:] + 0x1dc\n";
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(rep, &r, &err) == SYMD_OK && r.nwarnings == 0, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.nthreads == 1 && r.threads[0].nframes == 2, "frames");
+    if (r.nthreads == 1 && r.threads[0].nframes == 2) {
+        const crash_frame *f = r.threads[0].frames;
+        CHECK(f[0].address == 0x189699354 && f[0].has_load && f[0].load_address == 0x189622000 &&
+                  f[0].symbol && strcmp(f[0].symbol, "-[CUICatalog _namedLookupWithName:]") == 0 &&
+                  f[0].has_symbol_offset && f[0].symbol_offset == 0x824,
+              "frame 0: %s + %llu", f[0].symbol ? f[0].symbol : "(none)",
+              (unsigned long long)f[0].symbol_offset);
+        CHECK(f[1].symbol_offset == 0x1dc && f[1].load_address == 0x18b625000, "frame 1");
+    }
+    crash_report_free(&r);
+}
