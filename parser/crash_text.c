@@ -58,6 +58,8 @@ typedef struct {
     size_t blanks;         /* blank lines since the last verbatim line */
     bool reg_limit_warned;
     const char *raw_s, *raw_e; /* the line being read as the input holds it (no CR, no newline) */
+    bool list_open;            /* an address list's '(' was read, at list_at in the input */
+    size_t list_at;
     tbuf header, asi;
     tlevel *tree;          /* open levels of the current call tree */
     size_t ntree, cap_tree;
@@ -393,9 +395,9 @@ static symd_status list_line(tp *t, const char *s, const char *e)
     const char *q = s;
     while (q < e && t->st == ST_LIST) {
         while (q < e && (cp_is_ws(*q) || *q == '(' || *q == ',')) {
-            if (*q == '(' && !th->has_list && cp_in_input(t->p, q, 1)) {
-                th->has_list = true;
-                th->list_off = th->list_end = (size_t)(q - t->p->in);
+            if (*q == '(' && !t->list_open && cp_in_input(t->p, q, 1)) {
+                t->list_open = true;
+                t->list_at = (size_t)(q - t->p->in);
             }
             q++;
         }
@@ -404,8 +406,13 @@ static symd_status list_line(tp *t, const char *s, const char *e)
         if (*q == ')') {
             t->st = ST_NONE;
             q++;
-            if (th->has_list && cp_in_input(t->p, q - 1, 1))
+            /* the thread holds the list's place once the list is whole */
+            if (t->list_open && !th->has_list && cp_in_input(t->p, q - 1, 1)) {
+                th->has_list = true;
+                th->list_off = t->list_at;
                 th->list_end = (size_t)(q - t->p->in);
+            }
+            t->list_open = false;
             break;
         }
         const char *te = q;
@@ -988,6 +995,7 @@ static symd_status text_line(tp *t, const char *ls, const char *le)
         if (t->st == ST_LIST &&
             cp_warn_line(t->p, t->lineno, "the address list has no closing \")\""))
             return t->p->err->kind;
+        t->list_open = false;
         if (t->st == ST_ASI)
             t->st = t->asi_back;
         else if (t->st != ST_HEADER)
@@ -1002,6 +1010,7 @@ static symd_status text_line(tp *t, const char *ls, const char *le)
         if (t->st == ST_LIST &&
             cp_warn_line(t->p, t->lineno, "the address list above has no closing \")\""))
             return t->p->err->kind;
+        t->list_open = false;
         bool done;
         if (section(t, h, num, rest, ls, le, &done))
             return t->p->err->kind;

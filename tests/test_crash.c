@@ -663,6 +663,20 @@ static void replay_crash(const char *rel, const uint8_t *buf, size_t len)
     symd_err_clear(&err);
     symd_status st = crash_parse(buf, len, &r, &err);
     CHECK(st == SYMD_OK || is_input_error(st), "%s: %d %s", rel, st, err.msg);
+    /* what the fuzzers hold of a model: its places lie inside the input */
+    for (size_t i = 0; st == SYMD_OK && i < r.nthreads; i++) {
+        const crash_thread *t = &r.threads[i];
+        CHECK(!t->has_list || (t->list_off < t->list_end && t->list_end <= len),
+              "%s: thread %zu's address list [%zu, %zu) of %zu bytes", rel, i, t->list_off,
+              t->list_end, len);
+        for (size_t k = 0; k < t->nframes; k++) {
+            const crash_frame *f = &t->frames[k];
+            CHECK(f->src == CRASH_SRC_NONE ||
+                      (f->line_off <= f->desc_off && f->desc_off <= f->desc_end &&
+                       f->desc_end <= f->line_end && f->line_end <= len),
+                  "%s: frame %zu of thread %zu stands outside the input", rel, k, i);
+        }
+    }
     crash_report_free(&r);
 }
 
