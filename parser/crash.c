@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/hex.h"
 #include "../util/jsonbig.h"
 #include "../util/util.h"
 #include "crash_int.h"
@@ -465,6 +466,29 @@ static bool looks_like_text_report(const char *s, const char *e)
     return false;
 }
 
+/* The .ips header's "slice_uuid" is the main binary's: it goes to the
+ * app's image when the body gives that image no UUID (the microstackshot
+ * reports list it as "0x104320000 - ??? com.example.App ..."). The app's
+ * image: the one marked so, else the one named like the process. */
+static void app_uuid_from_header(crash_report *r, json_t *hdr)
+{
+    json_t *u = json_object_get(hdr, "slice_uuid");
+    uint8_t uuid[16];
+    if (!json_is_string(u) || !uuid_parse(json_string_value(u), uuid))
+        return;
+    crash_image *app = NULL;
+    for (size_t i = 0; i < r->nimages && !app; i++)
+        if (r->images[i].is_app)
+            app = &r->images[i];
+    for (size_t i = 0; i < r->nimages && !app && r->process; i++)
+        if (r->images[i].name && strcmp(r->images[i].name, r->process) == 0)
+            app = &r->images[i];
+    if (app && !app->has_uuid) {
+        memcpy(app->uuid, uuid, 16);
+        app->has_uuid = true;
+    }
+}
+
 static symd_status parse_any(cp *p, const char *s, size_t len)
 {
     crash_report *r = p->r;
@@ -481,10 +505,15 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
             skipped++;
             continue;
         }
-        q = c;
         break;
     }
-    if (q < e && *q == '{') {
+    /* q: the first line that is not blank, its indentation kept (a pasted
+     * call tree starts indented); c0: its first character. */
+    const char *c0 = q;
+    while (c0 < e && (cp_is_ws(*c0) || *c0 == '\r'))
+        c0++;
+    if (c0 < e && *c0 == '{') {
+        q = c0;
         const char *nl = memchr(q, '\n', (size_t)(e - q));
         const char *he = nl ? nl : e;
         if ((size_t)(he - q) > CRASH_MAX_LINE)
@@ -541,6 +570,8 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
             r->text_body = true;
             st = crash_parse_text(p, b, (size_t)(e - b), body_line);
         }
+        if (!st)
+            app_uuid_from_header(r, hdr);
         json_decref(hdr);
         return st;
     }

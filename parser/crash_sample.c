@@ -165,9 +165,15 @@ static bool stackshot_thread(const char *s, const char *e)
 
 /* ---- detection --------------------------------------------------------------- */
 
-/* Which form the text is, from its first lines; M_NONE when none. */
-static smode classify(const char *s, size_t n)
+static bool looks_like_node(const char *ls, const char *le);
+
+/* Which form the text is, from its first lines; M_NONE when none. *bare:
+ * no heading says so, but the text starts with call-tree lines (a pasted
+ * fragment of a tree: sample's "(in Image)" nodes, else spindump's). */
+static smode classify(const char *s, size_t n, bool *bare)
 {
+    size_t sample_nodes = 0, other_nodes = 0;
+    int first = -1; /* whether the first non-blank line is a tree node */
     const char *end = s + (n < PREFIX_BYTES ? n : PREFIX_BYTES);
     bool sample = false, spin = false, shot = false;
     const char *q = s;
@@ -192,14 +198,26 @@ static smode classify(const char *s, size_t n)
             cp_trim(&t, &te);
             if (t > ls && cp_starts(t, te, "Thread 0x") && find_first(t, te, " sample"))
                 spin = true;
+            bool node = looks_like_node(ls, le);
+            if (node && find_first(ls, le, "  (in "))
+                sample_nodes++;
+            else if (node)
+                other_nodes++;
+            if (first < 0 && ls < le)
+                first = node;
         }
     }
-    return sample ? M_SAMPLE : spin ? M_SPINDUMP : shot ? M_STACKSHOT : M_NONE;
+    *bare = false;
+    if (sample || spin || shot)
+        return sample ? M_SAMPLE : spin ? M_SPINDUMP : M_STACKSHOT;
+    *bare = first == 1;
+    return !*bare ? M_NONE : sample_nodes >= other_nodes ? M_SAMPLE : M_SPINDUMP;
 }
 
 bool crash_looks_like_sample(const char *s, size_t n)
 {
-    return s && classify(s, n) != M_NONE;
+    bool bare;
+    return s && classify(s, n, &bare) != M_NONE;
 }
 
 /* ---- kept text --------------------------------------------------------------- */
@@ -974,6 +992,12 @@ static symd_status state_line(sp *t, const char *ls, const char *le, const char 
             t->st = S_NONE; /* a tree with no heading: a pasted fragment */
             return on_line(t, ls, le);
         }
+        if (t->mode == M_SAMPLE && looks_like_node(ls, le)) {
+            if (end_header(t)) /* a call graph with no heading: a pasted fragment */
+                return p->err->kind;
+            t->st = S_TREE;
+            return state_line(t, ls, le, s, e);
+        }
         if (buf_line(t, &t->hdr, &t->hdr_len, &t->hdr_cap, ls, le))
             return p->err->kind;
         return header_key(t, ls, le);
@@ -1258,11 +1282,13 @@ static void finish(sp *t)
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line)
 {
     crash_report *r = p->r;
-    smode mode = classify(body, n);
+    bool bare;
+    smode mode = classify(body, n, &bare);
     if (mode == M_NONE)
         mode = M_SPINDUMP;
     if (r->format != CRASH_FORMAT_IPS || r->kind == CRASH_KIND_CRASH)
-        r->kind = mode == M_SAMPLE     ? CRASH_KIND_SAMPLE
+        r->kind = bare                  ? CRASH_KIND_FRAGMENT
+                  : mode == M_SAMPLE     ? CRASH_KIND_SAMPLE
                   : mode == M_STACKSHOT ? CRASH_KIND_HANG
                                         : CRASH_KIND_SPINDUMP;
     sp t = {.p = p, .mode = mode, .st = S_HEADER, .lineno = first_line, .proc = -1,

@@ -49,6 +49,7 @@ typedef struct {
     bool in_header;        /* no section yet: lines belong to text_header */
     bool has_header;       /* a key naming the process or device was read */
     bool seen_images, seen_regs, bad_magic;
+    size_t bad_magic_line, fp_skipped; /* "Bad magic" line; frame pointers left out after it */
     long crashed_number;   /* "Crashed Thread:" / "Triggered by Thread:" */
     bool have_pending;     /* a "Thread N name:" line waits for its thread */
     long pending_number;
@@ -456,6 +457,8 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
     uint64_t lo = 0, hi = 0;
     const char *q = NULL, *be = NULL;
     const char *ae = cp_hex_token(s, e);
+    if (!ae && s < e && *s == '0' && (s + 1 == e || cp_is_ws(s[1])))
+        ae = s + 1; /* "0 - 0xffffffffffffffff" of an image macOS could not place */
     if (!ae || !hex_parse_u64(s, (size_t)(ae - s), &lo))
         why = "bad image start address";
     if (!why) {
@@ -658,7 +661,8 @@ static symd_status regs_line(tp *t, const char *s, const char *e, bool *any)
  * of the tree thread (depth, count). *ok false when the line is no node (the
  * tree is over). After a "Bad magic" line the writer printed the frame
  * pointers it walked between the return addresses: those "??? [0x...]"
- * nodes are no frames and their children hang from the node above. */
+ * nodes are no frames, their children hang from the node above, and one
+ * warning at the "Bad magic" line says how many were left out. */
 static symd_status tree_line(tp *t, const char *ls, const char *le, bool *ok)
 {
     crash_report *r = t->p->r;
@@ -696,8 +700,10 @@ static symd_status tree_line(tp *t, const char *ls, const char *le, bool *ok)
     t->tree[t->ntree].col = col;
     t->tree[t->ntree].child_depth = keep ? depth + 1 : depth;
     t->ntree++;
-    if (!keep)
+    if (!keep) {
+        t->fp_skipped++;
         return SYMD_OK;
+    }
 
     char where[32];
     where_line(t, where);
@@ -959,6 +965,8 @@ static symd_status section(tp *t, heading h, long num, const char *rest, const c
         return SYMD_OK;
     }
     case H_BAD_MAGIC:
+        if (!t->bad_magic)
+            t->bad_magic_line = t->lineno;
         t->bad_magic = true;
         *done = false; /* kept as text wherever it stands */
         return SYMD_OK;
@@ -1060,7 +1068,7 @@ static symd_status text_line(tp *t, const char *ls, const char *le)
     case ST_LIST:
         return list_line(t, s, e);
     case ST_IMAGES:
-        if (cp_starts(s, e, "0x") || cp_starts(s, e, "0X"))
+        if (cp_starts(s, e, "0x") || cp_starts(s, e, "0X") || cp_starts(s, e, "0 "))
             return image_line(t, ls, le, s, e);
         t->st = ST_NONE;
         break;
@@ -1253,6 +1261,10 @@ symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_lin
         }
         q = next;
     }
+    if (!st && t.fp_skipped)
+        st = cp_warn_line(p, t.bad_magic_line, "after \"Bad magic\", %zu \"??? [0x...]\" "
+                          "call-tree nodes are the frame pointers the writer walked, not frames: "
+                          "left out (their children hang from the node above)", t.fp_skipped);
     if (!st && t.st == ST_LIST)
         st = cp_warn_line(p, t.lineno - 1, "the address list has no closing \")\"");
     if (!st && t.asi.len)

@@ -387,6 +387,24 @@ static const char *first_app_name(const crash_report *r, const crash_symbolicati
     return NULL;
 }
 
+/* "image + 0xoffset" of a frame, for a signature when no frame has a name:
+ * the image's name, else its UUID (stackshot images have none), else
+ * "???". */
+static char *frame_place(const crash_report *r, const crash_frame *cf, const crash_symframe *sf)
+{
+    const char *img = sf->image ? sf->image : cf->image_name ? cf->image_name : "???";
+    char u[37], buf[320];
+    if (!strcmp(img, "???") && cf->image >= 0 && r->images[cf->image].has_uuid) {
+        uuid_format(r->images[cf->image].uuid, u);
+        img = u;
+    }
+    uint64_t base = cf->has_load ? cf->load_address
+                    : cf->image >= 0 ? r->images[cf->image].load_address
+                                     : 0;
+    snprintf(buf, sizeof buf, "%.256s + 0x%llx", img, (unsigned long long)(cf->address - base));
+    return strdup(buf);
+}
+
 /* The thread a crash-like signature reads: the crashed one; else, in a
  * multi-process report (a stackshot), the first thread with frames of the
  * process the report is about; else the first thread with frames; else
@@ -463,24 +481,37 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
     for (size_t f = 0; f < th->nframes; f++)
         if ((n = frame_name(&fr[f])))
             return strdup(n);
-    if (th->nframes) {
-        const crash_frame *cf = &th->frames[0];
-        char buf[320];
-        const char *img = fr[0].image ? fr[0].image : cf->image_name ? cf->image_name : "???";
-        char u[37];
-        if (!strcmp(img, "???") && cf->image >= 0 && r->images[cf->image].has_uuid) {
-            uuid_format(r->images[cf->image].uuid, u); /* nameless (stackshot) images */
-            img = u;
-        }
-        uint64_t base = cf->has_load ? cf->load_address
-                        : cf->image >= 0 ? r->images[cf->image].load_address
-                                         : 0;
-        snprintf(buf, sizeof buf, "%.256s + 0x%llx", img,
-                 (unsigned long long)(cf->address - base));
-        return strdup(buf);
-    }
+    if (th->nframes)
+        return frame_place(r, &th->frames[0], &fr[0]);
     char *reason = r->termination ? first_line_of(r->termination) : NULL; /* a stackshot's */
     return reason ? reason : strdup("no frames");
+}
+
+/* The index (over all frames) of the heaviest frame, app frames only when
+ * app_only, named ones only when named: highest count, deepest on ties,
+ * first in report order after that; total_frames when none. */
+static size_t heaviest_frame(const crash_report *r, const crash_symbolication *s,
+                             bool app_only, bool named)
+{
+    long app = app_image(r);
+    size_t best = r->total_frames, k = 0;
+    uint64_t bc = 0;
+    uint32_t bd = 0;
+    for (size_t t = 0; t < r->nthreads; t++) {
+        const crash_thread *th = &r->threads[t];
+        for (size_t f = 0; f < th->nframes; f++, k++) {
+            const crash_frame *cf = &th->frames[f];
+            const crash_symframe *sf = &s->frames[k];
+            if ((named && !frame_name(sf)) || (app_only && !frame_is_app(r, app, cf, sf)))
+                continue;
+            if (best == r->total_frames || cf->count > bc || (cf->count == bc && cf->depth > bd)) {
+                best = k;
+                bc = cf->count;
+                bd = cf->depth;
+            }
+        }
+    }
+    return best;
 }
 
 /* The heaviest frame with a name (app frames only when app_only): highest
@@ -488,27 +519,8 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
 static const char *heaviest_name(const crash_report *r, const crash_symbolication *s,
                                  bool app_only)
 {
-    long app = app_image(r);
-    const char *best = NULL;
-    uint64_t bc = 0;
-    uint32_t bd = 0;
-    size_t k = 0;
-    for (size_t t = 0; t < r->nthreads; t++) {
-        const crash_thread *th = &r->threads[t];
-        for (size_t f = 0; f < th->nframes; f++, k++) {
-            const crash_frame *cf = &th->frames[f];
-            const crash_symframe *sf = &s->frames[k];
-            const char *n = frame_name(sf);
-            if (!n || (app_only && !frame_is_app(r, app, cf, sf)))
-                continue;
-            if (!best || cf->count > bc || (cf->count == bc && cf->depth > bd)) {
-                best = n;
-                bc = cf->count;
-                bd = cf->depth;
-            }
-        }
-    }
-    return best;
+    size_t k = heaviest_frame(r, s, app_only, true);
+    return k < r->total_frames ? frame_name(&s->frames[k]) : NULL;
 }
 
 /* The first number after "rpages" in a jetsam process's detail, or 0. */
@@ -599,6 +611,14 @@ static char *make_signature(const crash_report *r, const crash_symbolication *s,
     case CRASH_KIND_RESOURCE:
         if ((n = heaviest_name(r, s, true)) || (n = heaviest_name(r, s, false)))
             return strdup(n);
+        /* nothing named: the heaviest app frame's place, when the app is known */
+        size_t k = heaviest_frame(r, s, true, false);
+        if (k < r->total_frames) {
+            size_t t = 0;
+            while (t + 1 < r->nthreads && first[t + 1] <= k)
+                t++;
+            return frame_place(r, &r->threads[t].frames[k - first[t]], &s->frames[k]);
+        }
         return crash_signature(r, s, first);
     case CRASH_KIND_JETSAM:
         return jetsam_signature(r);

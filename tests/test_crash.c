@@ -768,3 +768,74 @@ TEST(crash_hex_offsets_and_comment_symbols)
     }
     crash_report_free(&r);
 }
+
+/* Binary Images of macOS 10.15 that place an image at "0 - 0xffff...":
+ * that image is kept without a UUID, and the images after it too. */
+TEST(crash_image_at_zero_keeps_the_images_after_it)
+{
+    const char *rep =
+        "Process:               dfu_host [1]\n\nThread 0 Crashed:\n"
+        "0   dyld                          \t0x0000000112b41000 0x112b40000 + 4096\n\n"
+        "Binary Images:\n"
+        "                 0 - 0xffffffffffffffff  com.example.SmartHubService (?\?\?) /Volumes/x/Service\n"
+        "       0x112b40000 -        0x112bd1eff  dyld (750.5) <E4698FBD-806A-3396-B279-E685BA37430B> /usr/lib/dyld\n";
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(rep, &r, &err) == SYMD_OK && r.nwarnings == 0, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.nimages == 2 && r.images[0].load_address == 0 && !r.images[0].has_uuid &&
+              strcmp(r.images[1].name, "dyld") == 0 &&
+              uuid_is(&r.images[1], "E4698FBD-806A-3396-B279-E685BA37430B") &&
+              r.threads[0].frames[0].image == 1,
+          "%zu images", r.nimages);
+    crash_report_free(&r);
+}
+
+/* A few lines of a call graph pasted alone, as `sample` and spindump print
+ * them: a fragment, every node a frame, as written. */
+TEST(crash_pasted_call_graph_lines_are_a_fragment)
+{
+    static const char *const reps[] = {
+        "    + !     2189 ???  (in Electron Framework)  load address 0x1052bd000 + 0x3f8e36  [0x1056b5e36]\n"
+        "    + !       2189 ???  (in Electron Framework)  load address 0x1052bd000 + 0x3f9d3d  [0x1056b6d3d]\n"
+        "    +       2193 ???  (in libnode.dylib)  load address 0x1096d6000 + 0x157763  [0x10982d763]\n",
+        "  11 ?\?\? (libdyld.dylib + 4032) [0x1839a9fc0]\n"
+        "    11 ?\?\? (MapMyRun + 1630896) [0x1044ae2b0]\n",
+    };
+    static const size_t frames[] = {3, 2};
+    for (size_t i = 0; i < sizeof reps / sizeof reps[0]; i++) {
+        crash_report r;
+        symd_err err;
+        CHECK(parse_str(reps[i], &r, &err) == SYMD_OK, "paste %zu: %s", i, err.msg);
+        if (err.kind)
+            continue;
+        CHECK(r.kind == CRASH_KIND_FRAGMENT && r.total_frames == frames[i] && r.nwarnings == 0 &&
+                  r.threads[0].is_tree && r.threads[0].frames[1].depth == 1,
+              "paste %zu: kind %s, %zu frames", i, crash_kind_name(r.kind), r.total_frames);
+        crash_report_free(&r);
+    }
+}
+
+/* The .ips header's slice_uuid is the main binary's UUID, for a body whose
+ * Binary Images line of the app has none (microstackshot reports). */
+TEST(crash_slice_uuid_names_the_app_image)
+{
+    const char *rep =
+        "{\"app_name\":\"MapMyRun\",\"slice_uuid\":\"A7173537-ED4B-3677-9893-4C882D0EB93A\","
+        "\"bug_type\":\"206\",\"name\":\"MapMyRun\"}\n"
+        "Command:         MapMyRun\n"
+        "Data Source:     Microstackshots\n\n"
+        "Powerstats for:  MapMyRun [2489]\n"
+        "  11 ?\?\? (MapMyRun + 1630896) [0x1044ae2b0]\n\n"
+        "Binary Images:\n"
+        "         0x104320000 -                ?\?\?  com.mapmyfitness.MapMyRun 18.8.5 (1809212128)  /var/MapMyRun.app/MapMyRun\n";
+    crash_report r;
+    symd_err err;
+    CHECK(parse_str(rep, &r, &err) == SYMD_OK, "parse: %s", err.msg);
+    if (err.kind)
+        return;
+    CHECK(r.nimages == 1 && uuid_is(&r.images[0], "A7173537-ED4B-3677-9893-4C882D0EB93A"),
+          "app image UUID");
+    crash_report_free(&r);
+}
