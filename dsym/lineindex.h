@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "../macho/macho.h"
-#include "../store/symindex.h"
+#include "../macho/symindex.h"
 #include "../util/err.h"
 
 #define LINEINDEX_VERSION 1

@@ -6,7 +6,7 @@
 
 #include "../macho/macho.h"
 #include "../dsym/lineindex.h"
-#include "../store/symindex.h"
+#include "../macho/symindex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../server/symbolicate.h"
-#include "../store/ingest.h"
+#include "../ingest/ingest.h"
 #include "../util/jsonw.h"
 
 static store *st;

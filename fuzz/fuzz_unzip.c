@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/ingest.h"
-#include "../store/unzip.h"
+#include "../ingest/ingest.h"
+#include "../ingest/unzip.h"
 
 typedef struct {
     uint64_t total, members;

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../store/unzip.h"
+#include "../ingest/unzip.h"
 
 typedef struct {
     const char *listen;       /* "host:port", "[v6]:port" or "port"; port 0 = any */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../macho/macho.h"
-#include "../store/ingest.h"
+#include "../ingest/ingest.h"
 #include "../util/hex.h"
 #include "http_int.h"
 

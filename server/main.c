@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "../macho/macho.h"
-#include "../store/ingest.h"
+#include "../ingest/ingest.h"
 #include "../store/store.h"
-#include "../store/symindex.h"
+#include "../macho/symindex.h"
 #include "../util/hex.h"
 #include "../parser/crash.h"
 #include "crashsym.h"

@@ -10,7 +10,7 @@
 
 #include "../util/err.h"
 #include "../dsym/lineindex.h"
-#include "symindex.h"
+#include "../macho/symindex.h"
 
 /* PRAGMA user_version of a database this symd writes; store_open migrates
  * older ones in place (3: crashes gained kind and bug_type). */

@@ -6,7 +6,7 @@
 
 #include "../dsym/lineindex.h"
 #include "../macho/macho.h"
-#include "../store/symindex.h"
+#include "../macho/symindex.h"
 #include "../util/cursor.h"
 #include "test.h"
 

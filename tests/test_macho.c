@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../macho/macho.h"
-#include "../store/symindex.h"
+#include "../macho/symindex.h"
 #include "../util/cursor.h"
 #include "../util/demangle.h"
 #include "../util/hex.h"

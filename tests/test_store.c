@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/ingest.h"
+#include "../ingest/ingest.h"
 #include "../store/store.h"
 #include "../util/hex.h"
 #include "schema_v2.h"

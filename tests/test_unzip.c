@@ -1,11 +1,11 @@
-/* store/unzip.c and ingest_add_upload: zip archives of dSYMs and binaries,
+/* ingest/unzip.c and ingest_add_upload: zip archives of dSYMs and binaries,
  * against the UUIDs llvm-dwarfdump gives for their members, and every
  * hostile archive of fixtures/zip. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/ingest.h"
-#include "../store/unzip.h"
+#include "../ingest/ingest.h"
+#include "../ingest/unzip.h"
 #include "../util/hex.h"
 #include "fixture_util.h"
 #include "test.h"

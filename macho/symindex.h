@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../macho/macho.h"
+#include "macho.h"
 #include "../util/err.h"
 
 #define SYMINDEX_VERSION 2

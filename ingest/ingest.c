@@ -9,7 +9,7 @@
 #include "../dsym/lineindex.h"
 #include "../util/cursor.h"
 #include "../util/util.h"
-#include "symindex.h"
+#include "../macho/symindex.h"
 
 /* A line index larger than this is refused (the DWARF behind it would be
  * far larger than any upload limit). */

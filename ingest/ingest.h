@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "../util/err.h"
-#include "store.h"
+#include "../store/store.h"
 #include "unzip.h"
 
 /* Slices parsed and indexed but not stored yet, from one or more files. */
