@@ -1,6 +1,7 @@
-/* The image store: SQLite (WAL) tables of images and their index blobs, a
- * pool of connections shared by the server's threads, and a size-bounded
- * in-memory cache of loaded indexes so a frame costs a binary search. */
+/* The image and crash store: images and their index blobs, crash reports,
+ * in a database reached through a backend (store/backend.h: SQLite, the
+ * embedded default), and a size-bounded in-memory cache of loaded indexes
+ * so a frame costs a binary search. */
 #ifndef SYMD_STORE_H
 #define SYMD_STORE_H
 
@@ -18,9 +19,9 @@
 
 typedef struct store store;
 
-/* Opens (creating and migrating as needed) the database at path. pool is the
- * number of connections (one per serving thread is right); cache_bytes bounds
- * the index cache. */
+/* Opens (creating and migrating as needed) the database path names: a
+ * SQLite file. pool is the number of connections (one per serving thread is
+ * right); cache_bytes bounds the index cache. */
 symd_status store_open(const char *path, int pool, size_t cache_bytes,
                        store **out, symd_err *err);
 void store_close(store *s);

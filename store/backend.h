@@ -1,0 +1,67 @@
+/* The seam between the store's core (store.c: the API, the index cache) and
+ * a database: one table of functions per backend, chosen once at
+ * store_open. The core never asks which backend it has; a backend keeps its
+ * SQL, its connections and its schema migrations to itself, and every
+ * function is safe to call from any thread. Contracts are those of the
+ * store.h function of the same name unless said here. */
+#ifndef SYMD_STORE_BACKEND_H
+#define SYMD_STORE_BACKEND_H
+
+#include "store.h"
+
+/* A backend's open database (its connection pool). */
+typedef struct store_db store_db;
+
+typedef struct store_backend {
+    const char *name; /* "sqlite", "postgresql" */
+    /* Whether `where` (the --db value) names a database of this backend. */
+    bool (*claims)(const char *where);
+    /* Opens `where` with pool connections, creating the schema or migrating
+     * it; refuses a database written by a newer symd. */
+    symd_status (*open)(const char *where, int pool, store_db **out, symd_err *err);
+    void (*close)(store_db *db);
+    bool (*ping)(store_db *db);
+
+    /* ---- images ---- */
+    symd_status (*put_images)(store_db *db, store_put *puts, size_t n,
+                              store_put_result *results, store_image *stored, symd_err *err);
+    symd_status (*delete_image)(store_db *db, const uint8_t uuid[16], size_t *deleted,
+                                symd_err *err);
+    symd_status (*get_image)(store_db *db, const uint8_t uuid[16], store_image *out, size_t max,
+                             size_t *n, symd_err *err);
+    symd_status (*list_images)(store_db *db, const char *query, const char *arch,
+                               int64_t before_id, size_t limit, store_image *out, size_t *n,
+                               bool *more, symd_err *err);
+    symd_status (*counts)(store_db *db, int64_t *images, int64_t *blobs, int64_t *crashes,
+                          symd_err *err);
+    /* The row of (uuid, arch) (arch NULL: the UUID's only slice), how many
+     * slices its UUID has, and copies of its index blobs (malloc'ed, the
+     * caller's; *lines NULL when it has no line index), read consistently.
+     * SYMD_E_NOT_FOUND when not stored; SYMD_E_INVALID when arch is NULL
+     * and the UUID has several slices. */
+    symd_status (*load_index)(store_db *db, const uint8_t uuid[16], const char *arch,
+                              store_image *meta, int *nslices, uint8_t **sym, size_t *sym_len,
+                              uint8_t **lines, size_t *lines_len, symd_err *err);
+
+    /* ---- crash reports ---- */
+    symd_status (*put_crash)(store_db *db, const store_crash *c, const store_crash_image *imgs,
+                             size_t nimgs, int64_t *id, symd_err *err);
+    symd_status (*get_crash)(store_db *db, int64_t id, bool with_bytes, store_crash *c,
+                             symd_err *err);
+    symd_status (*update_crash)(store_db *db, int64_t id, const char *signature,
+                                const char *kind, int bug_type, const char *result,
+                                symd_err *err);
+    symd_status (*list_crashes)(store_db *db, const char *query, const char *kind,
+                                const char *signature, int64_t before_id, size_t limit,
+                                store_crash *out, size_t *n, bool *more, symd_err *err);
+    symd_status (*crash_groups)(store_db *db, const char *query, const char *kind, size_t limit,
+                                store_crash_group *out, size_t *n, symd_err *err);
+    symd_status (*missing_images)(store_db *db, size_t limit, store_missing *out, size_t *n,
+                                  symd_err *err);
+} store_backend;
+
+/* The backends, in the order store_open asks them whether they claim a
+ * --db value; the last (SQLite) claims any path. */
+extern const store_backend store_backend_sqlite;
+
+#endif
