@@ -14,7 +14,7 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
 ZIP_CFLAGS := $(shell pkg-config --cflags libzip 2>/dev/null)
 ZIP_LIBS   := $(shell pkg-config --libs libzip 2>/dev/null || echo -lzip)
 CFLAGS   += $(ZIP_CFLAGS)
-LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -liberty -pthread
+LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -liberty -lzstd -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -24,7 +24,7 @@ endif
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c macho/symindex.c store/store.c store/sqlite.c ingest/ingest.c ingest/unzip.c \
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
-           server/crashtext.c server/metrics.c server/http.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c
+           server/crashtext.c server/metrics.c server/http.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/retention.c
 # The dashboard (web/) and docs/openapi.yaml are compiled into the binary.
 ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico)) \
                $(wildcard docs/openapi.yaml)

@@ -107,9 +107,8 @@ static bool same_family(const char *a, const char *b)
     return !strncmp(a, b, 3);
 }
 
-/* The index of the app's own image (marked, else named like the process),
- * or -1. */
-static long app_image(const crash_report *r)
+/* Contract in crashsym.h. */
+long crash_app_image(const crash_report *r)
 {
     for (size_t i = 0; i < r->nimages; i++)
         if (r->images[i].is_app)
@@ -464,7 +463,7 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
 {
     if (!r->nthreads)
         return strdup("no threads");
-    long app = app_image(r);
+    long app = crash_app_image(r);
     for (size_t t = 0; t < r->nthreads; t++) {
         if (r->threads[t].role != CRASH_THREAD_LAST_EXCEPTION)
             continue;
@@ -493,7 +492,7 @@ static char *crash_signature(const crash_report *r, const crash_symbolication *s
 static size_t heaviest_frame(const crash_report *r, const crash_symbolication *s,
                              bool app_only, bool named)
 {
-    long app = app_image(r);
+    long app = crash_app_image(r);
     size_t best = r->total_frames, k = 0;
     uint64_t bc = 0;
     uint32_t bd = 0;
@@ -1243,7 +1242,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
 
     jw_key(&w, &fk, "images");
     JW_LIT(&w, "[");
-    long app = app_image(r);
+    long app = crash_app_image(r);
     for (size_t i = 0; i < r->nimages; i++) {
         const crash_image *im = &r->images[i];
         jw_raw(&w, i ? ",{\"uuid\":" : "{\"uuid\":");

@@ -61,6 +61,10 @@ typedef struct {
 
 struct store;
 
+/* The index of the app's own image in r->images: the one the report marks,
+ * else the one named like the process; -1 when none. */
+long crash_app_image(const crash_report *r);
+
 /* Symbolicates every frame of r through the /v1/symbolicate core. Each
  * distinct (image, address, adjustment) is looked up once, so a call tree of
  * 100,000 nodes costs its distinct addresses. Adjustment: a plain thread's

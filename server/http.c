@@ -31,6 +31,7 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "http_int.h"
+#include "retention.h"
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
@@ -49,8 +50,10 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_IMAGE] = {"/v1/images/{uuid}", "GET, DELETE"},
     [ROUTE_SYMBOLICATE] = {"/v1/symbolicate", "POST"},
     [ROUTE_CRASHES] = {"/v1/crashes", "GET, POST"},
-    [ROUTE_CRASH] = {"/v1/crashes/{id}", "GET"},
+    [ROUTE_CRASH] = {"/v1/crashes/{id}", "GET, DELETE"},
     [ROUTE_CRASH_GROUPS] = {"/v1/crashes/groups", "GET"},
+    [ROUTE_CRASH_GROUP] = {"/v1/crashes/group", "GET"},
+    [ROUTE_CRASH_TREND] = {"/v1/crashes/trend", "GET"},
     [ROUTE_MISSING] = {"/v1/missing", "GET"},
 };
 
@@ -263,6 +266,10 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_CRASHES;
     if (strcmp(url, "/v1/crashes/groups") == 0)
         return ROUTE_CRASH_GROUPS;
+    if (strcmp(url, "/v1/crashes/group") == 0)
+        return ROUTE_CRASH_GROUP;
+    if (strcmp(url, "/v1/crashes/trend") == 0)
+        return ROUTE_CRASH_TREND;
     if (strcmp(url, "/v1/missing") == 0)
         return ROUTE_MISSING;
     if (strncmp(url, "/v1/crashes/", 12) == 0 && !strchr(url + 12, '/')) {
@@ -295,21 +302,72 @@ static bool method_allowed(route r, const char *m, const char **allow)
     return false;
 }
 
-/* Constant-time compare, so the token cannot be guessed byte by byte. */
-static bool token_ok(const server_config *cfg, struct MHD_Connection *c)
+/* Who may do what: each request needs one role, each role has its own
+ * token (none set: open to anyone). */
+typedef enum {
+    ROLE_NONE,   /* /healthz, /metrics, the files compiled in (dashboard, API description) */
+    ROLE_UPLOAD, /* CI: POST and DELETE /v1/images */
+    ROLE_REPORT, /* crash pipelines: POST /v1/crashes, /v1/symbolicate, DELETE a crash */
+    ROLE_READ,   /* every other GET: crash data, images */
+} role;
+
+static role role_of(route r, const char *method)
 {
-    if (!cfg->upload_token || !*cfg->upload_token)
-        return true;
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                MHD_HTTP_HEADER_AUTHORIZATION);
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
-        return false;
-    const char *got = h + 7, *want = cfg->upload_token;
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    switch (r) {
+    case ROUTE_NONE:
+    case ROUTE_INDEX:
+    case ROUTE_ASSET:
+    case ROUTE_HEALTH:
+    case ROUTE_METRICS:
+    case ROUTE_OPENAPI:
+    case ROUTE_COUNT:
+        return ROLE_NONE;
+    case ROUTE_IMAGES:
+    case ROUTE_IMAGE:
+        return get ? ROLE_READ : ROLE_UPLOAD;
+    case ROUTE_SYMBOLICATE:
+        return ROLE_REPORT;
+    case ROUTE_CRASHES:
+    case ROUTE_CRASH:
+        return get ? ROLE_READ : ROLE_REPORT;
+    case ROUTE_CRASH_GROUPS:
+    case ROUTE_CRASH_GROUP:
+    case ROUTE_CRASH_TREND:
+    case ROUTE_MISSING:
+        return ROLE_READ;
+    }
+    return ROLE_READ;
+}
+
+/* Compares in time that depends on want's length only, so a token cannot
+ * be guessed byte by byte. */
+static bool same_token(const char *got, const char *want)
+{
     size_t gl = strlen(got), wl = strlen(want);
     unsigned char diff = gl != wl;
     for (size_t i = 0; i < wl; i++)
         diff |= (unsigned char)(want[i] ^ (i < gl ? got[i] : 0));
     return diff == 0;
+}
+
+/* Whether the request's bearer token is the one its role needs (always,
+ * when that role has no token). *name: the role, for the 401's message. */
+static bool authorized(const server_config *cfg, struct MHD_Connection *c, role need,
+                       const char **name)
+{
+    const char *want = need == ROLE_UPLOAD   ? cfg->upload_token
+                       : need == ROLE_REPORT ? cfg->report_token
+                       : need == ROLE_READ   ? cfg->read_token
+                                             : NULL;
+    *name = need == ROLE_UPLOAD ? "upload" : need == ROLE_REPORT ? "report" : "read";
+    if (!want || !*want)
+        return true;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return false;
+    return same_token(h + 7, want);
 }
 
 static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -408,13 +466,10 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
             return reply_error(c, 405, "method_not_allowed",
                                "%s is not allowed here (allowed: %s)", method, allow);
         }
-        bool write = strcmp(method, "POST") == 0 || strcmp(method, "DELETE") == 0;
-        /* The token guards the image store; crash pipelines post like
-         * symbolicate requests. */
-        if (write && rs->route != ROUTE_SYMBOLICATE && rs->route != ROUTE_CRASHES &&
-            !token_ok(srv->cfg, c))
+        const char *who;
+        if (!authorized(srv->cfg, c, role_of(rs->route, method), &who))
             return reply_error(c, 401, "unauthorized",
-                               "this server needs Authorization: Bearer <upload token>");
+                               "this server needs Authorization: Bearer <%s token>", who);
         rs->is_post = strcmp(method, "POST") == 0;
         rs->limit = rs->route == ROUTE_IMAGES ? srv->cfg->max_upload : srv->cfg->max_json;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -483,9 +538,14 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
     case ROUTE_CRASHES:
         return rs->is_post ? handle_crash_post(srv, c, rs) : handle_crash_list(srv, c);
     case ROUTE_CRASH:
-        return handle_crash_get(srv, c, rs);
+        return strcmp(method, "DELETE") == 0 ? handle_crash_delete(srv, c, rs)
+                                             : handle_crash_get(srv, c, rs);
     case ROUTE_CRASH_GROUPS:
         return handle_crash_groups(srv, c);
+    case ROUTE_CRASH_GROUP:
+        return handle_crash_group(srv, c);
+    case ROUTE_CRASH_TREND:
+        return handle_crash_trend(srv, c);
     case ROUTE_MISSING:
         return handle_missing(srv, c);
     default:
@@ -828,6 +888,16 @@ int server_run(const server_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Retention runs beside the requests (started after the signals are
+     * blocked, so they still go to this thread). */
+    retention *ret = retention_start(srv.st, cfg->keep_days, cfg->max_crashes,
+                                     cfg->prune_every, &err);
+    if (!ret && (cfg->keep_days || cfg->max_crashes)) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        store_close(srv.st);
+        return 1;
+    }
+
     /* ITC: needed to quiesce a thread-pool daemon for a graceful stop.
      * poll(), not epoll: libmicrohttpd 0.9.75 quiescing an epoll pool races
      * with its own workers dropping the listening socket from their sets and
@@ -849,6 +919,7 @@ int server_run(const server_config *cfg)
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);
+        retention_stop(ret);
         store_close(srv.st);
         return 1;
     }
@@ -903,6 +974,7 @@ int server_run(const server_config *cfg)
         pthread_mutex_unlock(&srv.conns_mu);
         pthread_join(reaper_thread, NULL);
     }
+    retention_stop(ret);
     store_close(srv.st);
     if (srv.access_log && srv.access_log != stderr)
         fclose(srv.access_log);

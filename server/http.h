@@ -9,9 +9,14 @@
 
 typedef struct {
     const char *listen;       /* "host:port", "[v6]:port" or "port"; port 0 = any */
-    const char *db;           /* SQLite file */
+    const char *db;           /* the database: a SQLite file */
     size_t cache_mb;          /* index cache bound */
-    const char *upload_token; /* NULL: writes are open */
+    /* The roles' tokens (NULL or "": open to anyone): upload (CI: POST and
+     * DELETE /v1/images), report (crash pipelines: POST /v1/crashes and
+     * /v1/symbolicate, DELETE /v1/crashes/{id}), read (every other GET but
+     * /healthz, /metrics and the files compiled in: the dashboard's and
+     * /v1/openapi.yaml). */
+    const char *upload_token, *report_token, *read_token;
     uint64_t max_upload;      /* bytes per upload request */
     uint64_t max_json;        /* bytes per JSON request body */
     unzip_limits unzip;       /* zip uploads: entries, inflated bytes */
@@ -26,6 +31,9 @@ typedef struct {
     unsigned shutdown_grace;  /* seconds SIGTERM waits for requests under way */
     uint64_t max_inflight;    /* request + response body bytes held at once (one
                                  request alone always fits) */
+    uint64_t keep_days;       /* crashes older than this many days are pruned; 0: kept */
+    uint64_t max_crashes;     /* crashes beyond the newest this many are pruned; 0: kept */
+    unsigned prune_every;     /* seconds between retention passes */
 } server_config;
 
 typedef struct {

@@ -82,22 +82,35 @@ static void count_crash_frames(server *srv, const crash_report *r,
     metrics_frames(srv->m, n[0], n[1], n[2], n[3]);
 }
 
-/* The images a crash references, for the missing-images list (strings
- * borrowed from r). */
+/* The images a crash needs, for the missing-images list: those with a UUID
+ * one of its frames lies in, and the app's own (strings borrowed from r). */
 static store_crash_image *crash_images_of(const crash_report *r, size_t *n)
 {
     store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
+    bool *used = calloc(r->nimages ? r->nimages : 1, sizeof *used);
     *n = 0;
-    if (!v)
+    if (!v || !used) {
+        free(v);
+        free(used);
         return NULL;
+    }
+    for (size_t t = 0; t < r->nthreads; t++)
+        for (size_t f = 0; f < r->threads[t].nframes; f++) {
+            long i = r->threads[t].frames[f].image;
+            if (i >= 0 && (size_t)i < r->nimages)
+                used[i] = true;
+        }
+    long app = crash_app_image(r);
     for (size_t i = 0; i < r->nimages; i++) {
-        if (!r->images[i].has_uuid)
+        if (!r->images[i].has_uuid || (!used[i] && (long)i != app))
             continue;
         memcpy(v[*n].uuid, r->images[i].uuid, 16);
         v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
         v[*n].name = r->images[i].name ? r->images[i].name : "";
+        v[*n].app = (long)i == app;
         (*n)++;
     }
+    free(used);
     return v;
 }
 
@@ -128,8 +141,8 @@ static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report
 }
 
 /* Stores the posted report: its original bytes, what the header says, its
- * kind and bug_type, the signature, the answer JSON and the images it
- * references. *id is the new crash's. */
+ * kind and bug_type, the signature and the images it needs. *id is the new
+ * crash's. */
 static symd_status store_report(server *srv, const req_state *rs, const crash_report *r,
                                 const crash_symbolication *sym, int64_t *id, symd_err *err)
 {
@@ -137,10 +150,8 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
     store_crash_image *imgs = crash_images_of(r, &nimg);
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    dynbuf res;
-    dynbuf_init(&res, MAX_RESPONSE);
-    symd_status st = crash_write_json(r, sym, -1, &res, err);
-    if (st == SYMD_OK) {
+    symd_status st;
+    {
         store_crash sc = {0}; /* every string borrowed */
         sc.format = r->format == CRASH_FORMAT_IPS ? "ips" : "crash";
         sc.kind = (char *)crash_kind_name(r->kind);
@@ -155,11 +166,9 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
         sc.signature = sym->signature;
         sc.original = rs->body.data ? rs->body.data : (uint8_t *)"";
         sc.original_len = rs->body.len;
-        sc.result = (char *)res.data;
         st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
     }
     free(imgs);
-    dynbuf_free(&res);
     return st;
 }
 
@@ -195,12 +204,42 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     return ret;
 }
 
+/* What the store holds of a crash, as the listings answer it: its
+ * metadata, and "needs_upload" naming the app's image when the crash needs
+ * it and it is not stored. */
+static json_t *crash_summary(const store_crash *sc)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(sc->id));
+    json_object_set_new(o, "created_at", json_integer(sc->created_at));
+    json_object_set_new(o, "format", json_str_or_null(sc->format));
+    json_object_set_new(o, "kind", json_string(sc->kind ? sc->kind : "crash"));
+    json_object_set_new(o, "bug_type", sc->bug_type ? json_integer(sc->bug_type) : json_null());
+    json_object_set_new(o, "process", json_str_or_null(sc->process));
+    json_object_set_new(o, "bundle_id", json_str_or_null(sc->bundle_id));
+    json_object_set_new(o, "app_version", json_str_or_null(sc->app_version));
+    json_object_set_new(o, "os_version", json_str_or_null(sc->os_version));
+    json_object_set_new(o, "hardware_model", json_str_or_null(sc->hardware_model));
+    json_object_set_new(o, "incident_id", json_str_or_null(sc->incident_id));
+    json_object_set_new(o, "exception_type", json_str_or_null(sc->exception_type));
+    json_object_set_new(o, "signature", json_str_or_null(sc->signature));
+    json_t *need = json_null();
+    if (sc->has_app && !sc->app_stored) {
+        char u[37];
+        uuid_format(sc->app_uuid, u);
+        need = json_pack("{s:s, s:o, s:o}", "uuid", u, "arch",
+                         sc->app_arch[0] ? json_string(sc->app_arch) : json_null(), "name",
+                         sc->app_name[0] ? json_string(sc->app_name) : json_null());
+    }
+    json_object_set_new(o, "needs_upload", need);
+    return o;
+}
+
 /* A stored crash that cannot be symbolicated again (its original no longer
  * parses, or its symbolication fails on what it says): what can still be
- * read, 200. As text, the original as it was posted; as JSON, the result
- * stored at its last symbolication, with its id, kind and bug_type, and a
- * warning saying why it is not fresh (a result jansson cannot read is sent
- * as stored). The input is at fault, so never a 500. */
+ * read, 200. As text, the original as it was posted; as JSON, what the
+ * store holds of it (crash_summary) with a warning saying why there are no
+ * frames. The input is at fault, so never a 500. */
 static enum MHD_Result answer_stored(struct MHD_Connection *c, const store_crash *sc,
                                      const symd_err *why, bool text)
 {
@@ -212,22 +251,8 @@ static enum MHD_Result answer_stored(struct MHD_Connection *c, const store_crash
             memcpy(data, sc->original, sc->original_len);
         return reply_bytes(c, 200, data, sc->original_len, "text/plain; charset=utf-8");
     }
-    const char *stored = sc->result ? sc->result : "{}";
-    json_error_t je;
-    json_t *doc = json_loads(stored, 0, &je);
-    if (!json_is_object(doc)) {
-        json_decref(doc);
-        char *copy = strdup(stored);
-        if (!copy)
-            return reply_error(c, 503, "out_of_memory", "out of memory");
-        return reply_bytes(c, 200, (uint8_t *)copy, strlen(copy), "application/json");
-    }
-    json_object_set_new(doc, "id", json_integer(sc->id));
-    if (!json_object_get(doc, "kind"))
-        json_object_set_new(doc, "kind", json_string(sc->kind ? sc->kind : "crash"));
-    if (!json_object_get(doc, "bug_type"))
-        json_object_set_new(doc, "bug_type",
-                            sc->bug_type ? json_integer(sc->bug_type) : json_null());
+    json_t *doc = crash_summary(sc);
+    json_object_set_new(doc, "threads", json_array());
     json_t *warnings = json_object_get(doc, "warnings");
     if (!json_is_array(warnings)) {
         warnings = json_array();
@@ -235,7 +260,7 @@ static enum MHD_Result answer_stored(struct MHD_Connection *c, const store_crash
     }
     char msg[sizeof why->msg + 96];
     snprintf(msg, sizeof msg,
-             "the stored report cannot be read again (%s); this is its result as stored",
+             "the stored report cannot be read again (%s): what the store holds of it",
              why->msg);
     json_array_append_new(warnings,
                           json_pack("{s:s, s:s}", "where", "report", "message", msg));
@@ -273,17 +298,11 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     }
     count_crash_frames(srv, &r, &sym);
     const char *kind = crash_kind_name(r.kind);
-    dynbuf res;
-    dynbuf_init(&res, MAX_RESPONSE);
-    if (crash_write_json(&r, &sym, -1, &res, &err) == SYMD_OK &&
-        (!sc.result || strcmp(sc.result, (const char *)res.data) != 0 ||
-         !sc.signature || strcmp(sc.signature, sym.signature) != 0 || !sc.kind ||
-         strcmp(sc.kind, kind) != 0 || sc.bug_type != r.bug_type)) {
-        symd_err e2 = {0}; /* the answer stands even if the refresh fails */
-        store_update_crash(srv->st, (int64_t)id, sym.signature, kind, r.bug_type,
-                           (const char *)res.data, &e2);
+    if (!sc.signature || strcmp(sc.signature, sym.signature) != 0 || !sc.kind ||
+        strcmp(sc.kind, kind) != 0 || sc.bug_type != r.bug_type) {
+        symd_err e2 = {0}; /* the answer stands even if the refiling fails */
+        store_update_crash(srv->st, (int64_t)id, sym.signature, kind, r.bug_type, &e2);
     }
-    dynbuf_free(&res);
     ret = answer_crash(c, &r, &sym, sc.original, sc.original_len, (int64_t)id, 200, text);
     crash_symbolication_free(&sym);
     crash_report_free(&r);
@@ -291,27 +310,34 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     return ret;
 }
 
-/* ?limit, ?cursor and ?kind of the crash listings; false with a 400
+/* ?limit, ?cursor and the filters of the crash listings (query, kind,
+ * signature, app_version, os_version, hardware_model); false with a 400
  * queued in *refused for a bad one. */
 static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
-                            const char **kind, enum MHD_Result *refused)
+                            store_crash_filter *f, enum MHD_Result *refused)
 {
     const char *bad = list_args(c, limit, before);
     if (bad) {
         *refused = reply_error(c, 400, "invalid_request", "%s", bad);
         return false;
     }
-    return kind_arg(c, kind, refused);
+    memset(f, 0, sizeof *f);
+    f->query = query_arg(c, "query");
+    f->signature = query_arg(c, "signature");
+    f->app_version = query_arg(c, "app_version");
+    f->os_version = query_arg(c, "os_version");
+    f->hardware_model = query_arg(c, "hardware_model");
+    return kind_arg(c, &f->kind, refused);
 }
 
 /* GET /v1/crashes: one page, newest first (?query, ?kind, ?signature,
- * ?limit, ?cursor). */
+ * ?app_version, ?os_version, ?hardware_model, ?limit, ?cursor). */
 enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    const char *kind;
+    store_crash_filter f;
     enum MHD_Result refused;
-    if (!crash_list_args(c, &limit, &before, &kind, &refused))
+    if (!crash_list_args(c, &limit, &before, &f, &refused))
         return refused;
     store_crash *rows = calloc((size_t)limit, sizeof *rows);
     if (!rows)
@@ -319,32 +345,14 @@ enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
     size_t n;
     bool more;
     symd_err err = {0};
-    if (store_list_crashes(srv->st, query_arg(c, "query"), kind, query_arg(c, "signature"),
-                           (int64_t)before, (size_t)limit, rows, &n, &more,
+    if (store_list_crashes(srv->st, &f, (int64_t)before, (size_t)limit, rows, &n, &more,
                            &err) != SYMD_OK) {
         free(rows);
         return reply_status(c, &err, "internal_error");
     }
     json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        store_crash *sc = &rows[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "id", json_integer(sc->id));
-        json_object_set_new(o, "created_at", json_integer(sc->created_at));
-        json_object_set_new(o, "format", json_str_or_null(sc->format));
-        json_object_set_new(o, "kind", json_string(sc->kind ? sc->kind : "crash"));
-        json_object_set_new(o, "bug_type",
-                            sc->bug_type ? json_integer(sc->bug_type) : json_null());
-        json_object_set_new(o, "process", json_str_or_null(sc->process));
-        json_object_set_new(o, "bundle_id", json_str_or_null(sc->bundle_id));
-        json_object_set_new(o, "app_version", json_str_or_null(sc->app_version));
-        json_object_set_new(o, "os_version", json_str_or_null(sc->os_version));
-        json_object_set_new(o, "hardware_model", json_str_or_null(sc->hardware_model));
-        json_object_set_new(o, "incident_id", json_str_or_null(sc->incident_id));
-        json_object_set_new(o, "exception_type", json_str_or_null(sc->exception_type));
-        json_object_set_new(o, "signature", json_str_or_null(sc->signature));
-        json_array_append_new(arr, o);
-    }
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, crash_summary(&rows[i]));
     json_t *doc = json_pack("{s:o}", "crashes", arr);
     set_next_cursor(doc, more, n ? rows[n - 1].id : 0);
     for (size_t i = 0; i < n; i++)
@@ -353,41 +361,197 @@ enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
     return reply_json(c, 200, doc);
 }
 
+/* The last ?days= (1-366, default 30) UTC days, ending today: the first
+ * day (days since 1970) in *from; false with a 400 queued when bad. */
+static bool days_arg(struct MHD_Connection *c, size_t *ndays, int64_t *from,
+                     enum MHD_Result *refused)
+{
+    const char *d = query_arg(c, "days");
+    uint64_t v = 30;
+    if (d && *d && (!num_parse_u64(d, &v) || v < 1 || v > 366)) {
+        *refused = reply_error(c, 400, "invalid_request", "days must be 1 to 366, not '%.32s'", d);
+        return false;
+    }
+    *ndays = (size_t)v;
+    int64_t today = store_now_ms() / 86400000;
+    *from = today - (int64_t)v + 1;
+    return true;
+}
+
+/* {"from_day", "days": [counts]} of a trend, or NULL (err set). */
+static json_t *trend_json(server *srv, const char *kind, const char *signature, int64_t from,
+                          size_t ndays, symd_err *err)
+{
+    int64_t *days = calloc(ndays, sizeof *days);
+    if (!days) {
+        symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (store_crash_trend(srv->st, kind, signature, from, ndays, days, err) != SYMD_OK) {
+        free(days);
+        return NULL;
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < ndays; i++)
+        json_array_append_new(arr, json_integer(days[i]));
+    free(days);
+    return json_pack("{s:I, s:o}", "from_day", (json_int_t)from, "days", arr);
+}
+
+static json_t *group_json(const store_crash_group *g)
+{
+    return json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "kind",
+                     g->kind ? g->kind : "crash", "signature", json_str_or_null(g->signature),
+                     "count", (json_int_t)g->count, "first_seen", (json_int_t)g->first_seen,
+                     "last_seen", (json_int_t)g->last_seen, "example_id",
+                     (json_int_t)g->example_id, "app_version", json_str_or_null(g->app_version),
+                     "process", json_str_or_null(g->process));
+}
+
 /* GET /v1/crashes/groups: (kind, signature) groups, most frequent first
- * (?query, ?kind, ?limit). */
+ * (?query, ?kind, ?app_version, ?os_version, ?hardware_model, ?limit);
+ * ?trend=N adds each group's last N days. */
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
-    const char *kind;
+    store_crash_filter f;
     enum MHD_Result refused;
-    if (!crash_list_args(c, &limit, &before, &kind, &refused))
+    if (!crash_list_args(c, &limit, &before, &f, &refused))
         return refused;
+    size_t ndays = 0;
+    int64_t from = 0;
+    const char *t = query_arg(c, "trend");
+    if (t && *t) {
+        uint64_t v;
+        if (!num_parse_u64(t, &v) || v < 1 || v > 366)
+            return reply_error(c, 400, "invalid_request", "trend must be 1 to 366, not '%.32s'",
+                               t);
+        ndays = (size_t)v;
+        from = store_now_ms() / 86400000 - (int64_t)v + 1;
+    }
     store_crash_group *g = calloc((size_t)limit, sizeof *g);
     if (!g)
         return reply_error(c, 503, "out_of_memory", "out of memory");
     size_t n;
     symd_err err = {0};
-    if (store_crash_groups(srv->st, query_arg(c, "query"), kind, (size_t)limit, g, &n,
-                           &err) != SYMD_OK) {
+    if (store_crash_groups(srv->st, &f, (size_t)limit, g, &n, &err) != SYMD_OK) {
         free(g);
         return reply_status(c, &err, "internal_error");
     }
     json_t *arr = json_array();
+    symd_status st = SYMD_OK;
     for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-        json_object_set_new(o, "kind", json_string(g[i].kind ? g[i].kind : "crash"));
-        json_object_set_new(o, "signature", json_str_or_null(g[i].signature));
-        json_object_set_new(o, "count", json_integer(g[i].count));
-        json_object_set_new(o, "first_seen", json_integer(g[i].first_seen));
-        json_object_set_new(o, "last_seen", json_integer(g[i].last_seen));
-        json_object_set_new(o, "example_id", json_integer(g[i].example_id));
-        json_object_set_new(o, "app_version", json_str_or_null(g[i].app_version));
-        json_object_set_new(o, "process", json_str_or_null(g[i].process));
+        json_t *o = group_json(&g[i]);
+        if (ndays && st == SYMD_OK) {
+            json_t *tr = trend_json(srv, g[i].kind, g[i].signature, from, ndays, &err);
+            if (tr)
+                json_object_set_new(o, "trend", tr);
+            else
+                st = err.kind;
+        }
         json_array_append_new(arr, o);
         store_crash_group_free(&g[i]);
     }
     free(g);
+    if (st != SYMD_OK) {
+        json_decref(arr);
+        return reply_status(c, &err, "internal_error");
+    }
     return reply_json(c, 200, json_pack("{s:o}", "groups", arr));
+}
+
+/* GET /v1/crashes/trend: crashes per UTC day over the last ?days= (default
+ * 30), of every kind or ?kind=, or of one group (?kind= and ?signature=). */
+enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c)
+{
+    const char *kind;
+    enum MHD_Result refused;
+    size_t ndays;
+    int64_t from;
+    if (!kind_arg(c, &kind, &refused) || !days_arg(c, &ndays, &from, &refused))
+        return refused;
+    const char *sig = query_arg(c, "signature");
+    if (sig && !kind)
+        return reply_error(c, 400, "invalid_request",
+                           "a group is a kind and a signature: give kind too");
+    symd_err err = {0};
+    json_t *doc = trend_json(srv, kind, sig, from, ndays, &err);
+    return doc ? reply_json(c, 200, doc) : reply_status(c, &err, "internal_error");
+}
+
+/* A dimension's spread of a group as [{"value", "count"}], or NULL. */
+static json_t *spread_json(server *srv, const char *kind, const char *sig, store_dim dim,
+                           symd_err *err)
+{
+    store_dim_count v[50];
+    size_t n;
+    if (store_group_spread(srv->st, kind, sig, dim, 50, v, &n, err) != SYMD_OK)
+        return NULL;
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(arr, json_pack("{s:o, s:I}", "value", json_str_or_null(v[i].value),
+                                             "count", (json_int_t)v[i].count));
+        free(v[i].value);
+    }
+    return arr;
+}
+
+/* GET /v1/crashes/group?kind=&signature=: one group, its trend (?days=) and
+ * its spread over app versions, OS versions and devices. */
+enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
+{
+    const char *kind, *sig = query_arg(c, "signature");
+    enum MHD_Result refused;
+    size_t ndays;
+    int64_t from;
+    if (!kind_arg(c, &kind, &refused) || !days_arg(c, &ndays, &from, &refused))
+        return refused;
+    if (!kind || !sig)
+        return reply_error(c, 400, "invalid_request", "a group is a kind and a signature");
+    /* the group's row: the groups listing filtered to it */
+    store_crash_filter f = {.kind = kind, .signature = sig};
+    store_crash_group g[1];
+    size_t n = 0;
+    symd_err err = {0};
+    if (store_crash_groups(srv->st, &f, 1, g, &n, &err) != SYMD_OK)
+        return reply_status(c, &err, "internal_error");
+    if (!n)
+        return reply_error(c, 404, "not_found", "no group of kind '%.32s' with that signature",
+                           kind);
+    json_t *doc = group_json(&g[0]);
+    store_crash_group_free(&g[0]);
+    static const char *const keys[] = {"app_versions", "os_versions", "hardware_models"};
+    json_t *tr = trend_json(srv, kind, sig, from, ndays, &err);
+    bool ok = tr != NULL;
+    if (tr)
+        json_object_set_new(doc, "trend", tr);
+    for (int d = 0; ok && d < 3; d++) {
+        json_t *sp = spread_json(srv, kind, sig, (store_dim)d, &err);
+        ok = sp != NULL;
+        if (sp)
+            json_object_set_new(doc, keys[d], sp);
+    }
+    if (!ok) {
+        json_decref(doc);
+        return reply_status(c, &err, "internal_error");
+    }
+    return reply_json(c, 200, doc);
+}
+
+/* DELETE /v1/crashes/{id}: the crash and its share of every counter; 204,
+ * 404 when there is no such crash. */
+enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs)
+{
+    uint64_t id;
+    if (!num_parse_u64(rs->path_arg, &id) || id == 0 || id > INT64_MAX)
+        return reply_error(c, 400, "invalid_request", "'%s' is not a crash id", rs->path_arg);
+    bool deleted;
+    symd_err err = {0};
+    if (store_delete_crash(srv->st, (int64_t)id, &deleted, &err) != SYMD_OK)
+        return reply_status(c, &err, "internal_error");
+    if (!deleted)
+        return reply_error(c, 404, "not_found", "no crash %llu", (unsigned long long)id);
+    return reply_bytes(c, 204, NULL, 0, NULL);
 }
 
 /* GET /v1/missing: the images stored crashes need and the store lacks for

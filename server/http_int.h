@@ -61,6 +61,8 @@ typedef enum {
     ROUTE_CRASHES,
     ROUTE_CRASH,
     ROUTE_CRASH_GROUPS,
+    ROUTE_CRASH_GROUP,
+    ROUTE_CRASH_TREND,
     ROUTE_MISSING,
     ROUTE_COUNT
 } route;
@@ -154,6 +156,9 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
 enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
 
 /* http_ops.c: the embedded files (dashboard, assets, openapi.yaml),

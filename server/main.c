@@ -27,7 +27,10 @@ static void usage(FILE *f)
 {
     fputs("usage: symd <command> [options]\n"
           "\n"
-          "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N] [--upload-token T]\n"
+          "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N]\n"
+          "         [--upload-token T] [--report-token T] [--read-token T]\n"
+          "         [--upload-token-file F] [--report-token-file F] [--read-token-file F]\n"
+          "         [--keep-days N] [--max-crashes N] [--prune-every S]\n"
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
           "         [--access-log FILE|-|off] [--max-connections N] [--max-per-ip N]\n"
           "         [--idle-timeout S] [--header-timeout S] [--request-timeout S]\n"
@@ -40,7 +43,8 @@ static void usage(FILE *f)
           "  crash  [--db FILE] [--json] REPORT  a .crash/.ips symbolicated, Apple's text layout\n"
           "\n"
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
-          "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
+          "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
+          "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
           "SYMD_THREADS, SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
           "SYMD_MAX_ZIP_MEMBERS (upload reads the last three too). Flags win\n"
           "over the environment.\n",
@@ -123,12 +127,43 @@ static int zip_limits_from_env(unzip_limits *l)
     return 0;
 }
 
+/* A token kept in a file (so it stays out of process listings): its first
+ * line, trailing blanks and CR dropped. NULL (and a message) when the file
+ * cannot be read, is empty or holds a NUL. The string lives as long as the
+ * process. */
+static const char *token_from_file(const char *what, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char buf[4097];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    size_t len = strcspn(buf, "\n");
+    while (len > 0 && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+        len--;
+    if (!f || len == 0 || memchr(buf, 0, len) || n == sizeof buf - 1) {
+        fprintf(stderr, "symd serve: %s %s: %s\n", what, path,
+                !f ? "cannot be read" : n == sizeof buf - 1 ? "is over 4096 bytes"
+                                                             : "holds no token on its first line");
+        return NULL;
+    }
+    return strndup(buf, len);
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     server_config cfg = {0};
     cfg.listen = env_or("SYMD_LISTEN", DEFAULT_LISTEN);
     cfg.db = env_or("SYMD_DB", DEFAULT_DB);
     cfg.upload_token = env_or("SYMD_UPLOAD_TOKEN", NULL);
+    cfg.report_token = env_or("SYMD_REPORT_TOKEN", NULL);
+    cfg.read_token = env_or("SYMD_READ_TOKEN", NULL);
+    /* --ROLE-token-file F (or SYMD_ROLE_TOKEN_FILE): read after the flags */
+    const char *token_file[3] = {env_or("SYMD_UPLOAD_TOKEN_FILE", NULL),
+                                 env_or("SYMD_REPORT_TOKEN_FILE", NULL),
+                                 env_or("SYMD_READ_TOKEN_FILE", NULL)};
+    uint64_t keep_days = 0, max_crashes = 0, prune_every = 60;
     uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0;
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
     cfg.max_json = DEFAULT_MAX_JSON;
@@ -150,6 +185,9 @@ static int cmd_serve(int argc, char **argv)
         parse_size_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), &grace_s) ||
         parse_size_opt("SYMD_MAX_INFLIGHT_MB", env_or("SYMD_MAX_INFLIGHT_MB", "2048"),
                        &inflight_mb) ||
+        parse_size_opt("SYMD_KEEP_DAYS", env_or("SYMD_KEEP_DAYS", "0"), &keep_days) ||
+        parse_size_opt("SYMD_MAX_CRASHES", env_or("SYMD_MAX_CRASHES", "0"), &max_crashes) ||
+        parse_size_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), &prune_every) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -158,6 +196,14 @@ static int cmd_serve(int argc, char **argv)
         if (strcmp(a, "--listen") == 0 && v) cfg.listen = v;
         else if (strcmp(a, "--db") == 0 && v) cfg.db = v;
         else if (strcmp(a, "--upload-token") == 0 && v) cfg.upload_token = v;
+        else if (strcmp(a, "--report-token") == 0 && v) cfg.report_token = v;
+        else if (strcmp(a, "--read-token") == 0 && v) cfg.read_token = v;
+        else if (strcmp(a, "--upload-token-file") == 0 && v) token_file[0] = v;
+        else if (strcmp(a, "--report-token-file") == 0 && v) token_file[1] = v;
+        else if (strcmp(a, "--read-token-file") == 0 && v) token_file[2] = v;
+        else if (strcmp(a, "--keep-days") == 0) bad = parse_size_opt(a, v, &keep_days);
+        else if (strcmp(a, "--max-crashes") == 0) bad = parse_size_opt(a, v, &max_crashes);
+        else if (strcmp(a, "--prune-every") == 0) bad = parse_size_opt(a, v, &prune_every);
         else if (strcmp(a, "--cache-mb") == 0) bad = parse_size_opt(a, v, &cache_mb);
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
@@ -198,6 +244,20 @@ static int cmd_serve(int argc, char **argv)
                         "a timeout (0..86400 s) or --max-inflight-mb out of range\n");
         return 2;
     }
+    static const char *const token_what[3] = {"--upload-token-file", "--report-token-file",
+                                              "--read-token-file"};
+    const char **tokens[3] = {&cfg.upload_token, &cfg.report_token, &cfg.read_token};
+    for (int k = 0; k < 3; k++)
+        if (token_file[k] && !(*tokens[k] = token_from_file(token_what[k], token_file[k])))
+            return 2;
+    if (keep_days > 100000 || prune_every == 0 || prune_every > 86400) {
+        fprintf(stderr, "symd serve: --keep-days (0..100000) or --prune-every (1..86400 s) "
+                        "out of range\n");
+        return 2;
+    }
+    cfg.keep_days = keep_days;
+    cfg.max_crashes = max_crashes;
+    cfg.prune_every = (unsigned)prune_every;
     cfg.max_connections = (unsigned)max_conns;
     cfg.max_per_ip = (unsigned)max_per_ip;
     cfg.idle_timeout = (unsigned)idle_s;

@@ -9,6 +9,10 @@
 
 #include "store.h"
 
+/* How a crash's original bytes are stored. */
+#define STORE_CODEC_RAW 0  /* as posted (rows of databases before version 4) */
+#define STORE_CODEC_ZSTD 1 /* one zstd frame */
+
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
 
@@ -44,18 +48,30 @@ typedef struct store_backend {
                               uint8_t **lines, size_t *lines_len, symd_err *err);
 
     /* ---- crash reports ---- */
-    symd_status (*put_crash)(store_db *db, const store_crash *c, const store_crash_image *imgs,
-                             size_t nimgs, int64_t *id, symd_err *err);
-    symd_status (*get_crash)(store_db *db, int64_t id, bool with_bytes, store_crash *c,
+    /* c->original is the stored form (codec: STORE_CODEC_*), raw_len the
+     * report's own length; imgs hold no (uuid, arch) twice. */
+    symd_status (*put_crash)(store_db *db, const store_crash *c, int codec, size_t raw_len,
+                             const store_crash_image *imgs, size_t nimgs, int64_t *id,
                              symd_err *err);
+    /* c->original (with_bytes) is the stored form; *codec and *raw_len say
+     * how to read it back. */
+    symd_status (*get_crash)(store_db *db, int64_t id, bool with_bytes, store_crash *c,
+                             int *codec, size_t *raw_len, symd_err *err);
     symd_status (*update_crash)(store_db *db, int64_t id, const char *signature,
-                                const char *kind, int bug_type, const char *result,
+                                const char *kind, int bug_type, symd_err *err);
+    symd_status (*delete_crash)(store_db *db, int64_t id, bool *deleted, symd_err *err);
+    symd_status (*prune_crashes)(store_db *db, int64_t before_ms, int64_t max_crashes,
+                                 size_t batch, size_t *deleted, symd_err *err);
+    symd_status (*list_crashes)(store_db *db, const store_crash_filter *f, int64_t before_id,
+                                size_t limit, store_crash *out, size_t *n, bool *more,
                                 symd_err *err);
-    symd_status (*list_crashes)(store_db *db, const char *query, const char *kind,
-                                const char *signature, int64_t before_id, size_t limit,
-                                store_crash *out, size_t *n, bool *more, symd_err *err);
-    symd_status (*crash_groups)(store_db *db, const char *query, const char *kind, size_t limit,
+    symd_status (*crash_groups)(store_db *db, const store_crash_filter *f, size_t limit,
                                 store_crash_group *out, size_t *n, symd_err *err);
+    symd_status (*crash_trend)(store_db *db, const char *kind, const char *signature,
+                               int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
+    symd_status (*group_spread)(store_db *db, const char *kind, const char *signature,
+                                store_dim dim, size_t limit, store_dim_count *out, size_t *n,
+                                symd_err *err);
     symd_status (*missing_images)(store_db *db, size_t limit, store_missing *out, size_t *n,
                                   symd_err *err);
 } store_backend;

@@ -7,9 +7,39 @@
 #include <string.h>
 
 #include "backend.h"
+#include "../util/dynbuf.h"
+
+/* The statements of the hot paths, prepared once per connection on first
+ * use. */
+enum {
+    Q_LOAD_INDEX,
+    Q_CRASH_INSERT,
+    Q_CRASH_ROW,
+    Q_CRASH_DELETE,
+    Q_CRASH_REFILE,
+    Q_GROUP_IN,
+    Q_GROUP_OUT,
+    Q_GROUP_DROP,
+    Q_GROUP_NEWEST,
+    Q_GROUP_OLDEST,
+    Q_GROUP_SET,
+    Q_GROUP_DAY_IN,
+    Q_GROUP_DAY_OUT,
+    Q_DAY_IN,
+    Q_DAY_OUT,
+    Q_DIM_IN,
+    Q_DIM_OUT,
+    Q_REF_IN,
+    Q_CRASH_REF_IN,
+    Q_REFS_OF,
+    Q_REF_OUT,
+    Q_CRASH_REFS_DROP,
+    NQ
+};
 
 struct store_db {
     sqlite3 **conns;
+    sqlite3_stmt **stmts; /* nconns x NQ, prepared on first use (stmt()) */
     bool *busy;
     int nconns;
     pthread_mutex_t pool_mu;
@@ -68,6 +98,77 @@ static const char *const migrations[] = {
     "ALTER TABLE crashes ADD COLUMN kind TEXT NOT NULL DEFAULT 'crash';"
     "ALTER TABLE crashes ADD COLUMN bug_type INTEGER;"
     "CREATE INDEX crashes_kind_signature ON crashes(kind, signature);",
+    /* 4: originals stored compressed (codec; old rows stay raw, codec 0), the
+     * stored result dropped (every read symbolicates again), the app image a
+     * crash needs, and the counters listings read instead of scanning
+     * crashes: groups, their days, each kind's days, each group's versions,
+     * OS versions and devices (dim 0, 1, 2), and the images crashes need.
+     * Every counter is built from the crashes there are. */
+    "CREATE TABLE crashes4("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  created_at INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL, bug_type INTEGER, format TEXT NOT NULL,"
+    "  process TEXT, bundle_id TEXT, app_version TEXT, os_version TEXT,"
+    "  hardware_model TEXT, incident_id TEXT, exception_type TEXT,"
+    "  signature TEXT NOT NULL,"
+    "  codec INTEGER NOT NULL, original_len INTEGER NOT NULL, original BLOB NOT NULL,"
+    "  app_uuid BLOB CHECK(app_uuid IS NULL OR length(app_uuid) = 16),"
+    "  app_arch TEXT, app_name TEXT);"
+    "INSERT INTO crashes4(id, created_at, kind, bug_type, format, process, bundle_id,"
+    "  app_version, os_version, hardware_model, incident_id, exception_type, signature,"
+    "  codec, original_len, original)"
+    "  SELECT id, created_at, kind, bug_type, format, process, bundle_id, app_version,"
+    "  os_version, hardware_model, incident_id, exception_type, signature, 0,"
+    "  length(original), original FROM crashes;"
+    "CREATE TABLE crash_image_refs("
+    "  id INTEGER PRIMARY KEY,"
+    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16), arch TEXT NOT NULL, name TEXT NOT NULL,"
+    "  crashes INTEGER NOT NULL,"
+    "  UNIQUE(uuid, arch));"
+    "INSERT INTO crash_image_refs(uuid, arch, name, crashes)"
+    "  SELECT uuid, arch, max(name), count(DISTINCT crash_id) FROM crash_images"
+    "  GROUP BY uuid, arch;"
+    "CREATE TABLE crash_refs(crash_id INTEGER NOT NULL, ref_id INTEGER NOT NULL,"
+    "  PRIMARY KEY(crash_id, ref_id)) WITHOUT ROWID;"
+    "INSERT INTO crash_refs SELECT DISTINCT ci.crash_id, r.id FROM crash_images ci"
+    "  JOIN crash_image_refs r ON r.uuid = ci.uuid AND r.arch = ci.arch;"
+    "CREATE INDEX crash_refs_ref ON crash_refs(ref_id, crash_id);"
+    "DROP TABLE crash_images;"
+    "DROP TABLE crashes;"
+    "ALTER TABLE crashes4 RENAME TO crashes;"
+    "CREATE INDEX crashes_group ON crashes(kind, signature, id);"
+    "CREATE TABLE crash_groups("
+    "  kind TEXT NOT NULL, signature TEXT NOT NULL, count INTEGER NOT NULL,"
+    "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, example_id INTEGER NOT NULL,"
+    "  app_version TEXT, process TEXT,"
+    "  PRIMARY KEY(kind, signature)) WITHOUT ROWID;"
+    "INSERT INTO crash_groups SELECT kind, signature, count(*), min(created_at),"
+    "  max(created_at), max(id), NULL, NULL FROM crashes GROUP BY kind, signature;"
+    "UPDATE crash_groups SET"
+    "  app_version = (SELECT x.app_version FROM crashes x WHERE x.id = example_id),"
+    "  process = (SELECT x.process FROM crashes x WHERE x.id = example_id);"
+    "CREATE INDEX crash_groups_top ON crash_groups(count DESC, last_seen DESC);"
+    "CREATE INDEX crash_groups_kind_top ON crash_groups(kind, count DESC, last_seen DESC);"
+    "CREATE TABLE crash_group_days(kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  day INTEGER NOT NULL, count INTEGER NOT NULL,"
+    "  PRIMARY KEY(kind, signature, day)) WITHOUT ROWID;"
+    "INSERT INTO crash_group_days SELECT kind, signature, created_at / 86400000, count(*)"
+    "  FROM crashes GROUP BY 1, 2, 3;"
+    "CREATE TABLE crash_days(kind TEXT NOT NULL, day INTEGER NOT NULL,"
+    "  count INTEGER NOT NULL, PRIMARY KEY(kind, day)) WITHOUT ROWID;"
+    "INSERT INTO crash_days SELECT kind, created_at / 86400000, count(*) FROM crashes"
+    "  GROUP BY 1, 2;"
+    "CREATE TABLE crash_group_dims(kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL, value TEXT NOT NULL, count INTEGER NOT NULL,"
+    "  PRIMARY KEY(kind, signature, dim, value)) WITHOUT ROWID;"
+    "INSERT INTO crash_group_dims"
+    "  SELECT kind, signature, 0, app_version, count(*) FROM crashes"
+    "    WHERE app_version <> '' GROUP BY 1, 2, 4"
+    "  UNION ALL SELECT kind, signature, 1, os_version, count(*) FROM crashes"
+    "    WHERE os_version <> '' GROUP BY 1, 2, 4"
+    "  UNION ALL SELECT kind, signature, 2, hardware_model, count(*) FROM crashes"
+    "    WHERE hardware_model <> '' GROUP BY 1, 2, 4;"
+    "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
@@ -128,12 +229,16 @@ static symd_status open_conn(const char *path, sqlite3 **out, symd_err *err)
     return SYMD_OK;
 }
 
+static void finalize_all(store_db *s);
+
 static void sq_close(store_db *s)
 {
     if (!s)
         return;
+    finalize_all(s);
     for (int i = 0; i < s->nconns; i++)
         sqlite3_close(s->conns[i]);
+    free(s->stmts);
     free(s->conns);
     free(s->busy);
     pthread_mutex_destroy(&s->pool_mu);
@@ -151,9 +256,10 @@ static symd_status sq_open(const char *path, int pool, store_db **out, symd_err 
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     s->conns = calloc((size_t)pool, sizeof *s->conns);
     s->busy = calloc((size_t)pool, sizeof *s->busy);
+    s->stmts = calloc((size_t)pool * NQ, sizeof *s->stmts);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
-    if (!s->conns || !s->busy) {
+    if (!s->conns || !s->busy || !s->stmts) {
         sq_close(s);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
@@ -509,12 +615,115 @@ static bool sq_ping(store_db *s)
     return ok;
 }
 
+/* ---- prepared statements, reused per connection -------------------------- */
+
+
+#define CRASH_COLS                                                                       \
+    "c.id, c.created_at, c.format, c.kind, c.process, c.bundle_id, c.app_version, "     \
+    "c.os_version, c.hardware_model, c.incident_id, c.exception_type, c.signature, "    \
+    "c.bug_type, c.app_uuid, c.app_arch, c.app_name, c.app_uuid IS NOT NULL AND EXISTS " \
+    "(SELECT 1 FROM images i WHERE i.uuid = c.app_uuid AND (c.app_arch = '' OR i.arch = " \
+    "c.app_arch))"
+#define CRASH_NCOLS 17 /* the columns of CRASH_COLS */
+
+/* A dimension's counter: ?1 kind, ?2 signature, ?3 dim, ?4 value. */
+static const char *const sql_of[NQ] = {
+    [Q_LOAD_INDEX] =
+        "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 WHERE i2.uuid = images.uuid), "
+        "(SELECT d.data FROM image_data d WHERE d.image_id = images.id AND d.kind = "
+        "'symbols'), (SELECT d.data FROM image_data d WHERE d.image_id = images.id AND "
+        "d.kind = 'lines') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR arch = ?2) "
+        "ORDER BY arch LIMIT 2",
+    [Q_CRASH_INSERT] =
+        "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
+        "app_version, os_version, hardware_model, incident_id, exception_type, signature, "
+        "codec, original_len, original, app_uuid, app_arch, app_name) VALUES (?1, ?2, ?3, ?4, "
+        "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+    [Q_CRASH_ROW] = "SELECT kind, signature, created_at, app_version, os_version, "
+                    "hardware_model, process, bug_type FROM crashes WHERE id = ?1",
+    [Q_CRASH_DELETE] = "DELETE FROM crashes WHERE id = ?1",
+    [Q_CRASH_REFILE] = "UPDATE crashes SET signature = ?2, kind = ?3, bug_type = ?4 WHERE id = ?1",
+    /* a crash joins its group: the newest one gives the example, version and process */
+    [Q_GROUP_IN] =
+        "INSERT INTO crash_groups(kind, signature, count, first_seen, last_seen, example_id, "
+        "app_version, process) VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6) ON CONFLICT(kind, "
+        "signature) DO UPDATE SET count = count + 1, first_seen = min(first_seen, "
+        "excluded.first_seen), last_seen = max(last_seen, excluded.last_seen), app_version = "
+        "CASE WHEN excluded.example_id > example_id THEN excluded.app_version ELSE "
+        "app_version END, process = CASE WHEN excluded.example_id > example_id THEN "
+        "excluded.process ELSE process END, example_id = max(example_id, "
+        "excluded.example_id)",
+    [Q_GROUP_OUT] = "UPDATE crash_groups SET count = count - 1 WHERE kind = ?1 AND "
+                    "signature = ?2 RETURNING count, example_id, first_seen",
+    [Q_GROUP_DROP] = "DELETE FROM crash_groups WHERE kind = ?1 AND signature = ?2",
+    [Q_GROUP_NEWEST] = "SELECT id, created_at, app_version, process FROM crashes WHERE "
+                       "kind = ?1 AND signature = ?2 ORDER BY id DESC LIMIT 1",
+    [Q_GROUP_OLDEST] = "SELECT created_at FROM crashes WHERE kind = ?1 AND signature = ?2 "
+                       "ORDER BY id LIMIT 1",
+    [Q_GROUP_SET] = "UPDATE crash_groups SET example_id = ?3, last_seen = ?4, app_version = "
+                    "?5, process = ?6, first_seen = ?7 WHERE kind = ?1 AND signature = ?2",
+    [Q_GROUP_DAY_IN] = "INSERT INTO crash_group_days VALUES (?1, ?2, ?3, 1) ON CONFLICT DO "
+                       "UPDATE SET count = count + 1",
+    [Q_GROUP_DAY_OUT] = "UPDATE crash_group_days SET count = count - 1 WHERE kind = ?1 AND "
+                        "signature = ?2 AND day = ?3",
+    [Q_DAY_IN] = "INSERT INTO crash_days VALUES (?1, ?2, 1) ON CONFLICT DO UPDATE SET "
+                 "count = count + 1",
+    [Q_DAY_OUT] = "UPDATE crash_days SET count = count - 1 WHERE kind = ?1 AND day = ?2",
+    [Q_DIM_IN] = "INSERT INTO crash_group_dims VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT DO "
+                 "UPDATE SET count = count + 1",
+    [Q_DIM_OUT] = "UPDATE crash_group_dims SET count = count - 1 WHERE kind = ?1 AND "
+                  "signature = ?2 AND dim = ?3 AND value = ?4",
+    [Q_REF_IN] = "INSERT INTO crash_image_refs(uuid, arch, name, crashes) VALUES (?1, ?2, ?3, "
+                 "1) ON CONFLICT(uuid, arch) DO UPDATE SET crashes = crashes + 1, name = CASE "
+                 "WHEN excluded.name <> '' THEN excluded.name ELSE name END RETURNING id",
+    [Q_CRASH_REF_IN] = "INSERT INTO crash_refs(crash_id, ref_id) VALUES (?1, ?2)",
+    [Q_REFS_OF] = "SELECT ref_id FROM crash_refs WHERE crash_id = ?1",
+    [Q_REF_OUT] = "UPDATE crash_image_refs SET crashes = crashes - 1 WHERE id = ?1",
+    [Q_CRASH_REFS_DROP] = "DELETE FROM crash_refs WHERE crash_id = ?1",
+};
+
+/* Connection ci's statement q, prepared on first use; NULL with err set when
+ * it cannot be. Reset it (stmt_done) before the connection goes back. */
+static sqlite3_stmt *stmt(store_db *s, int ci, int q, symd_err *err)
+{
+    sqlite3_stmt **slot = &s->stmts[(size_t)ci * NQ + (size_t)q];
+    if (!*slot && sqlite3_prepare_v3(s->conns[ci], sql_of[q], -1, SQLITE_PREPARE_PERSISTENT,
+                                     slot, NULL) != SQLITE_OK) {
+        db_fail(err, s->conns[ci], "preparing a statement");
+        return NULL;
+    }
+    return *slot;
+}
+
+static void stmt_done(sqlite3_stmt *st)
+{
+    if (st) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+}
+
+static void finalize_all(store_db *s)
+{
+    for (size_t i = 0; s->stmts && i < (size_t)s->nconns * NQ; i++)
+        sqlite3_finalize(s->stmts[i]);
+}
+
+/* Runs a prepared statement that returns no row (or whose rows are not
+ * read); SQLITE_DONE/ROW on success. */
+static bool run(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    stmt_done(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW;
+}
+
 /* ---- crash reports -------------------------------------------------------- */
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *v)
 {
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+    if (v && *v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, i);
 }
@@ -534,112 +743,444 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-static symd_status sq_put_crash(store_db *s, const store_crash *c, const store_crash_image *imgs,
-                            size_t nimgs, int64_t *id, symd_err *err)
+static int64_t day_of(int64_t ms)
+{
+    return ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
+}
+
+/* What a crash is counted under. */
+typedef struct {
+    const char *kind, *signature, *dims[3], *process;
+    int64_t id, created_at;
+} crash_key;
+
+/* Counts crash k into (sign +1) or out of (sign -1) its group, the group's
+ * day, its kind's day and its dimensions; out of a group it was the newest
+ * or oldest crash of, the group's example, times, version and process are
+ * read again from the crashes left (the crash row itself is gone or refiled
+ * by then). An empty group goes; day and dimension counters stay at 0 (they
+ * are bounded by groups, days and values, not by crashes; reads skip 0). */
+static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign, symd_err *err)
+{
+    sqlite3 *db = s->conns[ci];
+    int64_t day = day_of(k->created_at);
+    sqlite3_stmt *st;
+    if (sign > 0) {
+        if (!(st = stmt(s, ci, Q_GROUP_IN, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, k->created_at);
+        sqlite3_bind_int64(st, 4, k->id);
+        bind_text_or_null(st, 5, k->dims[0]);
+        bind_text_or_null(st, 6, k->process);
+        if (!run(st))
+            return db_fail(err, db, "counting the crash in its group");
+    } else {
+        if (!(st = stmt(s, ci, Q_GROUP_OUT, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        int64_t left = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        bool newest = rc == SQLITE_ROW && sqlite3_column_int64(st, 1) == k->id;
+        bool oldest = rc == SQLITE_ROW && sqlite3_column_int64(st, 2) >= k->created_at;
+        stmt_done(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, db, "counting the crash out of its group");
+        if (rc == SQLITE_ROW && left <= 0) {
+            if (!(st = stmt(s, ci, Q_GROUP_DROP, err)))
+                return err->kind;
+            sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+            if (!run(st))
+                return db_fail(err, db, "dropping an empty group");
+        } else if (rc == SQLITE_ROW && (newest || oldest)) {
+            sqlite3_stmt *n = stmt(s, ci, Q_GROUP_NEWEST, err);
+            sqlite3_stmt *o = n ? stmt(s, ci, Q_GROUP_OLDEST, err) : NULL;
+            sqlite3_stmt *set = o ? stmt(s, ci, Q_GROUP_SET, err) : NULL;
+            if (!set)
+                return err->kind;
+            sqlite3_stmt *both[2] = {n, o};
+            for (int i = 0; i < 2; i++) {
+                sqlite3_bind_text(both[i], 1, k->kind, -1, SQLITE_STATIC);
+                sqlite3_bind_text(both[i], 2, k->signature, -1, SQLITE_STATIC);
+            }
+            bool ok = sqlite3_step(n) == SQLITE_ROW && sqlite3_step(o) == SQLITE_ROW;
+            if (ok) {
+                sqlite3_bind_text(set, 1, k->kind, -1, SQLITE_STATIC);
+                sqlite3_bind_text(set, 2, k->signature, -1, SQLITE_STATIC);
+                sqlite3_bind_int64(set, 3, sqlite3_column_int64(n, 0));
+                sqlite3_bind_int64(set, 4, sqlite3_column_int64(n, 1));
+                sqlite3_bind_value(set, 5, sqlite3_column_value(n, 2));
+                sqlite3_bind_value(set, 6, sqlite3_column_value(n, 3));
+                sqlite3_bind_int64(set, 7, sqlite3_column_int64(o, 0));
+                ok = run(set);
+            }
+            stmt_done(n);
+            stmt_done(o);
+            if (!ok)
+                return db_fail(err, db, "reading a group's newest and oldest crash");
+        }
+    }
+    /* the group's day, the kind's day */
+    if (!(st = stmt(s, ci, sign > 0 ? Q_GROUP_DAY_IN : Q_GROUP_DAY_OUT, err)))
+        return err->kind;
+    sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, day);
+    if (!run(st))
+        return db_fail(err, db, "counting the crash's day");
+    if (!(st = stmt(s, ci, sign > 0 ? Q_DAY_IN : Q_DAY_OUT, err)))
+        return err->kind;
+    sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, day);
+    if (!run(st))
+        return db_fail(err, db, "counting the crash's day");
+    for (int d = 0; d < 3; d++) {
+        if (!k->dims[d] || !*k->dims[d])
+            continue;
+        if (!(st = stmt(s, ci, sign > 0 ? Q_DIM_IN : Q_DIM_OUT, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, d);
+        sqlite3_bind_text(st, 4, k->dims[d], -1, SQLITE_STATIC);
+        if (!run(st))
+            return db_fail(err, db, "counting the crash's version, OS or device");
+    }
+    return SYMD_OK;
+}
+
+static symd_status sq_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
+                                const store_crash_image *imgs, size_t nimgs, int64_t *id,
+                                symd_err *err)
 {
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
-    sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "starting crash transaction");
+        r = db_fail(err, db, "starting to store the crash");
         goto out;
     }
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO crashes(created_at, format, process, bundle_id, "
-                           "app_version, os_version, hardware_model, incident_id, "
-                           "exception_type, signature, original, result, result_at, kind, "
-                           "bug_type) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?1, "
-                           "?13, ?14)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "storing crash");
-        goto rollback;
-    }
     int64_t now = store_now_ms();
+    const store_crash_image *app = NULL;
+    for (size_t i = 0; i < nimgs && !app; i++)
+        if (imgs[i].app)
+            app = &imgs[i];
+    sqlite3_stmt *st = stmt(s, ci, Q_CRASH_INSERT, err);
+    if (!st) {
+        r = err->kind;
+        goto rollback;
+    }
     sqlite3_bind_int64(st, 1, now);
-    bind_text_or_null(st, 2, c->format);
-    bind_text_or_null(st, 3, c->process);
-    bind_text_or_null(st, 4, c->bundle_id);
-    bind_text_or_null(st, 5, c->app_version);
-    bind_text_or_null(st, 6, c->os_version);
-    bind_text_or_null(st, 7, c->hardware_model);
-    bind_text_or_null(st, 8, c->incident_id);
-    bind_text_or_null(st, 9, c->exception_type);
-    bind_text_or_null(st, 10, c->signature ? c->signature : "");
-    sqlite3_bind_blob64(st, 11, c->original, c->original_len, SQLITE_STATIC);
-    bind_text_or_null(st, 12, c->result ? c->result : "{}");
-    bind_text_or_null(st, 13, c->kind ? c->kind : "crash");
-    bind_bug_type(st, 14, c->bug_type);
-    if (sqlite3_step(st) != SQLITE_DONE) {
+    sqlite3_bind_text(st, 2, c->kind ? c->kind : "crash", -1, SQLITE_STATIC);
+    bind_bug_type(st, 3, c->bug_type);
+    sqlite3_bind_text(st, 4, c->format, -1, SQLITE_STATIC);
+    const char *texts[] = {c->process, c->bundle_id, c->app_version, c->os_version,
+                           c->hardware_model, c->incident_id, c->exception_type};
+    for (int i = 0; i < 7; i++)
+        bind_text_or_null(st, 5 + i, texts[i]);
+    sqlite3_bind_text(st, 12, c->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 13, codec);
+    sqlite3_bind_int64(st, 14, (int64_t)raw_len);
+    sqlite3_bind_blob64(st, 15, c->original_len ? (const void *)c->original : "",
+                        c->original_len, SQLITE_STATIC);
+    if (app) {
+        sqlite3_bind_blob(st, 16, app->uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_text(st, 17, app->arch ? app->arch : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 18, app->name ? app->name : "", -1, SQLITE_STATIC);
+    }
+    if (!run(st)) {
         r = db_fail(err, db, "storing crash");
         goto rollback;
     }
-    sqlite3_finalize(st);
-    st = NULL;
     *id = sqlite3_last_insert_rowid(db);
-    if (sqlite3_prepare_v2(db,
-                           "INSERT OR IGNORE INTO crash_images(crash_id, uuid, arch, name) "
-                           "VALUES (?1, ?2, ?3, ?4)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "storing crash images");
+    crash_key k = {c->kind ? c->kind : "crash", c->signature,
+                   {c->app_version, c->os_version, c->hardware_model}, c->process, *id, now};
+    if ((r = count_crash(s, ci, &k, +1, err)) != SYMD_OK)
         goto rollback;
-    }
     for (size_t i = 0; i < nimgs; i++) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, *id);
-        sqlite3_bind_blob(st, 2, imgs[i].uuid, 16, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, imgs[i].arch, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, imgs[i].name, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            r = db_fail(err, db, "storing crash images");
+        sqlite3_stmt *ref = stmt(s, ci, Q_REF_IN, err), *link = NULL;
+        if (!ref || !(link = stmt(s, ci, Q_CRASH_REF_IN, err))) {
+            r = err->kind;
+            goto rollback;
+        }
+        sqlite3_bind_blob(ref, 1, imgs[i].uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_text(ref, 2, imgs[i].arch ? imgs[i].arch : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(ref, 3, imgs[i].name ? imgs[i].name : "", -1, SQLITE_STATIC);
+        bool ok = sqlite3_step(ref) == SQLITE_ROW;
+        int64_t ref_id = ok ? sqlite3_column_int64(ref, 0) : 0;
+        stmt_done(ref);
+        if (ok) {
+            sqlite3_bind_int64(link, 1, *id);
+            sqlite3_bind_int64(link, 2, ref_id);
+            ok = run(link);
+        }
+        if (!ok) {
+            r = db_fail(err, db, "storing the images the crash needs");
             goto rollback;
         }
     }
-    sqlite3_finalize(st);
-    st = NULL;
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "committing crash");
         goto rollback;
     }
     goto out;
 rollback:
-    sqlite3_finalize(st);
-    st = NULL;
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
     conn_put(s, ci);
     return r;
 }
 
-#define CRASH_COLS                                                                  \
-    "id, created_at, format, process, bundle_id, app_version, os_version, "         \
-    "hardware_model, incident_id, exception_type, signature, result_at, kind, "     \
-    "bug_type"
-#define CRASH_NCOLS 14 /* the columns of CRASH_COLS: original and result follow */
+/* The counted fields of crash id (strings owned by *k's buffers); false
+ * with *found false when there is no such crash. */
+typedef struct {
+    crash_key k;
+    char *own[6];
+    int bug_type;
+} crash_row;
 
-/* Fills c (every field: original and result NULL) from a CRASH_COLS row. */
+static void crash_row_free(crash_row *w)
+{
+    for (int i = 0; i < 6; i++)
+        free(w->own[i]);
+}
+
+static symd_status read_crash_row(store_db *s, int ci, int64_t id, crash_row *w, bool *found,
+                                  symd_err *err)
+{
+    memset(w, 0, sizeof *w);
+    sqlite3_stmt *st = stmt(s, ci, Q_CRASH_ROW, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    if (*found) {
+        for (int i = 0; i < 6; i++)
+            w->own[i] = col_dup(st, i < 2 ? i : i + 1);
+        w->k.kind = w->own[0];
+        w->k.signature = w->own[1];
+        w->k.created_at = sqlite3_column_int64(st, 2);
+        w->k.dims[0] = w->own[2];
+        w->k.dims[1] = w->own[3];
+        w->k.dims[2] = w->own[4];
+        w->k.process = w->own[5];
+        w->k.id = id;
+        w->bug_type = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 7);
+    }
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(err, s->conns[ci], "reading crash");
+    if (*found && (!w->k.kind || !w->k.signature)) {
+        crash_row_free(w);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    return SYMD_OK;
+}
+
+/* Deletes crash w (read by read_crash_row) and counts it out of everything,
+ * inside the caller's transaction. */
+static symd_status delete_in_tx(store_db *s, int ci, const crash_row *w, symd_err *err)
+{
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = stmt(s, ci, Q_CRASH_DELETE, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_int64(st, 1, w->k.id);
+    if (!run(st))
+        return db_fail(err, db, "deleting crash");
+    symd_status r = count_crash(s, ci, &w->k, -1, err);
+    if (r != SYMD_OK)
+        return r;
+    /* the images it needed */
+    sqlite3_stmt *refs = stmt(s, ci, Q_REFS_OF, err), *out = NULL, *drop = NULL;
+    if (!refs || !(out = stmt(s, ci, Q_REF_OUT, err)) ||
+        !(drop = stmt(s, ci, Q_CRASH_REFS_DROP, err)))
+        return err->kind;
+    sqlite3_bind_int64(refs, 1, w->k.id);
+    int rc;
+    bool ok = true;
+    while (ok && (rc = sqlite3_step(refs)) == SQLITE_ROW) {
+        sqlite3_bind_int64(out, 1, sqlite3_column_int64(refs, 0));
+        ok = run(out);
+    }
+    stmt_done(refs);
+    sqlite3_bind_int64(drop, 1, w->k.id);
+    if (!ok || !run(drop)) /* an image no crash needs keeps its row, at 0 */
+        return db_fail(err, db, "counting out the images the crash needed");
+    return SYMD_OK;
+}
+
+static symd_status sq_delete_crash(store_db *s, int64_t id, bool *deleted, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    crash_row w = {0};
+    *deleted = false;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting to delete the crash");
+        goto out;
+    }
+    if ((r = read_crash_row(s, ci, id, &w, deleted, err)) == SYMD_OK && *deleted)
+        r = delete_in_tx(s, ci, &w, err);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the delete");
+    if (r != SYMD_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        *deleted = false;
+    }
+    crash_row_free(&w);
+out:
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_prune_crashes(store_db *s, int64_t before_ms, int64_t max_crashes,
+                                    size_t batch, size_t *deleted, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = NULL;
+    int64_t *ids = NULL;
+    *deleted = 0;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting to prune crashes");
+        goto out;
+    }
+    /* How many go: those past the count limit (the total is the sum of the
+     * day counters: no scan), and those older than the age limit, oldest
+     * first (ids grow with time). */
+    int64_t excess = 0;
+    if (max_crashes > 0) {
+        if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(count), 0) FROM crash_days", -1, &st,
+                               NULL) != SQLITE_OK ||
+            sqlite3_step(st) != SQLITE_ROW) {
+            r = db_fail(err, db, "counting crashes");
+            goto rollback;
+        }
+        excess = sqlite3_column_int64(st, 0) - max_crashes;
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (!(ids = malloc((batch ? batch : 1) * sizeof *ids))) {
+        r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        goto rollback;
+    }
+    size_t n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, created_at FROM crashes ORDER BY id LIMIT ?1", -1,
+                           &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "finding the oldest crashes");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)batch);
+    while (n < batch && sqlite3_step(st) == SQLITE_ROW) {
+        bool old = before_ms > 0 && sqlite3_column_int64(st, 1) < before_ms;
+        if (!old && (int64_t)n >= excess)
+            break;
+        ids[n++] = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    for (size_t i = 0; i < n && r == SYMD_OK; i++) {
+        crash_row w;
+        bool found;
+        if ((r = read_crash_row(s, ci, ids[i], &w, &found, err)) == SYMD_OK && found)
+            r = delete_in_tx(s, ci, &w, err);
+        if (found)
+            crash_row_free(&w);
+    }
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the prune");
+    if (r == SYMD_OK) {
+        *deleted = n;
+        goto out;
+    }
+rollback:
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    free(ids);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_update_crash(store_db *s, int64_t id, const char *signature,
+                                   const char *kind, int bug_type, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    crash_row w = {0};
+    bool found;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting to refile the crash");
+        goto out;
+    }
+    if ((r = read_crash_row(s, ci, id, &w, &found, err)) != SYMD_OK || !found)
+        goto commit;
+    bool moves = strcmp(w.k.kind, kind) != 0 || strcmp(w.k.signature, signature) != 0;
+    if (!moves && w.bug_type == bug_type)
+        goto commit;
+    sqlite3_stmt *st = stmt(s, ci, Q_CRASH_REFILE, err);
+    if (!st) {
+        r = err->kind;
+        goto commit;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+    bind_bug_type(st, 4, bug_type);
+    if (!run(st)) {
+        r = db_fail(err, db, "refiling crash");
+        goto commit;
+    }
+    if (moves) {
+        crash_key to = w.k;
+        to.kind = kind;
+        to.signature = signature;
+        if ((r = count_crash(s, ci, &w.k, -1, err)) == SYMD_OK)
+            r = count_crash(s, ci, &to, +1, err);
+    }
+commit:
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the refile");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    crash_row_free(&w);
+out:
+    conn_put(s, ci);
+    return r;
+}
+
+/* Fills c from a CRASH_COLS row (original left NULL). */
 static void row_to_crash(sqlite3_stmt *st, store_crash *c)
 {
     memset(c, 0, sizeof *c);
     c->id = sqlite3_column_int64(st, 0);
     c->created_at = sqlite3_column_int64(st, 1);
-    c->format = col_dup(st, 2);
-    c->process = col_dup(st, 3);
-    c->bundle_id = col_dup(st, 4);
-    c->app_version = col_dup(st, 5);
-    c->os_version = col_dup(st, 6);
-    c->hardware_model = col_dup(st, 7);
-    c->incident_id = col_dup(st, 8);
-    c->exception_type = col_dup(st, 9);
-    c->signature = col_dup(st, 10);
-    c->result_at = sqlite3_column_int64(st, 11);
-    c->kind = col_dup(st, 12);
-    c->bug_type = sqlite3_column_type(st, 13) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 13);
+    char **dst[] = {&c->format, &c->kind, &c->process, &c->bundle_id, &c->app_version,
+                    &c->os_version, &c->hardware_model, &c->incident_id, &c->exception_type,
+                    &c->signature};
+    for (int i = 0; i < 10; i++)
+        *dst[i] = col_dup(st, 2 + i);
+    c->bug_type = sqlite3_column_type(st, 12) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 12);
+    const void *u = sqlite3_column_blob(st, 13);
+    if (u && sqlite3_column_bytes(st, 13) == 16) {
+        c->has_app = true;
+        memcpy(c->app_uuid, u, 16);
+        copy_text(c->app_arch, sizeof c->app_arch, sqlite3_column_text(st, 14));
+        copy_text(c->app_name, sizeof c->app_name, sqlite3_column_text(st, 15));
+        c->app_stored = sqlite3_column_int(st, 16) != 0;
+    }
 }
 
 static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_crash *c,
-                            symd_err *err)
+                                int *codec, size_t *raw_len, symd_err *err)
 {
     memset(c, 0, sizeof *c);
     int ci = conn_get(s);
@@ -647,13 +1188,14 @@ static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT " CRASH_COLS ", original, result FROM crashes "
-                           "WHERE id = ?1",
+                           "SELECT " CRASH_COLS ", c.codec, c.original_len, CASE WHEN ?2 THEN "
+                           "c.original END FROM crashes c WHERE c.id = ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "loading crash");
         goto out;
     }
     sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, with_bytes);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) {
         r = symd_fail(err, SYMD_E_NOT_FOUND, "no crash %lld", (long long)id);
@@ -664,10 +1206,11 @@ static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_
         goto out;
     }
     row_to_crash(st, c);
-    c->result = col_dup(st, CRASH_NCOLS + 1);
+    *codec = sqlite3_column_int(st, CRASH_NCOLS);
+    *raw_len = (size_t)sqlite3_column_int64(st, CRASH_NCOLS + 1);
     if (with_bytes) {
-        const void *b = sqlite3_column_blob(st, CRASH_NCOLS);
-        int n = sqlite3_column_bytes(st, CRASH_NCOLS);
+        const void *b = sqlite3_column_blob(st, CRASH_NCOLS + 2);
+        int n = sqlite3_column_bytes(st, CRASH_NCOLS + 2);
         c->original = malloc(n > 0 ? (size_t)n : 1);
         if (!c->original) {
             r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -685,63 +1228,58 @@ out:
     return r;
 }
 
-static symd_status sq_update_crash(store_db *s, int64_t id, const char *signature,
-                               const char *kind, int bug_type, const char *result,
-                               symd_err *err)
+/* The filters of f in SQL on crashes c (?2 .. ?7 bound by bind_filter). */
+static void filter_sql(dynbuf *q, const store_crash_filter *f)
 {
-    int ci = conn_get(s);
-    sqlite3 *db = s->conns[ci];
-    sqlite3_stmt *st = NULL;
-    symd_status r = SYMD_OK;
-    if (sqlite3_prepare_v2(db,
-                           "UPDATE crashes SET signature = ?2, result = ?3, result_at = ?4, "
-                           "kind = ?5, bug_type = ?6 WHERE id = ?1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "updating crash");
-        goto out;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, result, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 4, store_now_ms());
-    sqlite3_bind_text(st, 5, kind ? kind : "crash", -1, SQLITE_STATIC);
-    bind_bug_type(st, 6, bug_type);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        r = db_fail(err, db, "updating crash");
-out:
-    sqlite3_finalize(st);
-    conn_put(s, ci);
-    return r;
+    static const char *const conds[] = {
+        " AND instr(lower(coalesce(c.process, '') || ' ' || coalesce(c.bundle_id, '') || ' ' || "
+        "c.signature || ' ' || coalesce(c.exception_type, '') || ' ' || coalesce(c.app_version, "
+        "'') || ' ' || coalesce(c.incident_id, '')), lower(?2)) > 0",
+        " AND c.kind = ?3", " AND c.signature = ?4", " AND c.app_version = ?5",
+        " AND c.os_version = ?6", " AND c.hardware_model = ?7"};
+    const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
+                       f->hardware_model};
+    for (int i = 0; i < 6; i++)
+        if (v[i] && *v[i])
+            dynbuf_add(q, conds[i], strlen(conds[i]));
 }
 
-static symd_status sq_list_crashes(store_db *s, const char *query, const char *kind,
-                               const char *signature, int64_t before_id, size_t limit,
-                               store_crash *out, size_t *n, bool *more, symd_err *err)
+static void bind_filter(sqlite3_stmt *st, const store_crash_filter *f)
+{
+    const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
+                       f->hardware_model};
+    for (int i = 0; i < 6; i++)
+        if (v[i] && *v[i])
+            sqlite3_bind_text(st, 2 + i, v[i], -1, SQLITE_STATIC);
+}
+
+static symd_status sq_list_crashes(store_db *s, const store_crash_filter *f, int64_t before_id,
+                                   size_t limit, store_crash *out, size_t *n, bool *more,
+                                   symd_err *err)
 {
     *n = 0;
     *more = false;
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    static const char head[] = "SELECT " CRASH_COLS " FROM crashes c WHERE (?1 = 0 OR c.id < ?1)";
+    static const char tail[] = " ORDER BY c.id DESC LIMIT ?8";
+    dynbuf_add(&q, head, sizeof head - 1);
+    filter_sql(&q, f);
+    if (!dynbuf_add(&q, tail, sizeof tail - 1)) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT " CRASH_COLS " FROM crashes WHERE (?1 = 0 OR id < ?1) "
-                           "AND (?2 IS NULL OR instr(lower(coalesce(process, '') || ' ' || "
-                           "coalesce(bundle_id, '') || ' ' || signature || ' ' || "
-                           "coalesce(exception_type, '') || ' ' || coalesce(app_version, '') "
-                           "|| ' ' || coalesce(incident_id, '')), lower(?2)) > 0) "
-                           "AND (?4 IS NULL OR signature = ?4) "
-                           "AND (?5 IS NULL OR kind = ?5) "
-                           "ORDER BY id DESC LIMIT ?3",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, (const char *)q.data, -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing crashes");
         goto out;
     }
     sqlite3_bind_int64(st, 1, before_id);
-    bind_text_or_null(st, 2, query && *query ? query : NULL);
-    sqlite3_bind_int64(st, 3, (int64_t)limit + 1);
-    bind_text_or_null(st, 4, signature);
-    bind_text_or_null(st, 5, kind);
+    bind_filter(st, f);
+    sqlite3_bind_int64(st, 8, (int64_t)limit + 1);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == limit) {
@@ -755,40 +1293,89 @@ static symd_status sq_list_crashes(store_db *s, const char *query, const char *k
 out:
     sqlite3_finalize(st);
     conn_put(s, ci);
+    dynbuf_free(&q);
     return r;
 }
 
-static symd_status sq_crash_groups(store_db *s, const char *query, const char *kind, size_t limit,
-                               store_crash_group *out, size_t *n, symd_err *err)
+static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, size_t limit,
+                                   store_crash_group *out, size_t *n, symd_err *err)
 {
     *n = 0;
+    const char *dimv[3] = {f->app_version, f->os_version, f->hardware_model};
+    int ndims = 0, dim = -1;
+    for (int d = 0; d < 3; d++)
+        if (dimv[d] && *dimv[d]) {
+            ndims++;
+            dim = d;
+        }
+    bool query = f->query && *f->query, kind = f->kind && *f->kind,
+         sig = f->signature && *f->signature;
+    const char *sql;
+    char buf[1024];
+    if (ndims == 0) { /* the group counters */
+        snprintf(buf, sizeof buf,
+                 "SELECT g.kind, g.signature, g.count, g.first_seen, g.last_seen, g.example_id, "
+                 "g.app_version, g.process FROM crash_groups g WHERE 1 %s %s %s ORDER BY "
+                 "g.count DESC, g.last_seen DESC LIMIT ?9",
+                 kind ? "AND g.kind = ?3" : "", sig ? "AND g.signature = ?4" : "",
+                 query ? "AND instr(lower(g.signature || ' ' || coalesce(g.process, '')), "
+                         "lower(?2)) > 0"
+                       : "");
+        sql = buf;
+    } else if (ndims == 1) { /* one dimension's counters */
+        snprintf(buf, sizeof buf,
+                 "SELECT d.kind, d.signature, d.count, g.first_seen, g.last_seen, g.example_id, "
+                 "g.app_version, g.process FROM crash_group_dims d JOIN crash_groups g ON "
+                 "g.kind = d.kind AND g.signature = d.signature WHERE d.dim = %d AND d.value = "
+                 "?%d AND d.count > 0 %s %s %s ORDER BY d.count DESC, g.last_seen DESC "
+                 "LIMIT ?9",
+                 dim, 5 + dim, kind ? "AND d.kind = ?3" : "", sig ? "AND d.signature = ?4" : "",
+                 query ? "AND instr(lower(g.signature || ' ' || coalesce(g.process, '')), "
+                         "lower(?2)) > 0"
+                       : "");
+        sql = buf;
+    } else { /* several: the matching crashes themselves */
+        dynbuf q;
+        dynbuf_init(&q, 4096);
+        static const char head[] =
+            "SELECT g.k, g.s, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
+            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e) FROM (SELECT "
+            "c.kind k, c.signature s, count(*) n, min(c.created_at) f, max(c.created_at) l, "
+            "max(c.id) e FROM crashes c WHERE ?1 = 0";
+        static const char tail[] =
+            " GROUP BY c.kind, c.signature) g ORDER BY g.n DESC, g.l DESC LIMIT ?9";
+        store_crash_filter g = *f;
+        g.query = NULL; /* a group's query matches signature or process */
+        dynbuf_add(&q, head, sizeof head - 1);
+        filter_sql(&q, &g);
+        if (query) {
+            static const char qc[] = " AND instr(lower(c.signature || ' ' || "
+                                     "coalesce(c.process, '')), lower(?2)) > 0";
+            dynbuf_add(&q, qc, sizeof qc - 1);
+        }
+        if (!dynbuf_add(&q, tail, sizeof tail - 1) || q.len >= sizeof buf) {
+            dynbuf_free(&q);
+            return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        }
+        memcpy(buf, q.data, q.len + 1);
+        dynbuf_free(&q);
+        sql = buf;
+    }
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
-    /* app_version and process are the newest crash's of the group. */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT kind, signature, count(*), min(created_at), "
-                           "max(created_at), max(id), "
-                           "(SELECT c2.app_version FROM crashes c2 WHERE c2.kind = "
-                           "crashes.kind AND c2.signature = crashes.signature "
-                           "ORDER BY c2.id DESC LIMIT 1), "
-                           "(SELECT c3.process FROM crashes c3 WHERE c3.kind = crashes.kind "
-                           "AND c3.signature = crashes.signature ORDER BY c3.id DESC LIMIT 1) "
-                           "FROM crashes WHERE (?1 IS NULL OR instr(lower(signature || ' ' || "
-                           "coalesce(process, '')), lower(?1)) > 0) "
-                           "AND (?3 IS NULL OR kind = ?3) GROUP BY kind, signature "
-                           "ORDER BY count(*) DESC, max(created_at) DESC LIMIT ?2",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "grouping crashes");
         goto out;
     }
-    bind_text_or_null(st, 1, query && *query ? query : NULL);
-    sqlite3_bind_int64(st, 2, (int64_t)limit);
-    bind_text_or_null(st, 3, kind);
+    sqlite3_bind_int64(st, 1, 0);
+    bind_filter(st, f);
+    sqlite3_bind_int64(st, 9, (int64_t)limit);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_crash_group *g = &out[(*n)++];
+        memset(g, 0, sizeof *g);
         g->kind = col_dup(st, 0);
         g->signature = col_dup(st, 1);
         g->count = sqlite3_column_int64(st, 2);
@@ -798,7 +1385,7 @@ static symd_status sq_crash_groups(store_db *s, const char *query, const char *k
         g->app_version = col_dup(st, 6);
         g->process = col_dup(st, 7);
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (*n < limit && rc != SQLITE_DONE)
         r = db_fail(err, db, "grouping crashes");
 out:
     sqlite3_finalize(st);
@@ -806,8 +1393,47 @@ out:
     return r;
 }
 
-static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *out, size_t *n,
-                                 symd_err *err)
+static symd_status sq_crash_trend(store_db *s, const char *kind, const char *signature,
+                                  int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    const char *sql =
+        signature ? "SELECT day, count FROM crash_group_days WHERE kind = ?1 AND signature = ?2 "
+                    "AND day >= ?3 AND day < ?4"
+        : kind    ? "SELECT day, count FROM crash_days WHERE kind = ?1 AND day >= ?3 AND day < ?4"
+                  : "SELECT day, sum(count) FROM crash_days WHERE day >= ?3 AND day < ?4 GROUP BY "
+                    "day";
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the trend");
+        goto out;
+    }
+    if (kind)
+        sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    if (signature)
+        sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, from_day);
+    sqlite3_bind_int64(st, 4, from_day + (int64_t)ndays);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t d = sqlite3_column_int64(st, 0) - from_day;
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = sqlite3_column_int64(st, 1);
+    }
+    if (rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading the trend");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_group_spread(store_db *s, const char *kind, const char *signature,
+                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
+                                   symd_err *err)
 {
     *n = 0;
     int ci = conn_get(s);
@@ -815,21 +1441,52 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT ci.uuid, ci.arch, max(ci.name), count(DISTINCT ci.crash_id), "
-                           "max(ci.crash_id), (SELECT group_concat(i.arch, ',') FROM images i "
-                           "WHERE i.uuid = ci.uuid) "
-                           "FROM crash_images ci WHERE NOT EXISTS (SELECT 1 "
-                           "FROM images i WHERE i.uuid = ci.uuid AND (ci.arch = '' OR i.arch "
-                           "= ci.arch)) GROUP BY ci.uuid, ci.arch "
-                           "ORDER BY count(DISTINCT ci.crash_id) DESC, max(ci.crash_id) DESC "
-                           "LIMIT ?1",
+                           "SELECT value, count FROM crash_group_dims WHERE kind = ?1 AND "
+                           "signature = ?2 AND dim = ?3 AND count > 0 ORDER BY count DESC, value LIMIT ?4",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading a group's spread");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, (int)dim);
+    sqlite3_bind_int64(st, 4, (int64_t)limit);
+    int rc;
+    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        out[*n].value = col_dup(st, 0);
+        out[*n].count = sqlite3_column_int64(st, 1);
+        (*n)++;
+    }
+    if (*n < limit && rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading a group's spread");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *out, size_t *n,
+                                     symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT r.uuid, r.arch, r.name, r.crashes, (SELECT max(crash_id) FROM "
+                           "crash_refs WHERE ref_id = r.id), (SELECT group_concat(i.arch, ',') "
+                           "FROM images i WHERE i.uuid = r.uuid) FROM crash_image_refs r WHERE "
+                           "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = "
+                           "r.uuid AND (r.arch = '' OR i.arch = r.arch)) ORDER BY r.crashes "
+                           "DESC, r.id DESC LIMIT ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing missing images");
         goto out;
     }
     sqlite3_bind_int64(st, 1, (int64_t)limit);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < limit) {
+    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_missing *m = &out[(*n)++];
         memset(m, 0, sizeof *m);
         const void *u = sqlite3_column_blob(st, 0);
@@ -848,7 +1505,7 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
                 *cut = 0;
         }
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (*n < limit && rc != SQLITE_DONE)
         r = db_fail(err, db, "listing missing images");
 out:
     sqlite3_finalize(st);
@@ -947,7 +1604,11 @@ const store_backend store_backend_sqlite = {
     .put_crash = sq_put_crash,
     .get_crash = sq_get_crash,
     .update_crash = sq_update_crash,
+    .delete_crash = sq_delete_crash,
+    .prune_crashes = sq_prune_crashes,
     .list_crashes = sq_list_crashes,
     .crash_groups = sq_crash_groups,
+    .crash_trend = sq_crash_trend,
+    .group_spread = sq_group_spread,
     .missing_images = sq_missing_images,
 };

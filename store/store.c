@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zstd.h>
 
 #include "backend.h"
 
@@ -292,36 +293,151 @@ bool store_ping(store *s)
     return s->be->ping(s->db);
 }
 
+/* ---- crash reports: originals compressed here, for every backend ---- */
+
+/* A report is stored as one zstd frame; level 1: a crash report's text
+ * shrinks 4-8x at it, and storing stays cheap beside parsing. */
+#define CRASH_ZSTD_LEVEL 1
+/* No stored report reads back larger than this (the largest body symd takes). */
+#define CRASH_MAX_RAW ((size_t)1 << 31)
+
+/* Per-thread zstd contexts: one allocation per serving thread, not per crash. */
+static pthread_key_t zkey_c, zkey_d;
+static pthread_once_t zonce = PTHREAD_ONCE_INIT;
+static void zfree_c(void *p) { ZSTD_freeCCtx(p); }
+static void zfree_d(void *p) { ZSTD_freeDCtx(p); }
+static void zkeys(void)
+{
+    pthread_key_create(&zkey_c, zfree_c);
+    pthread_key_create(&zkey_d, zfree_d);
+}
+
+static ZSTD_CCtx *zcctx(void)
+{
+    pthread_once(&zonce, zkeys);
+    ZSTD_CCtx *c = pthread_getspecific(zkey_c);
+    if (!c && (c = ZSTD_createCCtx()))
+        pthread_setspecific(zkey_c, c);
+    return c;
+}
+
+static ZSTD_DCtx *zdctx(void)
+{
+    pthread_once(&zonce, zkeys);
+    ZSTD_DCtx *d = pthread_getspecific(zkey_d);
+    if (!d && (d = ZSTD_createDCtx()))
+        pthread_setspecific(zkey_d, d);
+    return d;
+}
+
 symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
                             size_t nimgs, int64_t *id, symd_err *err)
 {
-    return s->be->put_crash(s->db, c, imgs, nimgs, id, err);
+    size_t cap = ZSTD_compressBound(c->original_len);
+    uint8_t *packed = malloc(cap ? cap : 1);
+    store_crash_image *uniq = malloc((nimgs ? nimgs : 1) * sizeof *uniq);
+    ZSTD_CCtx *z = zcctx();
+    if (!packed || !uniq || !z) {
+        free(packed);
+        free(uniq);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    size_t n = ZSTD_compressCCtx(z, packed, cap, c->original, c->original_len, CRASH_ZSTD_LEVEL);
+    if (ZSTD_isError(n)) {
+        free(packed);
+        free(uniq);
+        return symd_fail(err, SYMD_E_NOMEM, "compressing the report: %s", ZSTD_getErrorName(n));
+    }
+    /* each (uuid, arch) once: a report may list an image twice */
+    size_t nu = 0;
+    for (size_t i = 0; i < nimgs; i++) {
+        size_t j = 0;
+        const char *a = imgs[i].arch ? imgs[i].arch : "";
+        while (j < nu && !(memcmp(uniq[j].uuid, imgs[i].uuid, 16) == 0 &&
+                           strcmp(uniq[j].arch ? uniq[j].arch : "", a) == 0))
+            j++;
+        if (j == nu)
+            uniq[nu++] = imgs[i];
+        else
+            uniq[j].app |= imgs[i].app;
+    }
+    store_crash stored = *c;
+    stored.original = packed;
+    stored.original_len = n;
+    symd_status r = s->be->put_crash(s->db, &stored, STORE_CODEC_ZSTD, c->original_len, uniq, nu,
+                                     id, err);
+    free(packed);
+    free(uniq);
+    return r;
 }
 
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
                             symd_err *err)
 {
-    return s->be->get_crash(s->db, id, with_bytes, c, err);
+    int codec = STORE_CODEC_RAW;
+    size_t raw_len = 0;
+    symd_status r = s->be->get_crash(s->db, id, with_bytes, c, &codec, &raw_len, err);
+    if (r != SYMD_OK || !with_bytes || codec == STORE_CODEC_RAW)
+        return r;
+    ZSTD_DCtx *z = zdctx();
+    unsigned long long declared = ZSTD_getFrameContentSize(c->original, c->original_len);
+    uint8_t *raw = NULL;
+    if (codec == STORE_CODEC_ZSTD && z && raw_len <= CRASH_MAX_RAW && declared == raw_len &&
+        (raw = malloc(raw_len ? raw_len : 1))) {
+        size_t got = ZSTD_decompressDCtx(z, raw, raw_len, c->original, c->original_len);
+        if (!ZSTD_isError(got) && got == raw_len) {
+            free(c->original);
+            c->original = raw;
+            c->original_len = raw_len;
+            return SYMD_OK;
+        }
+    }
+    free(raw);
+    store_crash_free(c);
+    return symd_fail(err, SYMD_E_DB, "crash %lld: its stored report does not read back (codec %d)",
+                     (long long)id, codec);
 }
 
 symd_status store_update_crash(store *s, int64_t id, const char *signature, const char *kind,
-                               int bug_type, const char *result, symd_err *err)
+                               int bug_type, symd_err *err)
 {
-    return s->be->update_crash(s->db, id, signature, kind, bug_type, result, err);
+    return s->be->update_crash(s->db, id, signature, kind, bug_type, err);
 }
 
-symd_status store_list_crashes(store *s, const char *query, const char *kind,
-                               const char *signature, int64_t before_id, size_t limit,
-                               store_crash *out, size_t *n, bool *more, symd_err *err)
+symd_status store_delete_crash(store *s, int64_t id, bool *deleted, symd_err *err)
 {
-    return s->be->list_crashes(s->db, query, kind, signature, before_id, limit, out, n, more,
-                               err);
+    return s->be->delete_crash(s->db, id, deleted, err);
 }
 
-symd_status store_crash_groups(store *s, const char *query, const char *kind, size_t limit,
+symd_status store_prune_crashes(store *s, int64_t before_ms, int64_t max_crashes, size_t batch,
+                                size_t *deleted, symd_err *err)
+{
+    return s->be->prune_crashes(s->db, before_ms, max_crashes, batch, deleted, err);
+}
+
+symd_status store_list_crashes(store *s, const store_crash_filter *f, int64_t before_id,
+                               size_t limit, store_crash *out, size_t *n, bool *more,
+                               symd_err *err)
+{
+    return s->be->list_crashes(s->db, f, before_id, limit, out, n, more, err);
+}
+
+symd_status store_crash_groups(store *s, const store_crash_filter *f, size_t limit,
                                store_crash_group *out, size_t *n, symd_err *err)
 {
-    return s->be->crash_groups(s->db, query, kind, limit, out, n, err);
+    return s->be->crash_groups(s->db, f, limit, out, n, err);
+}
+
+symd_status store_crash_trend(store *s, const char *kind, const char *signature,
+                              int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
+{
+    return s->be->crash_trend(s->db, kind, signature, from_day, ndays, days, err);
+}
+
+symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
+                               size_t limit, store_dim_count *out, size_t *n, symd_err *err)
+{
+    return s->be->group_spread(s->db, kind, signature, dim, limit, out, n, err);
 }
 
 symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
@@ -343,7 +459,6 @@ void store_crash_free(store_crash *c)
     free(c->signature);
     free(c->kind);
     free(c->original);
-    free(c->result);
     memset(c, 0, sizeof *c);
 }
 

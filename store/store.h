@@ -14,8 +14,10 @@
 #include "../macho/symindex.h"
 
 /* PRAGMA user_version of a database this symd writes; store_open migrates
- * older ones in place (3: crashes gained kind and bug_type). */
-#define STORE_SCHEMA_VERSION 3
+ * older ones in place (3: crashes gained kind and bug_type; 4: originals
+ * compressed, the stored result dropped, group, day, dimension and
+ * needed-image counters). */
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 
@@ -119,58 +121,103 @@ int64_t store_now_ms(void);
 
 /* ---- crash reports ---- */
 
-/* A stored crash report: metadata, and on request its original bytes; the
- * result is the last symbolication's JSON. Strings are owned. kind is a
- * crash_kind_name ("crash" for rows stored before kinds existed); bug_type
- * is the .ips header's, 0 when the report has none (stored as NULL). */
+/* A stored crash report: what the listings show and, on request, its
+ * original bytes (stored compressed). The symbolication is not stored: a
+ * read symbolicates the original again, so later uploads show at once.
+ * Strings are owned. kind is a crash_kind_name; bug_type is the .ips
+ * header's, 0 when the report has none. The app's image, when the report
+ * names one its frames use: listings say whether it is stored under the
+ * arch the crash needs (app_stored), so a crash that needs an upload can say
+ * which. */
 typedef struct {
-    int64_t id, created_at, result_at;
-    char *format, *process, *bundle_id, *app_version, *os_version, *hardware_model,
-        *incident_id, *exception_type, *signature, *kind;
+    int64_t id, created_at;
+    char *format, *kind, *process, *bundle_id, *app_version, *os_version, *hardware_model,
+        *incident_id, *exception_type, *signature;
     int bug_type;
     uint8_t *original;
     size_t original_len;
-    char *result;
+    bool has_app, app_stored;
+    uint8_t app_uuid[16];
+    char app_arch[16], app_name[256];
 } store_crash;
 void store_crash_free(store_crash *c);
 
-/* An image a crash references (for the missing-images list). */
+/* An image a crash needs (one of its frames lies in it), for the missing
+ * list; app: the app's own image. */
 typedef struct {
     uint8_t uuid[16];
     const char *arch, *name; /* "" when unknown */
+    bool app;
 } store_crash_image;
 
-/* Stores a crash (c->id and times are set by the store) and its images in
- * one transaction; *id is the new crash's. */
+/* Stores a crash (c->id and created_at are set by the store; c's app fields
+ * are ignored: imgs says which image is the app's) and the images it needs,
+ * and counts it in its group, the group's day, its version, OS and device,
+ * all in one transaction; *id is the new crash's. The original is stored
+ * compressed. */
 symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
                             size_t nimgs, int64_t *id, symd_err *err);
 /* Loads crash id (with its original bytes when with_bytes). SYMD_E_NOT_FOUND
  * when unknown. Free with store_crash_free. */
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
                             symd_err *err);
-/* Replaces a crash's symbolication result, signature, kind and bug_type
- * (what the report reads as now: a parser that learned more may say more). */
-symd_status store_update_crash(store *s, int64_t id, const char *signature,
-                               const char *kind, int bug_type, const char *result,
+/* Files a crash under what it reads as now (a report read again after an
+ * upload, or by a parser that learned more): its counters move from the old
+ * group to the new one in the same transaction. */
+symd_status store_update_crash(store *s, int64_t id, const char *signature, const char *kind,
+                               int bug_type, symd_err *err);
+/* Deletes crash id and takes it out of every counter, in one transaction;
+ * *deleted false when there was no such crash. */
+symd_status store_delete_crash(store *s, int64_t id, bool *deleted, symd_err *err);
+/* Retention: deletes, oldest first and at most batch of them, the crashes
+ * created before before_ms (0: no age limit) and those beyond the newest
+ * max_crashes (0: no count limit), each counted out of its group; *deleted
+ * says how many (fewer than batch: nothing older is left to prune). */
+symd_status store_prune_crashes(store *s, int64_t before_ms, int64_t max_crashes, size_t batch,
+                                size_t *deleted, symd_err *err);
+
+/* What a crash listing keeps; NULL (or "") fields do not filter. query
+ * matches process, bundle id, signature, exception, version or incident id
+ * (substring, any case; for groups: signature or process); the others are
+ * exact. */
+typedef struct {
+    const char *query, *kind, *signature, *app_version, *os_version, *hardware_model;
+} store_crash_filter;
+
+/* Newest first; before_id > 0 continues. *more when another page follows. */
+symd_status store_list_crashes(store *s, const store_crash_filter *f, int64_t before_id,
+                               size_t limit, store_crash *out, size_t *n, bool *more,
                                symd_err *err);
-/* Newest first; query matches process, bundle id, signature, exception,
- * version or incident id (substring, any case); signature and kind, when not
- * NULL, keep the crashes of one group (both exact); before_id > 0
- * continues. */
-symd_status store_list_crashes(store *s, const char *query, const char *kind,
-                               const char *signature, int64_t before_id, size_t limit,
-                               store_crash *out, size_t *n, bool *more, symd_err *err);
 
 typedef struct {
-    char *kind, *signature, *app_version, *process; /* owned */
+    char *kind, *signature, *app_version, *process; /* owned; version and process are the newest crash's */
     int64_t count, first_seen, last_seen, example_id;
 } store_crash_group;
-/* Crashes grouped by (kind, signature), most frequent first; query matches
- * signature or process (substring, any case), kind (when not NULL) keeps
- * one kind's groups. */
-symd_status store_crash_groups(store *s, const char *query, const char *kind, size_t limit,
+/* Groups (kind, signature), most frequent first, newest on ties. Read from
+ * the counters the store keeps as crashes come and go, so a listing costs
+ * what it shows, however many crashes are stored; with an app version, OS
+ * version or device filter, from that dimension's counters (count then
+ * says how many of the group's crashes have that value); with several of
+ * them, from the matching crashes themselves. */
+symd_status store_crash_groups(store *s, const store_crash_filter *f, size_t limit,
                                store_crash_group *out, size_t *n, symd_err *err);
 void store_crash_group_free(store_crash_group *g);
+
+/* Crashes per UTC day: days[i] for day from_day + i (days since 1970-01-01),
+ * i < ndays; of one group (kind and signature), one kind (signature NULL),
+ * or all (both NULL). */
+symd_status store_crash_trend(store *s, const char *kind, const char *signature,
+                              int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
+
+/* A group's crashes by app version, OS version or device model, the most
+ * frequent first. */
+typedef enum { STORE_DIM_APP_VERSION, STORE_DIM_OS_VERSION, STORE_DIM_HARDWARE_MODEL } store_dim;
+typedef struct {
+    char *value; /* owned */
+    int64_t count;
+} store_dim_count;
+symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
+                               size_t limit, store_dim_count *out, size_t *n, symd_err *err);
 
 typedef struct {
     uint8_t uuid[16];
@@ -182,8 +229,9 @@ typedef struct {
     bool found_other_arch;
     char other_archs[128];
 } store_missing;
-/* Images stored crashes reference that were never uploaded for the arch
- * they need, the most needed first: the list CI should upload next. */
+/* Images stored crashes need that were never uploaded for the arch they
+ * need, the most needed first: the list CI should upload next. Read from
+ * the counters of needed images, so it costs the images, not the crashes. */
 symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
                                  symd_err *err);
 

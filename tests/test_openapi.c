@@ -319,7 +319,8 @@ TEST(openapi_documents_exactly_the_routes)
 
 /* ---- (b) the server serves the document itself -------------------------- */
 
-static const char *const server_flags[] = {"--upload-token", TOKEN, NULL};
+static const char *const server_flags[] = {"--upload-token", TOKEN, "--report-token", TOKEN,
+                                           "--read-token", TOKEN, NULL};
 static lazy_server osrv = {"openapi.db", server_flags, {0}, false};
 
 __attribute__((destructor)) static void stop_openapi_server(void)
@@ -426,6 +427,16 @@ static const probe extra_probes[] = {
     {"GET", "/v1/crashes/groups", "/v1/crashes/groups?limit=1001", NULL, NULL, 400,
      "invalid_request"},
     {"GET", "/v1/missing", "/v1/missing?limit=abc", NULL, NULL, 400, "invalid_request"},
+    {"GET", "/v1/crashes/group", "/v1/crashes/group?kind=crash&signature=no%20such", NULL, NULL,
+     404, "not_found"},
+    {"GET", "/v1/crashes/trend", "/v1/crashes/trend?days=400", NULL, NULL, 400,
+     "invalid_request"},
+    {"GET", "/v1/crashes/trend", "/v1/crashes/trend?days=7&kind=crash", NULL, NULL, 200, NULL},
+    {"GET", "/v1/crashes/groups", "/v1/crashes/groups?trend=30&app_version=1.0", NULL, NULL,
+     200, NULL},
+    {"DELETE", "/v1/crashes/{id}", "/v1/crashes/2", NULL, NULL, 204, NULL},
+    {"DELETE", "/v1/crashes/{id}", "/v1/crashes/2", NULL, NULL, 404, "not_found"},
+    {"DELETE", "/v1/crashes/{id}", "/v1/crashes/x", NULL, NULL, 400, "invalid_request"},
     {"GET", "/assets/{file}", "/assets/no-such-file.js", NULL, NULL, 404, "not_found"},
 };
 
@@ -532,6 +543,10 @@ TEST(openapi_every_operation_is_routed_and_its_answers_documented)
         bool has_param = strchr(op->path, '{') != NULL;
         if (strcmp(op->method, "GET") == 0 && !has_param)
             p.status = 200;
+        if (strcmp(op->path, "/v1/crashes/group") == 0) {
+            p.status = 400; /* a group needs its kind and signature */
+            p.code = "invalid_request";
+        }
         if (strstr(op->path, "{uuid}") || strstr(op->path, "{id}")) {
             p.status = 404; /* an unknown image or crash */
             p.code = "not_found";

@@ -216,8 +216,9 @@ static bool make_v2_db(const char *path, const uint8_t *orig, size_t orig_len)
 
 /* A database written by the schema before crash kinds (user_version 2)
  * migrates in place with nothing lost: its crashes read back as kind
- * "crash" without a bug_type, with their original bytes, signatures and
- * images; new crashes carry their kind and filter and group by it. */
+ * "crash" without a bug_type, with their original bytes (stored raw, as
+ * they were), signatures and needed images; the counters are built from
+ * them; new crashes carry their kind and filter and group by it. */
 TEST(store_crash_kinds_migrate_from_version_2)
 {
     const char *db = db_path("v2.db");
@@ -233,7 +234,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
     sqlite3_stmt *q;
     sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &q, NULL);
     CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION &&
-              STORE_SCHEMA_VERSION == 3,
+              STORE_SCHEMA_VERSION == 4,
           "user_version after the migration");
     sqlite3_finalize(q);
     sqlite3_close(h);
@@ -242,47 +243,53 @@ TEST(store_crash_kinds_migrate_from_version_2)
     CHECK(store_get_crash(s, 1, true, &c, &err) == SYMD_OK, "old crash: %s", err.msg);
     CHECK(c.kind && strcmp(c.kind, "crash") == 0 && c.bug_type == 0 &&
               strcmp(c.format, "crash") == 0 && strcmp(c.signature, "old_sig") == 0 &&
-              strcmp(c.process, "OldApp") == 0 && strcmp(c.result, "{\"id\":null}") == 0,
+              strcmp(c.process, "OldApp") == 0,
           "old crash reads back: kind %s bug_type %d", c.kind ? c.kind : "(null)", c.bug_type);
     CHECK(c.original_len == sizeof orig && memcmp(c.original, orig, sizeof orig) == 0,
           "original bytes kept (%zu of %zu)", c.original_len, sizeof orig);
     store_crash_free(&c);
 
+    /* the counters, built from the old rows */
+    store_crash_filter all = {0}, old = {.query = "old_sig"};
+    store_crash_group g[8];
+    size_t n;
+    CHECK(store_crash_groups(s, &all, 8, g, &n, &err) == SYMD_OK && n == 2 && g[0].count == 1,
+          "groups after the migration: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
+
     /* new reports: a hang with its bug_type, a crash of the old signature */
     store_crash hang = {.format = "ips", .kind = "hang", .bug_type = 288, .process = "H",
-                        .signature = "old_sig", .original = (uint8_t *)"x", .original_len = 1,
-                        .result = "{}"};
+                        .signature = "old_sig", .original = (uint8_t *)"x", .original_len = 1};
     int64_t id = 0;
     CHECK(store_put_crash(s, &hang, NULL, 0, &id, &err) == SYMD_OK && id == 3, "put hang: %s",
           err.msg);
-    CHECK(store_get_crash(s, id, false, &c, &err) == SYMD_OK && strcmp(c.kind, "hang") == 0 &&
-              c.bug_type == 288 && !c.original,
-          "hang reads back");
+    CHECK(store_get_crash(s, id, true, &c, &err) == SYMD_OK && strcmp(c.kind, "hang") == 0 &&
+              c.bug_type == 288 && c.original_len == 1 && c.original[0] == 'x',
+          "hang reads back, its original through zstd");
     store_crash_free(&c);
 
     store_crash rows[8];
-    size_t n;
     bool more;
-    CHECK(store_list_crashes(s, NULL, "hang", NULL, 0, 8, rows, &n, &more, &err) == SYMD_OK &&
-              n == 1 && rows[0].id == 3,
+    store_crash_filter f = {.kind = "hang"};
+    CHECK(store_list_crashes(s, &f, 0, 8, rows, &n, &more, &err) == SYMD_OK && n == 1 &&
+              rows[0].id == 3 && !rows[0].original,
           "?kind=hang: %zu rows", n);
     for (size_t i = 0; i < n; i++)
         store_crash_free(&rows[i]);
-    CHECK(store_list_crashes(s, NULL, "crash", "old_sig", 0, 8, rows, &n, &more, &err) ==
-                  SYMD_OK &&
-              n == 1 && rows[0].id == 1,
+    f = (store_crash_filter){.kind = "crash", .signature = "old_sig"};
+    CHECK(store_list_crashes(s, &f, 0, 8, rows, &n, &more, &err) == SYMD_OK && n == 1 &&
+              rows[0].id == 1,
           "kind crash, signature old_sig: %zu rows", n);
     for (size_t i = 0; i < n; i++)
         store_crash_free(&rows[i]);
-    CHECK(store_list_crashes(s, NULL, NULL, NULL, 0, 8, rows, &n, &more, &err) == SYMD_OK &&
-              n == 3,
+    CHECK(store_list_crashes(s, &all, 0, 8, rows, &n, &more, &err) == SYMD_OK && n == 3,
           "no filter: %zu rows", n);
     for (size_t i = 0; i < n; i++)
         store_crash_free(&rows[i]);
 
     /* one signature, two kinds: two groups, each saying its kind */
-    store_crash_group g[8];
-    CHECK(store_crash_groups(s, "old_sig", NULL, 8, g, &n, &err) == SYMD_OK && n == 2,
+    CHECK(store_crash_groups(s, &old, 8, g, &n, &err) == SYMD_OK && n == 2,
           "groups of old_sig: %zu", n);
     bool hang_group = false, crash_group = false;
     for (size_t i = 0; i < n; i++) {
@@ -292,21 +299,32 @@ TEST(store_crash_kinds_migrate_from_version_2)
         store_crash_group_free(&g[i]);
     }
     CHECK(hang_group && crash_group, "a group per kind");
-    CHECK(store_crash_groups(s, NULL, "hang", 8, g, &n, &err) == SYMD_OK && n == 1 &&
+    f = (store_crash_filter){.kind = "hang"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 1 &&
               strcmp(g[0].signature, "old_sig") == 0,
           "groups ?kind=hang: %zu", n);
     for (size_t i = 0; i < n; i++)
         store_crash_group_free(&g[i]);
 
-    /* a re-read reclassifies an old row */
-    CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, "{\"id\":null}", &err) ==
-              SYMD_OK,
-          "update: %s", err.msg);
+    /* a re-read refiles an old row: its counters move with it */
+    CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, &err) == SYMD_OK, "update: %s",
+          err.msg);
     CHECK(store_get_crash(s, 2, false, &c, &err) == SYMD_OK &&
               strcmp(c.kind, "resource") == 0 && c.bug_type == 145 &&
               strcmp(c.signature, "new_sig") == 0,
           "updated kind and bug_type");
     store_crash_free(&c);
+    f = (store_crash_filter){.kind = "resource", .signature = "new_sig"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 1 && g[0].count == 1 &&
+              g[0].example_id == 2,
+          "the refiled crash's new group");
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
+    f = (store_crash_filter){.kind = "crash", .signature = "other_sig"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 0,
+          "its old group is gone: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
 
     /* missing images: never uploaded, and stored under another arch */
     store_missing m[8];
@@ -330,8 +348,118 @@ TEST(store_crash_kinds_migrate_from_version_2)
             CHECK(!m[i].found_other_arch && strcmp(m[i].name, "gone") == 0,
                   "the never-uploaded image: %s", u);
     }
+    /* deleting crash 1 takes it out of its group and the needed images */
+    bool deleted;
+    CHECK(store_delete_crash(s, 1, &deleted, &err) == SYMD_OK && deleted, "delete: %s", err.msg);
+    CHECK(store_delete_crash(s, 1, &deleted, &err) == SYMD_OK && !deleted, "delete again");
+    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 1 &&
+              strcmp(m[0].name, "gone") == 0,
+          "missing after the delete: %zu", n);
+    f = (store_crash_filter){.kind = "crash"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 0,
+          "kind crash has no group left: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
     store_close(s);
     /* and it opens again without migrating anything */
     CHECK(store_open(db, 1, 0, &s, &err) == SYMD_OK, "reopen: %s", err.msg);
     store_close(s);
+}
+
+/* A small seeded generator for the random runs below. */
+static uint32_t rnd(uint32_t *seed, uint32_t n)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    return (*seed >> 16) % n;
+}
+
+/* The counters stay exact as crashes come, move and go: each group's count,
+ * first and last seen, example, version and process, its days and its
+ * spread, checked against the crashes themselves after every step of a
+ * seeded random run (posts, refiles, deletes, a prune). */
+TEST(store_crash_counters_stay_exact)
+{
+    const char *db = db_path("counters.db");
+    store *s = NULL;
+    symd_err err = {0};
+    CHECK(store_open(db, 2, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    if (!s)
+        return;
+    static const char *const sigs[] = {"a", "b", "c"}, *const kinds[] = {"crash", "hang"},
+                             *const vers[] = {"1.0", "2.0", NULL};
+    uint32_t seed = 12345;
+#define RND(n) rnd(&seed, (n))
+    int64_t alive[400];
+    size_t nalive = 0;
+    bool ok = true;
+    for (int step = 0; step < 400 && ok; step++) {
+        int op = (int)RND(10);
+        if (op < 6 || nalive == 0) { /* post */
+            const char *kind = kinds[RND(2)], *sig = sigs[RND(3)], *ver = vers[RND(3)];
+            const char *hw = RND(2) ? "iPhone14,2" : "iPad13,1";
+            store_crash c = {.format = "crash", .kind = (char *)kind, .signature = (char *)sig,
+                             .app_version = (char *)ver, .os_version = "iOS 17",
+                             .hardware_model = (char *)hw, .process = "P",
+                             .original = (uint8_t *)"report", .original_len = 6};
+            store_crash_image img = {.arch = "arm64", .name = "App", .app = true};
+            img.uuid[0] = (uint8_t)RND(4);
+            int64_t id;
+            ok = store_put_crash(s, &c, &img, 1, &id, &err) == SYMD_OK;
+            if (ok)
+                alive[nalive++] = id;
+        } else if (op < 8) { /* refile */
+            int64_t id = alive[RND((uint32_t)nalive)];
+            const char *sig = sigs[RND(3)], *kind = kinds[RND(2)];
+            ok = store_update_crash(s, id, sig, kind, 0, &err) == SYMD_OK;
+        } else { /* delete */
+            size_t k = RND((uint32_t)nalive);
+            bool d;
+            ok = store_delete_crash(s, alive[k], &d, &err) == SYMD_OK && d;
+            alive[k] = alive[--nalive];
+        }
+    }
+    CHECK(ok, "a step failed: %s", err.msg);
+    size_t pruned = 0;
+    CHECK(store_prune_crashes(s, 0, 10, 1000, &pruned, &err) == SYMD_OK &&
+              pruned == (nalive > 10 ? nalive - 10 : 0),
+          "prune to 10: %zu of %zu (%s)", pruned, nalive, err.msg);
+    store_close(s);
+    /* every counter against the rows (SQL over the file itself) */
+    sqlite3 *h;
+    sqlite3_open(db, &h);
+    static const char *const checks[] = {
+        "SELECT count(*) FROM (SELECT kind, signature, count(*) n, min(created_at) f, "
+        "max(created_at) l, max(id) e FROM crashes GROUP BY 1, 2) x FULL JOIN crash_groups g "
+        "USING (kind, signature) WHERE g.count IS NOT x.n OR g.first_seen IS NOT x.f OR "
+        "g.last_seen IS NOT x.l OR g.example_id IS NOT x.e OR g.app_version IS NOT (SELECT "
+        "app_version FROM crashes WHERE id = x.e)",
+        "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 day, count(*) n "
+        "FROM crashes GROUP BY 1, 2, 3) x FULL JOIN (SELECT * FROM crash_group_days WHERE "
+        "count > 0) d USING (kind, signature, day) WHERE d.count IS NOT x.n",
+        "SELECT count(*) FROM (SELECT kind, created_at / 86400000 day, count(*) n FROM crashes "
+        "GROUP BY 1, 2) x FULL JOIN (SELECT * FROM crash_days WHERE count > 0) d USING (kind, "
+        "day) WHERE d.count IS NOT x.n",
+        "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n "
+        "FROM crashes WHERE app_version IS NOT NULL GROUP BY 1, 2, 4 UNION ALL SELECT kind, "
+        "signature, 2, hardware_model, count(*) FROM crashes GROUP BY 1, 2, 4) x FULL JOIN "
+        "(SELECT * FROM crash_group_dims WHERE count > 0 AND dim <> 1) d USING (kind, "
+        "signature, dim, value) WHERE d.count IS NOT x.n",
+        "SELECT count(*) FROM crash_image_refs r WHERE r.crashes <> (SELECT count(*) FROM "
+        "crash_refs c WHERE c.ref_id = r.id)",
+        "SELECT count(*) FROM crash_refs c WHERE NOT EXISTS (SELECT 1 FROM crashes x WHERE "
+        "x.id = c.crash_id)",
+        "SELECT count(*) - 10 FROM crashes",
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(h, checks[i], -1, &st, NULL);
+        long long bad = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW
+                            ? sqlite3_column_int64(st, 0)
+                            : -1;
+        CHECK(bad == 0 || (i == 6 && nalive < 10), "counter check %zu: %lld rows differ (%s)", i,
+              bad, sqlite3_errmsg(h));
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+#undef RND
 }

@@ -1,0 +1,27 @@
+/* Crash retention: a background thread that prunes the oldest stored
+ * crashes past an age or a count, in small transactions so requests never
+ * wait long behind it. */
+#ifndef SYMD_RETENTION_H
+#define SYMD_RETENTION_H
+
+#include <stdint.h>
+
+#include "../store/store.h"
+
+typedef struct retention retention;
+
+/* Crashes deleted per transaction: a request waits at most one batch. */
+#define RETENTION_BATCH 500
+
+/* Starts pruning st every every_s seconds (and once at start): crashes
+ * older than keep_days days (0: no age limit) and those beyond the newest
+ * max_crashes (0: no count limit). NULL (nothing started) when both limits
+ * are 0, or when the thread cannot start (then *err says so). */
+retention *retention_start(store *st, uint64_t keep_days, uint64_t max_crashes,
+                           unsigned every_s, symd_err *err);
+/* Stops the thread (a batch under way finishes) and frees r; NULL is fine. */
+void retention_stop(retention *r);
+/* Crashes pruned so far. */
+uint64_t retention_pruned(const retention *r);
+
+#endif
