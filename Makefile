@@ -24,7 +24,8 @@ endif
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c util/demangle.c \
            macho/macho.c dsym/dwarf.c dsym/lineindex.c macho/symindex.c store/store.c store/sqlite.c ingest/ingest.c ingest/unzip.c \
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
-           server/crashtext.c server/metrics.c server/http.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/retention.c
+           server/crashtext.c server/metrics.c server/http.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/retention.c \
+           swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c
 # The dashboard (web/) and docs/openapi.yaml are compiled into the binary.
 ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico)) \
                $(wildcard docs/openapi.yaml)
@@ -36,7 +37,7 @@ SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_jsonbig
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_jsonbig fuzz_swift_demangle
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

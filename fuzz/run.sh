@@ -27,6 +27,10 @@ for t in "$@"; do
     fuzz_demangle)
       cp -n fuzz/seeds/demangle/* "$corpus"/
       extra=(-dict=fuzz/dict_demangle.txt -max_len=5000) ;;
+    fuzz_swift_demangle)
+      cp -n fuzz/seeds/swift/* "$corpus"/
+      cp -n fuzz/regress/swift-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_swift.txt -max_len=4096) ;;
     fuzz_crash_text)
       for d in ../shared/real-crashes /work/shared/real-crashes; do cp -n $d/*.crash "$corpus"/ 2>/dev/null || true; done
       cp -n fuzz/seeds/crash/*.crash "$corpus"/
