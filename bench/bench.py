@@ -26,6 +26,13 @@ DWARF section (bench/gen_program.py's program and its dSYM):
   dw-accuracy  symd's frames vs llvm-symbolizer's, every inlined level
   dw-summary   print the DWARF summary block
 (`bodies --adjust none`, `symbolizer --extra=...` and `wrk` serve both.)
+
+Swift section (real Swift binaries from npm, fixtures/fetch-swift.sh; the
+`upload` and `accuracy` steps above run on them too):
+  swift-names  Swift names per second through `symd demangle` in both styles,
+               beside llvm-cxxfilt passing the same lines through
+  swift-first  llvm-symbolizer's first answer from the file (its cold start)
+  swift-summary print the Swift summary block
 """
 import argparse
 import http.client
@@ -1235,6 +1242,121 @@ def cmd_summary(a):
     sys.exit(1 if failed else 0)
 
 
+# ---- Swift ---------------------------------------------------------------------
+
+SWIFT_PREFIXES = ("$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0")
+
+
+def swift_names(nm_files):
+    """Distinct Swift names (leading '_' of the symbol table removed) of
+    llvm-nm listings."""
+    names = set()
+    for path in nm_files:
+        with open(path) as f:
+            for line in f:
+                name = line.rstrip("\n").rsplit(" ", 1)[-1]
+                name = strip1(name)
+                if name.startswith(SWIFT_PREFIXES):
+                    names.add(name)
+    return sorted(names)
+
+
+def timed_filter(cmd, infile):
+    """Seconds, CPU seconds and output lines of cmd < infile > /dev/null-ish."""
+    t = time.perf_counter()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(infile, "rb") as fin:
+        out = subprocess.run(cmd, stdin=fin, stdout=subprocess.PIPE, check=True).stdout
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (time.perf_counter() - t, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime),
+            out.count(b"\n"), out)
+
+
+def cmd_swift_names(a):
+    names = swift_names(a.nm)
+    if not names:
+        die("no Swift names in " + " ".join(a.nm))
+    reps = max(1, a.lines // len(names))
+    infile = os.path.join(a.work, "swift-names.txt")
+    with open(infile, "w") as f:
+        for _ in range(reps):
+            f.write("\n".join(names) + "\n")
+    total = reps * len(names)
+    res = {"distinct": len(names), "lines": total, "styles": {}}
+    for label, cmd in (("simplified", [a.symd, "demangle"]),
+                       ("full", [a.symd, "demangle", "--style", "full"]),
+                       ("llvm-cxxfilt", ["llvm-cxxfilt"])):
+        best = None
+        for _ in range(a.runs):
+            secs, cpu, lines, out = timed_filter(cmd, infile)
+            if lines != total:
+                die(f"{label}: {lines} lines out for {total} in")
+            if best is None or secs < best["seconds"]:
+                changed = sum(1 for x, y in zip(out.split(b"\n")[:len(names)], names)
+                              if x.decode() != y)
+                best = {"seconds": secs, "cpu_s": cpu, "names_per_s": total / secs,
+                        "changed": changed}
+        res["styles"][label] = best
+        print(f"{label:13} {best['names_per_s']:10.0f} names/s ({total} lines in "
+              f"{best['seconds']:.2f} s; {best['changed']}/{len(names)} distinct names changed)")
+    write_json(a.out, res)
+
+
+def cmd_swift_first(a):
+    probe = read_json(a.samples)["samples"][0]["vmaddr"]
+    best = None
+    for _ in range(a.runs):
+        t = time.perf_counter()
+        out = run(["llvm-symbolizer", "--obj=" + a.slice, "--no-demangle", "0x%x" % probe])
+        secs = time.perf_counter() - t
+        if not out.strip() or out.startswith("??"):
+            die(f"llvm-symbolizer gave no name for 0x{probe:x}: {out!r}")
+        best = secs if best is None else min(best, secs)
+    write_json(a.out, {"first_answer_ms": best * 1e3, "probe": "0x%x" % probe})
+    print(f"llvm-symbolizer's first answer from {os.path.basename(a.slice)}: {best * 1e3:.0f} ms")
+
+
+def cmd_swift_summary(a):
+    d = a.dir
+    names = read_json(os.path.join(d, "swift-names.json"))
+    up = read_json(os.path.join(d, "swift-upload.json"))
+    first = read_json(os.path.join(d, "swift-first.json"))
+    acc = [read_json(os.path.join(d, f"swift-accuracy-{arch}.json")) for arch in ("arm64", "x86_64")]
+    st = names["styles"]
+    floor = st["llvm-cxxfilt"]["names_per_s"]
+    q_ok = up["queryable_ms"] <= 1000
+    acc_ok = all(x["agree"] == x["n"] and x["edges"]["agree"] == x["edges"]["n"] for x in acc)
+    syms = sum(i["symbols"] for i in up["images"])
+
+    def mark(ok):
+        return "ok" if ok else "FAIL"
+
+    lines = [
+        f"Swift names demangled (symd demangle, {names['distinct']} real names of aperture, "
+        f"{names['lines']} lines): simplified {st['simplified']['names_per_s']:.0f}/s, "
+        f"full {st['full']['names_per_s']:.0f}/s",
+        f"  llvm-cxxfilt passes the same lines through (it reads no Swift) at "
+        f"{floor:.0f}/s: symd demangles at {st['simplified']['names_per_s'] / floor:.2f}x "
+        f"the speed llvm-cxxfilt copies them",
+        f"  distinct names shown demangled: simplified {st['simplified']['changed']}/"
+        f"{names['distinct']}, full {st['full']['changed']}/{names['distinct']}",
+        f"Swift-heavy index: aperture {up['bytes'] / 1e6:.1f} MB fat, {syms} symbols: upload "
+        f"{up['upload_ms']:.0f} ms; upload->queryable {up['queryable_ms']:.0f} ms (limit 1000 ms) "
+        f"{mark(q_ok)}; llvm-symbolizer's first answer from the file "
+        f"{first['first_answer_ms']:.0f} ms "
+        f"(ratio {up['queryable_ms'] / first['first_answer_ms']:.2f}x)",
+        "Swift accuracy vs llvm-symbolizer --no-demangle: " + "; ".join(
+            f"{x['arch']} {x['agree']}/{x['n']}, edges {x['edges']['agree']}/{x['edges']['n']}, "
+            f"{x['demangled']}/{x['n']} shown demangled" for x in acc) + f" {mark(acc_ok)}",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(a.out, "w") as f:
+        f.write(text)
+    failed = not acc_ok or (a.strict and not q_ok)
+    sys.exit(1 if failed else 0)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1370,6 +1492,28 @@ def main():
     s.add_argument("--out", required=True)
     s.add_argument("--strict", action="store_true")
     s.set_defaults(fn=cmd_dw_summary)
+
+    s = sub.add_parser("swift-names")
+    s.add_argument("--nm", action="append", required=True, help="an llvm-nm listing (repeat)")
+    s.add_argument("--symd", required=True)
+    s.add_argument("--work", required=True)
+    s.add_argument("--lines", type=int, default=500000)
+    s.add_argument("--runs", type=int, default=3)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_swift_names)
+
+    s = sub.add_parser("swift-first")
+    s.add_argument("--slice", required=True)
+    s.add_argument("--samples", required=True)
+    s.add_argument("--runs", type=int, default=3)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_swift_first)
+
+    s = sub.add_parser("swift-summary")
+    s.add_argument("--dir", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--strict", action="store_true")
+    s.set_defaults(fn=cmd_swift_summary)
 
     a = p.parse_args()
     a.fn(a)

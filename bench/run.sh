@@ -15,7 +15,7 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
-#   BENCH_SECTIONS="symtab dwarf"  which parts to run
+#   BENCH_SECTIONS="symtab dwarf swift"  which parts to run
 #   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
 #   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
 #   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
@@ -37,7 +37,7 @@ BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
-BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf"}
+BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift"}
 BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
 BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
 BENCH_DWARF_CXX_UNITS=${BENCH_DWARF_CXX_UNITS:-4}
@@ -93,7 +93,7 @@ for t in llvm-nm llvm-objdump llvm-lipo llvm-symbolizer llvm-dwarfdump llvm-gsym
         PATH=$(llvm-config-14 --bindir):$PATH
     fi
 done
-if want symtab; then command -v npm >/dev/null || apt_install npm npm; fi
+if want symtab || want swift; then command -v npm >/dev/null || apt_install npm npm; fi
 command -v sqlite3 >/dev/null || apt_install sqlite3 sqlite3
 command -v python3 >/dev/null || die "python3 is missing"
 export PATH
@@ -305,6 +305,34 @@ if want dwarf; then
     stop_server
 fi
 
+# ---- Swift: real Swift binaries from npm -------------------------------------
+if want swift; then
+    say "Swift: fetching real Swift binaries (fixtures/fetch-swift.sh)"
+    bash "$ROOT/fixtures/fetch-swift.sh"
+    SW=$ROOT/fixtures/.cache/swift
+    for arch in arm64 x86_64; do
+        llvm-lipo -thin $arch "$SW/aperture" -output "$WORK/aperture-$arch"
+        $PY sample --slice "$WORK/aperture-$arch" --arch $arch --n "$BENCH_SAMPLES" \
+            --seed "$BENCH_SEED" --out "$WORK/swift-samples-$arch.json"
+    done
+    say "Swift names per second: symd demangle, both styles"
+    $PY swift-names --symd "$SYMD" --work "$WORK" --nm "$SW/aperture.arm64.nm" \
+        --nm "$SW/aperture.x86_64.nm" --out "$RES/swift-names.json"
+    start_server swift
+    say "Swift: upload -> queryable of a Swift-heavy index (aperture, fat)"
+    $PY upload --url "$URL" --file "$SW/aperture" --name aperture \
+        --samples "$WORK/swift-samples-arm64.json" --out "$RES/swift-upload.json"
+    $PY swift-first --slice "$WORK/aperture-arm64" --samples "$WORK/swift-samples-arm64.json" \
+        --out "$RES/swift-first.json"
+    say "Swift accuracy: symd vs llvm-symbolizer --no-demangle"
+    for arch in arm64 x86_64; do
+        $PY accuracy --url "$URL" --arch $arch --slice "$WORK/aperture-$arch" \
+            --samples "$WORK/swift-samples-$arch.json" --upload "$RES/swift-upload.json" \
+            --out "$RES/swift-accuracy-$arch.json"
+    done
+    stop_server
+fi
+
 say "summary"
 rm -rf "$CACHE/last" && mkdir -p "$CACHE/last" # kept for a look after the run
 cp "$RES"/*.json "$CACHE/last/"
@@ -312,6 +340,9 @@ cp "$WORK"/*wrk-*.log "$CACHE/last/" 2>/dev/null || true
 rc=0
 if want symtab; then
     $PY summary --dir "$RES" --out "$CACHE/last-summary.txt" ${BENCH_STRICT:+--strict} || rc=$?
+fi
+if want swift; then
+    $PY swift-summary --dir "$RES" --out "$CACHE/last-summary-swift.txt" ${BENCH_STRICT:+--strict} || rc=1
 fi
 if want dwarf; then
     $PY dw-summary --dir "$RES" --out "$CACHE/last-summary-dwarf.txt" ${BENCH_STRICT:+--strict} || rc=1

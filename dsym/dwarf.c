@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
-#include "../util/demangle.h"
+#include "../demangle/demangle.h"
 #include "../util/dynbuf.h"
 #include "../util/util.h"
 

@@ -18,8 +18,9 @@ symd_status lineindex_open(const uint8_t *blob, size_t len, lineindex *ix,
     memset(ix, 0, sizeof *ix);
     if (len < HDR || memcmp(blob, "LINX", 4) != 0)
         return SYMD_CORRUPT(err, "line index: bad header");
-    if (ld_u32le(blob + 4) != LINEINDEX_VERSION)
-        return SYMD_CORRUPT(err, "line index: version %u", ld_u32le(blob + 4));
+    ix->version = ld_u32le(blob + 4);
+    if (ix->version < 1 || ix->version > LINEINDEX_VERSION)
+        return SYMD_CORRUPT(err, "line index: version %u", ix->version);
     ix->blob = blob;
     ix->len = len;
     ix->base = ld_u64le(blob + 8);

@@ -52,7 +52,9 @@
 #include "../macho/symindex.h"
 #include "../util/err.h"
 
-#define LINEINDEX_VERSION 1
+/* 2: Swift linkage names carry their display name too (version 1 left
+ * them raw; readers demangle those themselves). */
+#define LINEINDEX_VERSION 2
 
 /* Signed numbers in records: zigzag, so small magnitudes take one byte. */
 static inline uint64_t lix_zigzag(int64_t v)
@@ -91,6 +93,7 @@ typedef struct {
     const uint8_t *blob;
     size_t len;
     uint64_t base;
+    uint32_t version; /* 1 or 2 */
     uint32_t nfuncs, nnames, nfiles, datasize, strsize, shift;
     const uint8_t *funcs, *names, *files, *data;
     const char *strings;

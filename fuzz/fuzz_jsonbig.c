@@ -40,7 +40,7 @@ static void walk(const json_t *v, int depth)
         if (ka != kb || (ka && a != b))
             __builtin_trap();
         int64_t c;
-        if (jsonbig_i64(v, &c) && !(lit[0] == '-' ? c < 0 : c >= 0))
+        if (jsonbig_i64(v, &c) && !(lit[0] == '-' ? c <= 0 : c >= 0)) /* "-0" is 0 */
             __builtin_trap();
     } else if (json_is_integer(v)) {
         uint64_t a;

@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     dynbuf out;
     dynbuf_init(&out, 64u << 20);
     symd_err err = {0};
-    symd_status s = symbolicate_json(st, (const char *)data, size, &out, NULL, &err);
+    symd_status s = symbolicate_json(st, (const char *)data, size, size & 1, &out, NULL, &err);
     /* Only request errors are acceptable; anything else is our bug. */
     if (s != SYMD_OK && s != SYMD_E_INVALID && s != SYMD_E_TOO_LARGE)
         __builtin_trap();

@@ -56,6 +56,7 @@ for t in "$@"; do
       extra=(-dict=fuzz/dict_sample.txt -max_len=131072) ;;
     fuzz_jsonbig)
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
+      cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_jsonbig.txt -max_len=65536) ;;
     *) extra=() ;;
   esac

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
-#include "../util/demangle.h"
+#include "../demangle/demangle.h"
 
 #define HDR 32u
 #define SYM 12u
@@ -166,7 +166,7 @@ symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
     if (len < HDR || memcmp(blob, "SYMX", 4) != 0)
         return SYMD_CORRUPT(err, "symbol index: bad header");
     idx->version = ld_u32le(blob + 4);
-    if (idx->version != 1 && idx->version != 2)
+    if (idx->version < 1 || idx->version > SYMINDEX_VERSION)
         return SYMD_CORRUPT(err, "symbol index: version %u unknown", idx->version);
     /* Version 1 has no flag: its sizes use all 32 bits. */
     idx->size_mask = idx->version == 1 ? UINT32_MAX : ~SYMINDEX_DEMANGLED;

@@ -10,11 +10,13 @@
  * A symbol's size runs to the next symbol, the next function start or the
  * end of its section, whichever comes first.
  *
- * Version 2 (written since demangling): bit 31 of size (SYMINDEX_DEMANGLED)
- * says the display name follows the raw name's NUL in strings; size is the
- * low 31 bits. Without the bit, the raw name is also the display name.
- * Version 1 (older databases) has the same layout without the bit: size is
- * all 32 bits and every display name is the raw name. */
+ * Version 3 (written since Swift names are demangled) and 2 (C++ and Rust
+ * only): bit 31 of size (SYMINDEX_DEMANGLED) says the display name follows
+ * the raw name's NUL in strings; size is the low 31 bits. Without the bit,
+ * the raw name is also the display name (in version 2 also for Swift names,
+ * whose display names readers then demangle themselves). Version 1 (older
+ * databases) has the same layout without the bit: size is all 32 bits and
+ * every display name is the raw name. */
 #ifndef SYMD_SYMINDEX_H
 #define SYMD_SYMINDEX_H
 
@@ -25,13 +27,13 @@
 #include "macho.h"
 #include "../util/err.h"
 
-#define SYMINDEX_VERSION 2
-#define SYMINDEX_DEMANGLED 0x80000000u /* version 2: flag in the size field */
+#define SYMINDEX_VERSION 3
+#define SYMINDEX_DEMANGLED 0x80000000u /* versions 2, 3: flag in the size field */
 /* Bytes all display names of an image may add to raw names of raw bytes
  * (real binaries: 0.7x for Rust, 2x for libstdc++). */
 #define SYMINDEX_DISPLAY_BUDGET(raw) (4 * (size_t)(raw) + ((size_t)64 << 10))
 
-/* Builds the index blob (version 2) of a parsed slice. *blob is malloc'ed
+/* Builds the index blob (version 3) of a parsed slice. *blob is malloc'ed
  * (caller frees). nsyms/nstarts report what went in. Each name goes through
  * symd_demangle once; all display names together may take at most
  * SYMINDEX_DISPLAY_BUDGET(raw string bytes) bytes, and a name that does not
@@ -46,13 +48,13 @@ typedef struct {
     size_t len;
     uint64_t base;
     uint32_t version, nsyms, nstarts, strsize;
-    uint32_t size_mask; /* of the size field: 0x7fffffff (v2), 0xffffffff (v1) */
+    uint32_t size_mask; /* of the size field: 0x7fffffff (v2, v3), 0xffffffff (v1) */
     const uint8_t *syms, *starts;
     const char *strings;
 } symindex;
 
 /* Checks a blob (sizes, ordering, name offsets, and that a flagged display
- * name lies inside the strings) before any lookup uses it. Versions 1 and 2. */
+ * name lies inside the strings) before any lookup uses it. Versions 1 to 3. */
 symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
                           symd_err *err);
 

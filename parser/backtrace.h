@@ -47,6 +47,8 @@ typedef struct {
     size_t nthreads;
     bt_adjust adjust;
     size_t images_cap, threads_cap, total_frames;
+    bool full_names; /* Swift names in their full form (not from the body: the
+                        caller's ?demangle=full) */
 } bt_request;
 
 /* Parses and validates a request body in one pass over (json, len): no

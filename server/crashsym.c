@@ -126,7 +126,7 @@ typedef struct {
     long req;           /* request image, -1 when not sent (no UUID) */
     bool stored;        /* some slice of the UUID is stored */
     bool match;         /* a slice of the image's own arch (or the one chosen) is */
-    store_image slice;  /* that slice, when match */
+    store_slice slice;  /* that slice, when match */
 } img_info;
 
 /* Looks the image's UUID up in the store (every slice) and picks the arch
@@ -136,10 +136,10 @@ typedef struct {
 static void probe_image(struct store *st, const crash_image *im, const char *rarch,
                         img_info *ii, bt_image *b)
 {
-    store_image sl[MAX_SLICES];
+    store_slice sl[MAX_SLICES];
     size_t n = 0;
     symd_err e = {0};
-    if (store_get_image(st, im->uuid, sl, MAX_SLICES, &n, &e) != SYMD_OK)
+    if (store_slices(st, im->uuid, sl, MAX_SLICES, &n, &e) != SYMD_OK)
         n = 0;
     ii->stored = n > 0;
     if (im->arch && *im->arch) {
@@ -161,7 +161,9 @@ static void probe_image(struct store *st, const crash_image *im, const char *rar
         }
     ii->match = true;
     ii->slice = sl[pick];
-    snprintf(b->arch, sizeof b->arch, "%s", sl[pick].arch);
+    _Static_assert(sizeof b->arch == sizeof sl[pick].arch, "arch fields of one size");
+    memcpy(b->arch, sl[pick].arch, sizeof b->arch);
+    b->arch[sizeof b->arch - 1] = 0;
 }
 
 /* Images sorted by (process, load address), to place a frame that names no
@@ -640,7 +642,7 @@ static bool outside_text(const img_info *ii, const crash_image *im, uint64_t add
     return vm - ii->slice.text_vmaddr >= ii->slice.text_size;
 }
 
-symd_status crash_symbolicate(struct store *st, const crash_report *r,
+symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full_names,
                               crash_symbolication *out, symd_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -661,6 +663,7 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r,
     bt_request req;
     memset(&req, 0, sizeof req);
     req.adjust = BT_ADJUST_AUTO;
+    req.full_names = full_names;
     req.images = calloc(nimg ? nimg : 1, sizeof *req.images);
     req.threads = calloc(1, sizeof *req.threads);
     size_t cap = 1;

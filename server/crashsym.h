@@ -94,8 +94,11 @@ long crash_app_image(const crash_report *r);
  *     the process with the most rpages its detail names), else the reason;
  *   - panic: the first kernel frame's name, else the panic string's first
  *     line (at most 200 bytes), else as a crash.
+ * full_names: Swift names of uploaded images in their full form instead of
+ * Xcode's simplified one (a signature is then made of full names: groups
+ * are keyed by symbolications with full_names false).
  * Free with crash_symbolication_free. */
-symd_status crash_symbolicate(struct store *st, const crash_report *r,
+symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full_names,
                               crash_symbolication *out, symd_err *err);
 void crash_symbolication_free(crash_symbolication *s);
 

@@ -31,6 +31,7 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "http_int.h"
+#include "regroup.h"
 #include "retention.h"
 
 #define STRINGIFY_(x) #x
@@ -240,6 +241,17 @@ void set_next_cursor(json_t *doc, bool more, int64_t last_id)
 json_t *json_str_or_null(const char *s)
 {
     return s ? json_string(s) : json_null();
+}
+
+bool demangle_arg(struct MHD_Connection *c, bool *full, enum MHD_Result *refused)
+{
+    const char *d = query_arg(c, "demangle");
+    *full = d && strcmp(d, "full") == 0;
+    if (!d || !*d || *full || strcmp(d, "simplified") == 0)
+        return true;
+    *refused = reply_error(c, 400, "invalid_request",
+                           "demangle must be 'simplified' or 'full', not '%.32s'", d);
+    return false;
 }
 
 /* ---- request plumbing --------------------------------------------------- */
@@ -879,6 +891,15 @@ int server_run(const server_config *cfg)
         fprintf(stderr, "symd: %s\n", err.msg);
         return 1;
     }
+    /* Groups an older release named by raw Swift names join the groups
+     * crashes of the same cause get now; the server works either way. */
+    size_t rg, rc;
+    if (regroup_swift_signatures(srv.st, &rg, &rc, &err) != SYMD_OK)
+        fprintf(stderr, "symd: crash groups named by raw Swift names stay as they are: %s\n",
+                err.msg);
+    else if (rc)
+        fprintf(stderr, "symd: %zu crashes of %zu groups named by raw Swift names refiled under "
+                        "their display names\n", rc, rg);
 
     /* Signals go to the waiting main thread only. */
     sigset_t set;

@@ -140,6 +140,26 @@ static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report
     return reply_bytes(c, status, data, len, "text/plain; charset=utf-8");
 }
 
+/* The answer's symbolication with ?demangle=full: Swift names in their full
+ * form, the signature still sym's (the group key is always made of the
+ * simplified names). Free with crash_symbolication_free. */
+static symd_status full_names_of(server *srv, const crash_report *r,
+                                 const crash_symbolication *sym, crash_symbolication *shown,
+                                 symd_err *err)
+{
+    symd_status st = crash_symbolicate(srv->st, r, true, shown, err);
+    if (st != SYMD_OK)
+        return st;
+    char *sig = sym->signature ? strdup(sym->signature) : NULL;
+    if (sym->signature && !sig) {
+        crash_symbolication_free(shown);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    free(shown->signature);
+    shown->signature = sig;
+    return SYMD_OK;
+}
+
 /* Stores the posted report: its original bytes, what the header says, its
  * kind and bug_type, the signature and the images it needs. *id is the new
  * crash's. */
@@ -181,24 +201,35 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
                            (unsigned long long)rs->limit);
     const char *sp = query_arg(c, "store");
     bool keep = !(sp && (strcmp(sp, "false") == 0 || strcmp(sp, "0") == 0));
+    bool full;
+    enum MHD_Result refused;
+    if (!demangle_arg(c, &full, &refused))
+        return refused;
     crash_report r;
     symd_err err = {0};
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
     if (crash_parse(body, rs->body.len, &r, &err) != SYMD_OK)
         return reply_refused(c, &err);
-    crash_symbolication sym;
-    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
+    crash_symbolication sym, shown;
+    if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         crash_report_free(&r);
         return reply_status(c, &err, "internal_error");
     }
     count_crash_frames(srv, &r, &sym);
     int64_t id = -1;
     enum MHD_Result ret;
+    /* stored and grouped by the simplified names; ?demangle=full only shows
+     * the full ones */
     if (keep && store_report(srv, rs, &r, &sym, &id, &err) != SYMD_OK)
         ret = reply_status(c, &err, "internal_error");
-    else
-        ret = answer_crash(c, &r, &sym, body, rs->body.len, id, keep ? 201 : 200,
-                           want_text(c));
+    else if (full && full_names_of(srv, &r, &sym, &shown, &err) != SYMD_OK)
+        ret = reply_status(c, &err, "internal_error");
+    else {
+        ret = answer_crash(c, &r, full ? &shown : &sym, body, rs->body.len, id,
+                           keep ? 201 : 200, want_text(c));
+        if (full)
+            crash_symbolication_free(&shown);
+    }
     crash_symbolication_free(&sym);
     crash_report_free(&r);
     return ret;
@@ -275,6 +306,10 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     uint64_t id;
     if (!num_parse_u64(rs->path_arg, &id) || id == 0 || id > INT64_MAX)
         return reply_error(c, 400, "invalid_request", "'%s' is not a crash id", rs->path_arg);
+    bool full;
+    enum MHD_Result refused;
+    if (!demangle_arg(c, &full, &refused))
+        return refused;
     store_crash sc;
     symd_err err = {0};
     if (store_get_crash(srv->st, (int64_t)id, true, &sc, &err) != SYMD_OK)
@@ -288,8 +323,8 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
         store_crash_free(&sc);
         return ret;
     }
-    crash_symbolication sym;
-    if (crash_symbolicate(srv->st, &r, &sym, &err) != SYMD_OK) {
+    crash_symbolication sym, shown;
+    if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         bool ours = err.kind == SYMD_E_NOMEM || err.kind == SYMD_E_DB || err.kind == SYMD_E_IO;
         ret = ours ? reply_status(c, &err, "internal_error") : answer_stored(c, &sc, &err, text);
         crash_report_free(&r);
@@ -303,7 +338,14 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
         symd_err e2 = {0}; /* the answer stands even if the refiling fails */
         store_update_crash(srv->st, (int64_t)id, sym.signature, kind, r.bug_type, &e2);
     }
-    ret = answer_crash(c, &r, &sym, sc.original, sc.original_len, (int64_t)id, 200, text);
+    if (full && full_names_of(srv, &r, &sym, &shown, &err) != SYMD_OK) {
+        ret = reply_status(c, &err, "internal_error");
+    } else {
+        ret = answer_crash(c, &r, full ? &shown : &sym, sc.original, sc.original_len,
+                           (int64_t)id, 200, text);
+        if (full)
+            crash_symbolication_free(&shown);
+    }
     crash_symbolication_free(&sym);
     crash_report_free(&r);
     store_crash_free(&sc);

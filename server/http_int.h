@@ -129,6 +129,11 @@ enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
 
 /* ---- request arguments (http.c) ------------------------------------------ */
 
+/* ?demangle=: "simplified" (the default: Swift names as Xcode shows them)
+ * or "full" (as swift-demangle prints them); false with a 400 queued in
+ * *refused for any other value. */
+bool demangle_arg(struct MHD_Connection *c, bool *full, enum MHD_Result *refused);
+
 /* The query-string argument name, or NULL. */
 const char *query_arg(struct MHD_Connection *c, const char *name);
 /* limit (1..MAX_LIST, default 50) and cursor (a next_cursor value) of a

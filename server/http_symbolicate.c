@@ -10,12 +10,16 @@ enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c, req_st
     if (rs->too_large)
         return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
                            (unsigned long long)rs->limit);
+    bool full;
+    enum MHD_Result refused;
+    if (!demangle_arg(c, &full, &refused))
+        return refused;
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
     symd_err err = {0};
     symbolicate_counts n = {0};
     symd_status st = symbolicate_json(srv->st, rs->body.data ? (char *)rs->body.data : "",
-                                      rs->body.len, &out, &n, &err);
+                                      rs->body.len, full, &out, &n, &err);
     if (st != SYMD_OK) {
         dynbuf_free(&out);
         return reply_status(c, &err, "invalid_request");

@@ -1,4 +1,4 @@
-/* symd command line: serve, upload, atos, info. */
+/* symd command line: serve, upload, atos, info, crash, demangle. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../macho/macho.h"
+#include "../demangle/demangle.h"
 #include "../ingest/ingest.h"
 #include "../store/store.h"
 #include "../macho/symindex.h"
@@ -40,7 +41,9 @@ static void usage(FILE *f)
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
-          "  crash  [--db FILE] [--json] REPORT  a .crash/.ips symbolicated, Apple's text layout\n"
+          "  crash  [--db FILE] [--json] [--full-names] REPORT\n"
+          "                                      a report symbolicated, as text (or JSON)\n"
+          "  demangle [--style full|simplified]  names on stdin, one per line, demangled\n"
           "\n"
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
@@ -514,22 +517,68 @@ bad:
 
 /* symd crash FILE: the report symbolicated against the database, in
  * Apple's text layout (what GET /v1/crashes/{id}?format=text answers). */
+/* symd demangle: names on standard input, one per line, each answered by
+ * one line, like c++filt: Swift names in the style asked for (simplified by
+ * default), C++ and Rust through libiberty, anything else (Objective-C,
+ * plain C, text) echoed. A name as a Mach-O symbol table writes it, with
+ * one more leading '_', is read without it. A line is at most 64 KiB; a
+ * longer one is echoed as it is. */
+static int cmd_demangle(int argc, char **argv)
+{
+    bool full = false;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--style") == 0 && i + 1 < argc &&
+            (strcmp(argv[i + 1], "full") == 0 || strcmp(argv[i + 1], "simplified") == 0)) {
+            full = strcmp(argv[++i], "full") == 0;
+        } else {
+            fprintf(stderr, "usage: symd demangle [--style full|simplified] < names\n");
+            return 2;
+        }
+    }
+    static char line[65536 + 2];
+    bool cut = false; /* the rest of a line too long to read is echoed */
+    while (fgets(line, sizeof line, stdin)) {
+        size_t n = strlen(line);
+        bool nl = n && line[n - 1] == '\n';
+        bool last = !nl && feof(stdin); /* a last line without its newline */
+        if (cut || (!nl && !last)) {
+            fputs(line, stdout);
+            cut = !nl && !last;
+            if (!cut && !nl)
+                putchar('\n');
+            continue;
+        }
+        if (nl)
+            line[--n] = 0;
+        if (n && line[n - 1] == '\r')
+            line[--n] = 0;
+        char *d = full ? symd_demangle_full(line) : symd_demangle(line);
+        if (!d && line[0] == '_')
+            d = full ? symd_demangle_full(line + 1) : symd_demangle(line + 1);
+        puts(d ? d : line);
+        free(d);
+    }
+    return ferror(stdin) || fflush(stdout) ? 1 : 0;
+}
+
 static int cmd_crash(int argc, char **argv)
 {
     const char *db = env_or("SYMD_DB", DEFAULT_DB), *file = NULL;
-    bool json = false;
+    bool json = false, full = false;
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             db = argv[++i];
         else if (strcmp(argv[i], "--json") == 0)
             json = true;
+        else if (strcmp(argv[i], "--full-names") == 0)
+            full = true;
         else if (!file)
             file = argv[i];
         else
             file = NULL, i = argc;
     }
     if (!file) {
-        fprintf(stderr, "usage: symd crash [--db FILE] [--json] REPORT\n");
+        fprintf(stderr, "usage: symd crash [--db FILE] [--json] [--full-names] REPORT\n");
         return 2;
     }
     mapped m = {0};
@@ -553,7 +602,7 @@ static int cmd_crash(int argc, char **argv)
     if (r.nwarnings_dropped)
         fprintf(stderr, "symd: %s: %zu more warnings\n", file, r.nwarnings_dropped);
     if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK ||
-        crash_symbolicate(s, &r, &sym, &err) != SYMD_OK) {
+        crash_symbolicate(s, &r, full, &sym, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s: %s\n", file, err.msg);
         goto out;
     }
@@ -651,6 +700,8 @@ int main(int argc, char **argv)
         return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "crash") == 0)
         return cmd_crash(argc - 2, argv + 2);
+    if (strcmp(cmd, "demangle") == 0)
+        return cmd_demangle(argc - 2, argv + 2);
     fprintf(stderr, "symd: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

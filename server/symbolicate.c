@@ -1,6 +1,8 @@
 /* Symbolication of a parsed backtrace against the store. */
 #include "symbolicate.h"
 
+#include "../demangle/demangle.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,9 +99,23 @@ static uint64_t caller_delta(const char *arch)
     return strncmp(arch, "arm", 3) == 0 ? 2 : 1;
 }
 
+/* How names are shown: Swift's full form on request; an index written
+ * before Swift names were demangled (old) leaves them raw, so they are
+ * demangled here, per answer. */
+typedef struct {
+    bool full; /* the request asked for ?demangle=full */
+    bool old;  /* the index holds Swift names raw */
+} names_how;
+
 /* "symbol" and "mangled" of a name pair, written once when they agree. */
-static void write_names(jsonw *w, const char *display, const char *raw)
+static void write_names(jsonw *w, const char *display, const char *raw, names_how how)
 {
+    char *made = NULL;
+    if ((how.full || (how.old && (display == raw || strcmp(display, raw) == 0))) &&
+        symd_is_swift(raw))
+        made = how.full ? symd_demangle_full(raw) : symd_demangle(raw);
+    if (made)
+        display = made;
     JW_LIT(w, ",\"symbol\":");
     size_t at = w->b->len;
     jw_str(w, display);
@@ -109,6 +125,7 @@ static void write_names(jsonw *w, const char *display, const char *raw)
         jw_copy(w, at, n);
     else
         jw_str(w, raw);
+    free(made);
 }
 
 static void write_place(jsonw *w, const lineframe *lf)
@@ -149,7 +166,7 @@ static void write_head(jsonw *w, const bt_frame *f, const rimage *r, uint64_t vm
  * index is the frame's place in its thread (adjust "auto" treats frame 0 as
  * exact). */
 static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t index,
-                        const rimage *r, symbolicate_counts *c)
+                        const rimage *r, bool full, symbolicate_counts *c)
 {
     if (!r) {
         c->unknown_image++;
@@ -177,6 +194,8 @@ static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t ind
         return;
     }
     uint64_t vmaddr = lookup - r->slide;
+    names_how sym_how = {full, r->img->sym.version < SYMINDEX_VERSION};
+    names_how line_how = {full, r->img->has_lines && r->img->lines.version < LINEINDEX_VERSION};
     symlook look;
     symindex_lookup(&r->img->sym, vmaddr, &look);
 
@@ -206,7 +225,7 @@ static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t ind
         const lineframe *lf = &ll->f[i];
         write_head(w, f, r, vmaddr, true);
         if (lf->mangled)
-            write_names(w, lf->name, lf->mangled);
+            write_names(w, lf->name, lf->mangled, line_how);
         write_place(w, lf);
         JW_LIT(w, ",\"inlined\":true},");
     }
@@ -214,9 +233,9 @@ static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t ind
     /* Like llvm-symbolizer, the symbol table names the outermost function;
      * DWARF fills in where the symbol table has nothing. */
     if (look.status == SYMLOOK_SYMBOL) {
-        write_names(w, look.name, look.mangled);
+        write_names(w, look.name, look.mangled, sym_how);
     } else if (outer && outer->mangled) {
-        write_names(w, outer->name, outer->mangled);
+        write_names(w, outer->name, outer->mangled, line_how);
         look.has_sym_addr = true;
         look.sym_addr = ll->func_start;
         look.offset = vmaddr - ll->func_start;
@@ -345,7 +364,7 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
             }
             if (i)
                 JW_LIT(&w, ",");
-            write_frame(&w, f, lookup, i, r, counts);
+            write_frame(&w, f, lookup, i, r, req->full_names, counts);
         }
         JW_LIT(&w, "]}");
     }
@@ -381,13 +400,14 @@ out:
     return st;
 }
 
-symd_status symbolicate_json(store *s, const char *body, size_t len, dynbuf *out,
-                             symbolicate_counts *counts, symd_err *err)
+symd_status symbolicate_json(store *s, const char *body, size_t len, bool full_names,
+                             dynbuf *out, symbolicate_counts *counts, symd_err *err)
 {
     bt_request req;
     symd_status st = bt_parse(body, len, &req, err);
     if (st != SYMD_OK)
         return st;
+    req.full_names = full_names;
     st = symbolicate(s, &req, out, counts, err);
     bt_free(&req);
     return st;

@@ -35,8 +35,9 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
  *     return addresses, is cleared. */
 uint64_t symbolicate_lookup_address(uint64_t addr, const char *arch);
 
-/* bt_parse + symbolicate. */
-symd_status symbolicate_json(store *s, const char *body, size_t len, dynbuf *out,
-                             symbolicate_counts *counts, symd_err *err);
+/* bt_parse + symbolicate; full_names: Swift names in their full form
+ * (symbol), instead of the simplified one Xcode shows. */
+symd_status symbolicate_json(store *s, const char *body, size_t len, bool full_names,
+                             dynbuf *out, symbolicate_counts *counts, symd_err *err);
 
 #endif

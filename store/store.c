@@ -14,11 +14,20 @@
 
 #define CACHE_BUCKETS 1024
 
+/* One UUID of the directory: what store_slices answers without a query. */
+typedef struct {
+    uint8_t uuid[16];
+    bool used;
+    uint8_t n; /* slices stored under the UUID (0: never uploaded) */
+    store_slice slices[STORE_DIR_SLICES];
+} dir_entry;
+
 struct store {
     const store_backend *be;
     store_db *db;
 
-    pthread_mutex_t cache_mu;
+    pthread_mutex_t cache_mu; /* the index cache and the directory */
+    dir_entry *dir;           /* STORE_DIR_SLOTS, direct-mapped by UUID */
     store_loaded *buckets[CACHE_BUCKETS];
     store_loaded *lru_head, *lru_tail; /* head = most recently used */
     size_t cache_bytes, cache_max;
@@ -48,6 +57,11 @@ symd_status store_open(const char *path, int pool, size_t cache_bytes, store **o
             s->be = backends[i];
     pthread_mutex_init(&s->cache_mu, NULL);
     s->cache_max = cache_bytes;
+    s->dir = calloc(STORE_DIR_SLOTS, sizeof *s->dir);
+    if (!s->dir) {
+        store_close(s);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
     symd_status st = s->be->open(path, pool, &s->db, err);
     if (st != SYMD_OK) {
         store_close(s);
@@ -75,6 +89,7 @@ void store_close(store *s)
         cache_free_entry(e); /* callers released everything before close */
     }
     pthread_mutex_destroy(&s->cache_mu);
+    free(s->dir);
     free(s);
 }
 
@@ -134,10 +149,22 @@ static void cache_remove(store *s, store_loaded *e)
         cache_free_entry(e);
 }
 
+/* The directory slot of uuid (its own hash: the cache's buckets are fewer). */
+static dir_entry *dir_slot(store *s, const uint8_t uuid[16])
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 16; i++)
+        h = (h ^ uuid[i]) * 1099511628211ull;
+    return &s->dir[h % STORE_DIR_SLOTS];
+}
+
 static void cache_invalidate_uuid(store *s, const uint8_t uuid[16])
 {
     pthread_mutex_lock(&s->cache_mu);
     s->generation++;
+    dir_entry *d = dir_slot(s, uuid);
+    if (d->used && memcmp(d->uuid, uuid, 16) == 0)
+        d->used = false;
     store_loaded *e = s->buckets[bucket_of(uuid)];
     while (e) {
         store_loaded *next = e->hash_next;
@@ -187,6 +214,51 @@ static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch
     return SYMD_OK;
 }
 
+symd_status store_slices(store *s, const uint8_t uuid[16], store_slice *out, size_t max,
+                         size_t *n, symd_err *err)
+{
+    pthread_mutex_lock(&s->cache_mu);
+    dir_entry *d = dir_slot(s, uuid);
+    if (d->used && memcmp(d->uuid, uuid, 16) == 0) {
+        *n = d->n < max ? d->n : max;
+        memcpy(out, d->slices, *n * sizeof *out);
+        s->stats.dir_hits++;
+        pthread_mutex_unlock(&s->cache_mu);
+        return SYMD_OK;
+    }
+    s->stats.dir_misses++;
+    uint64_t gen = s->generation;
+    pthread_mutex_unlock(&s->cache_mu);
+
+    store_image rows[STORE_DIR_SLICES + 1];
+    size_t got = 0;
+    symd_status r = s->be->get_image(s->db, uuid, rows, STORE_DIR_SLICES + 1, &got, err);
+    if (r != SYMD_OK)
+        return r;
+    store_slice sl[STORE_DIR_SLICES + 1];
+    for (size_t i = 0; i < got; i++) {
+        memset(&sl[i], 0, sizeof sl[i]);
+        snprintf(sl[i].arch, sizeof sl[i].arch, "%s", rows[i].arch);
+        sl[i].text_vmaddr = rows[i].text_vmaddr;
+        sl[i].text_size = rows[i].text_size;
+        sl[i].debug_info = rows[i].debug_info;
+    }
+    *n = got < max ? got : max;
+    memcpy(out, sl, *n * sizeof *out);
+    /* Remembered unless a write happened meanwhile (it would be stale) or
+     * the UUID has more slices than an entry holds. */
+    pthread_mutex_lock(&s->cache_mu);
+    if (gen == s->generation && got <= STORE_DIR_SLICES) {
+        dir_entry *e = dir_slot(s, uuid);
+        memcpy(e->uuid, uuid, 16);
+        e->used = true;
+        e->n = (uint8_t)got;
+        memcpy(e->slices, sl, got * sizeof *sl);
+    }
+    pthread_mutex_unlock(&s->cache_mu);
+    return SYMD_OK;
+}
+
 symd_status store_acquire(store *s, const uint8_t uuid[16], const char *arch,
                           store_loaded **out, symd_err *err)
 {
@@ -205,7 +277,22 @@ symd_status store_acquire(store *s, const uint8_t uuid[16], const char *arch,
     uint64_t gen = s->generation;
     pthread_mutex_unlock(&s->cache_mu);
 
-    symd_status r = load_entry(s, uuid, arch, &e, err);
+    /* Ask the directory first: an image never uploaded (the system
+     * libraries of every real report) is answered from memory. */
+    store_slice sl[STORE_DIR_SLICES];
+    size_t n = 0;
+    symd_status r = store_slices(s, uuid, sl, STORE_DIR_SLICES, &n, err);
+    if (r != SYMD_OK)
+        return r;
+    bool has = n == STORE_DIR_SLICES; /* an entry that may not hold them all: ask the database */
+    for (size_t i = 0; i < n && !has; i++)
+        has = !arch || strcmp(sl[i].arch, arch) == 0;
+    if (!has)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "image not uploaded");
+    if (!arch && n > 1)
+        return symd_fail(err, SYMD_E_INVALID, "image has %zu architectures; name one with "
+                                              "\"arch\"", n);
+    r = load_entry(s, uuid, arch, &e, err);
     if (r != SYMD_OK)
         return r;
     e->refs = 1;

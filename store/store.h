@@ -82,6 +82,23 @@ symd_status store_list_images(store *s, const char *query, const char *arch,
                               int64_t before_id, size_t limit, store_image *out,
                               size_t *n, bool *more, symd_err *err);
 
+/* What a lookup needs of one stored slice. */
+typedef struct {
+    char arch[16];
+    uint64_t text_vmaddr, text_size;
+    bool debug_info;
+} store_slice;
+
+/* The slices stored under uuid (at most max of them, by arch; *n 0 when
+ * the UUID was never uploaded), from a directory the store keeps in
+ * memory per UUID: a UUID asked for again, stored or not, costs no query
+ * (so frames of images never uploaded cost a probe of memory), and every
+ * write of the UUID refreshes it. Bounded: STORE_DIR_SLOTS UUIDs. */
+#define STORE_DIR_SLOTS 16384
+#define STORE_DIR_SLICES 8 /* slices a directory entry holds; a UUID with more is read each time */
+symd_status store_slices(store *s, const uint8_t uuid[16], store_slice *out, size_t max,
+                         size_t *n, symd_err *err);
+
 /* Row counts for tests and /metrics: image slices, their index blobs and
  * stored crash reports (crashes may be NULL). */
 symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *crashes,
@@ -114,6 +131,7 @@ void store_release(store *s, store_loaded *img);
 
 typedef struct {
     uint64_t hits, misses, bytes, entries;
+    uint64_t dir_hits, dir_misses; /* the UUID directory (store_slices) */
 } store_cache_stats;
 void store_cache_stats_get(store *s, store_cache_stats *st);
 

@@ -1721,6 +1721,9 @@ static snode *demangle_generic_requirement(dm *d)
 
 static snode *spec_attributes(dm *d, snode_kind k)
 {
+    /* 'm' (metatype parameters removed) came with Swift 5.9/5.10 and went
+     * again; binaries built then carry it (Tgm5). It prints nothing. */
+    (void)next_if(d, 'm');
     bool serialized = next_if(d, 'q');
     bool async_removed = next_if(d, 'a');
     int pass = next(d) - '0';

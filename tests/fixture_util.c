@@ -35,6 +35,10 @@ int load_nm_functions(const char *rel, nm_sym *out, int max)
         if (!ext)
             continue;
         char *name = ext + strlen("external ");
+        /* llvm-nm -m: "non-external (was a private external) _name" */
+        char *was = strstr(line, "(was a private external) ");
+        if (was)
+            name = was + strlen("(was a private external) ");
         if (strncmp(name, "[Thumb] ", 8) == 0)
             name += 8;
         if (strcmp(name, "__mh_execute_header") == 0)

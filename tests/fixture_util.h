@@ -7,7 +7,7 @@
 
 typedef struct {
     uint64_t addr;
-    char name[256];
+    char name[1024]; /* real Swift names run past 256 bytes */
 } nm_sym;
 
 /* Function symbols of an llvm-nm -m listing: (__TEXT,__text) entries, minus

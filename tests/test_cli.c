@@ -193,3 +193,77 @@ TEST(cli_crash_renders_a_symbolicated_report)
     CHECK(st == 1 && strstr(out, "not_a_crash_report"), "not a report: %d %s", st, out);
     free(out);
 }
+
+/* Swift names: atos prints the simplified form (as Apple's atos does), from
+ * the dSYM with inlined levels and from the symbol table alone. */
+TEST(cli_atos_swift_names_simplified)
+{
+    char cmd[1024];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s atos -o %s -i 0x100000398 0x1000003e4 2>&1", bin(),
+             root_path("fixtures/dsym/swifty-arm64.dSYM/Contents/Resources/DWARF/swifty-arm64"));
+    char *out = run(cmd, &st);
+    CHECK(st == 0 && strcmp(out, "specialized static CrashClass.pleaseCrash() (in swifty-arm64) "
+                                 "(swifty.c:39)\n"
+                                 "clamp(_:lo:hi:) (in swifty-arm64) (swifty.c:31)\n"
+                                 "ContentView.body.getter (in swifty-arm64) (swifty.c:51)\n") == 0,
+          "atos -i said (%d):\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s atos -o %s -l 0x1022c4000 0x1022c443c 2>&1", bin(),
+             root_path("fixtures/bin/swifty-arm64"));
+    out = run(cmd, &st);
+    CHECK(st == 0 && strcmp(out, "closure #1 in Model.load(_:) (in swifty-arm64) + 60\n") == 0,
+          "atos said (%d):\n%s", st, out);
+    free(out);
+}
+
+/* symd demangle: one line out per line in, like c++filt; Swift in either
+ * style, C++ and Rust through the existing demanglers, one leading '_' of
+ * a symbol-table name taken off when that is what makes it demangle,
+ * anything else echoed; a bad style is a usage error. */
+TEST(cli_demangle_filters_lines)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/names.txt", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    fputs("$s13AnotherTarget13CrashingClassC5crashyyFZTo\n"
+          "_$s6Swifty5ModelC4loadyySSKFyycfU_\n"
+          "_ZN2ns5twiceEi\n"
+          "__ZN2ns5twiceEi\n"
+          "_RNvCs1234_7mycrate3foo\n"
+          "-[Cart checkout:]\n"
+          "\n"
+          "not a symbol at all\n"
+          "$s6Swifty5clamp_2lo2hiS2i_S2itF",
+          f); /* the last line without its newline */
+    fclose(f);
+    char cmd[1024];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s demangle < %s", bin(), path);
+    char *out = run(cmd, &st);
+    CHECK(st == 0 && strcmp(out, "@objc static CrashingClass.crash()\n"
+                                 "closure #1 in Model.load(_:)\n"
+                                 "ns::twice(int)\n"
+                                 "ns::twice(int)\n"
+                                 "mycrate::foo\n"
+                                 "-[Cart checkout:]\n"
+                                 "\n"
+                                 "not a symbol at all\n"
+                                 "clamp(_:lo:hi:)\n") == 0,
+          "demangle said (%d):\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s demangle --style full < %s", bin(), path);
+    out = run(cmd, &st);
+    CHECK(st == 0 && strncmp(out, "@objc static AnotherTarget.CrashingClass.crash() -> ()\n"
+                                  "closure #1 () -> () in Swifty.Model.load(Swift.String) throws "
+                                  "-> ()\nns::twice(int)\n", 125) == 0,
+          "demangle --style full said (%d):\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s demangle --style pretty < %s 2>&1", bin(), path);
+    out = run(cmd, &st);
+    CHECK(st == 2 && strstr(out, "usage: symd demangle"), "bad style: %d %s", st, out);
+    free(out);
+}

@@ -243,6 +243,13 @@ TEST(jsonbig_fuzz_regressions)
     json_t *a = jsonbig_loadb("[018446744073554042404]", 23, 0, &e);
     CHECK(!a, "a big literal with a leading zero is refused like any other");
     json_decref(a);
+    /* the second: a marked "-0" (only a caller writes one) reads as 0 */
+    a = jsonbig_loadb("{\"s\":\"\\u001f-0\"}", 16, 0, &e);
+    int64_t z = 1;
+    uint64_t u = 1;
+    CHECK(a && jsonbig_i64(json_object_get(a, "s"), &z) && z == 0, "marked -0 reads as 0");
+    CHECK(!jsonbig_u64(json_object_get(a, "s"), &u), "but not as unsigned (it is written negative)");
+    json_decref(a);
 }
 
 /* An error after a rewritten literal is placed where the caller's text has

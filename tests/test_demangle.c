@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/demangle.h"
+#include "../demangle/demangle.h"
 #include "test.h"
 
 /* cplus_demangle as the issue specifies it; NULL when it fails. */
@@ -116,13 +116,50 @@ TEST(demangle_block_invocations_like_llvm_symbolizer)
     expect("__ZN2ns4workEi", NULL);                   /* extra '_': as is */
 }
 
+/* Swift names: the simplified form by default (what Xcode, atos and crash
+ * reports show), the full one on request; the Swift demangler's own list is
+ * tested in test_swift_demangle.c. */
+TEST(demangle_swift_simplified_and_full)
+{
+    static const struct {
+        const char *raw, *simplified, *full;
+    } cases[] = {
+        {"$s10Foundation4DataV15_RepresentationOWOe", "outlined consume of Data._Representation",
+         "outlined consume of Foundation.Data._Representation"},
+        {"$s18AssetCatalogParser0A4TypeOMa", "type metadata accessor for AssetType",
+         "type metadata accessor for AssetCatalogParser.AssetType"},
+        {"_T0So8NSObjectCMa", "type metadata accessor for NSObject",
+         "type metadata accessor for __C.NSObject"},
+        {"$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n",
+         "specialized static CrashClass.pleaseCrash()",
+         "function signature specialization <Arg[0] = Dead> of static "
+         "iOSCrashingTest.CrashClass.pleaseCrash() -> ()"},
+        {"$s13AnotherTarget13CrashingClassC5crashyyFZTo", "@objc static CrashingClass.crash()",
+         "@objc static AnotherTarget.CrashingClass.crash() -> ()"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *d = symd_demangle(cases[i].raw), *f = symd_demangle_full(cases[i].raw);
+        CHECK(d && strcmp(d, cases[i].simplified) == 0, "%s: simplified %s, want %s",
+              cases[i].raw, d ? d : "(as is)", cases[i].simplified);
+        CHECK(f && strcmp(f, cases[i].full) == 0, "%s: full %s, want %s", cases[i].raw,
+              f ? f : "(as is)", cases[i].full);
+        CHECK(symd_is_swift(cases[i].raw), "%s is Swift", cases[i].raw);
+        free(d);
+        free(f);
+    }
+    /* C++ the same in both; a malformed Swift name stays as it is */
+    char *a = symd_demangle("_ZN2ns4workEi"), *b = symd_demangle_full("_ZN2ns4workEi");
+    CHECK(a && b && strcmp(a, b) == 0, "C++ alike in both styles");
+    free(a);
+    free(b);
+    CHECK(!symd_demangle("$sZZ9") && !symd_demangle_full("$s"), "malformed Swift as is");
+}
+
 TEST(demangle_leaves_other_names_alone)
 {
     static const char *same[] = {
         "-[Cart addItem:price:]", "+[Cart shared]", "main", "compute_total",
         "HUF_decompress4X1_usingDTable_internal_fast_asm_loop", /* x86_64 asm label */
-        "$s10Foundation4DataV15_RepresentationOWOe",           /* Swift stays mangled */
-        "$s18AssetCatalogParser0A4TypeOMa", "_T0So8NSObjectCMa",
         "_GLOBAL__sub_I_app.cpp", "_GLOBAL__I_a", /* llvm-symbolizer leaves these */
         "", "_", "_Z", "_R", "_ZN", "_ZN999999999", "_RNvC", "_Rubbish",
         "_ZN2ns4workEi_block_invoke", "_Z1fv\xff", "_ZN3foo17h0123456789abcdefEjunk",

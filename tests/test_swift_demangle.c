@@ -287,6 +287,23 @@ TEST(swift_demangle_api_edges)
     s = demangled("_TtP5MyApp8Drawable_", 20, SWIFT_STYLE_FULL);
     CHECK(s && strcmp(s, "MyApp.Drawable") == 0, "ObjC protocol name: %s", s ? s : "(as is)");
     free(s);
+    /* Swift 5.9/5.10 marked some generic specializations 'Tgm' (metatype
+     * parameters removed; later compilers dropped the flag, and
+     * manglings.txt has no row with it). Real binaries carry it, e.g.
+     * $sSUss17FixedWidthIntegerRzrlEyxqd__cSzRd__lufCSu_SiTgm5 of the 5.10
+     * runtime, and aperture@7.0.0 from npm: it prints as if absent. */
+    static const char tgm[] = "$sSUss17FixedWidthIntegerRzrlEyxqd__cSzRd__lufCSu_SiTgm5";
+    static const char tg[] = "$sSUss17FixedWidthIntegerRzrlEyxqd__cSzRd__lufCSu_SiTg5";
+    for (int st = 0; st < 2; st++) {
+        swift_style style = st ? SWIFT_STYLE_SIMPLIFIED : SWIFT_STYLE_FULL;
+        char *a = demangled(tgm, sizeof tgm - 1, style), *b2 = demangled(tg, sizeof tg - 1, style);
+        const char *head = st ? "specialized " : "generic specialization <";
+        CHECK(a && b2 && strcmp(a, b2) == 0 && strncmp(a, head, strlen(head)) == 0,
+              "Tgm5 (%s): %s / %s", st ? "simplified" : "full", a ? a : "(as is)",
+              b2 ? b2 : "(as is)");
+        free(a);
+        free(b2);
+    }
     /* Names are (buf, len): bytes past len are not read, a NUL inside is refused. */
     s = demangled("$s4main3fooyyFGARBAGE", 14, SWIFT_STYLE_FULL);
     CHECK(s && strcmp(s, "main.foo() -> ()") == 0, "length respected: %s", s ? s : "(as is)");

@@ -275,7 +275,8 @@ function frameRow(f, ctx) {
     el('td', {testid: 'frame-image'}, f.image || '???'),
     el('td', {class: 'mono', testid: 'frame-symbol'},
       f.inlined ? el('span', {class: 'tag', title: 'inlined into the frame below'}, 'inlined') : null,
-      el('span', {class: 'sym'}, frameSymbol(f, ctx.images)), frameTags(f)),
+      el('span', {class: 'sym', title: f.mangled && f.mangled !== f.symbol ? f.mangled : null},
+        frameSymbol(f, ctx.images)), frameTags(f)),
     el('td', {class: 'mono', testid: 'frame-file'}, frameWhere(f)),
     el('td', {class: 'mono dim'}, f.address));
 }

@@ -495,6 +495,31 @@ try {
     eq(dialogs.slice(seen), [], 'dialogs');
   });
 
+  await check('Swift names as Xcode shows them, the raw name on hover', async () => {
+    const auth = TOKEN ? {Authorization: 'Bearer ' + TOKEN} : {};
+    for (const f of ['bin/swifty-arm64', 'dsym/swifty-arm64.dSYM/Contents/Resources/DWARF/swifty-arm64']) {
+      const r = await http('POST', '/v1/images?name=swifty-arm64', fs.readFileSync(fx(f)), auth);
+      assert(r.status === 201, `upload ${f}: ${r.status} ${r.text.slice(0, 200)}`);
+    }
+    const crash = await postCrash(fs.readFileSync(fx('crashes/swifty-twin.crash'), 'utf8'));
+    const SIG = 'specialized static CrashClass.pleaseCrash()';
+    eq(crash.signature, SIG, 'crash signature');
+    await open('#/crashes');
+    const g = page.locator(testid('group-open'), {hasText: SIG});
+    eq(await g.count(), 1, 'groups showing the simplified Swift name');
+    await g.click();
+    await page.click(`${testid('crash-link')}[href="#/crashes/${crash.id}"]`);
+    await page.waitForSelector(testid('crash-title'));
+    const syms = await page.$$eval('tr[data-testid="frame"] .sym', (ns) => ns.map((n) => [n.textContent, n.title]));
+    eq(syms.slice(0, 3), [
+      [SIG + ' + 16', '$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n'],
+      ['@objc static CrashingClass.crash() + 28', '$s13AnotherTarget13CrashingClassC5crashyyFZTo'],
+      ['closure #1 in Model.load(_:) + 60', '$s6Swifty5ModelC4loadyySSKFyycfU_']], 'crashed thread frames');
+    eq(await page.textContent(testid('crash-signature')), SIG, 'title signature');
+    assert(!(await page.textContent('main')).includes('$s'), 'a raw Swift name is shown in the page');
+    await shot('swift-crash');
+  });
+
   await check('XSS: application specific information and warnings render as text', async () => {
     assert(xssReport, 'the XSS check posted no report');
     const seen = dialogs.length;

@@ -1,4 +1,5 @@
-/* Demangling through libiberty's callback entry points.
+/* Display names: Swift through swift/, C++ and Rust through libiberty's
+ * callback entry points.
  *
  * cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO) tries
  * rust_demangle and then cplus_demangle_v3, each a wrapper that collects the
@@ -20,6 +21,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../swift/demangle.h"
+#include "../util/dynbuf.h"
 
 /* libiberty's recursion limit stays on (no DMGL_NO_RECURSE_LIMIT). */
 #define OPTIONS (DMGL_PARAMS | DMGL_ANSI)
@@ -115,10 +119,31 @@ static bool block_invoke(sink *k, const char *name)
     return false;
 }
 
-char *symd_demangle(const char *name)
+bool symd_is_swift(const char *name)
+{
+    return swift_is_mangled(name, strnlen(name, SYMD_DEMANGLE_MAX_IN + 1));
+}
+
+/* A Swift name in style, or NULL. */
+static char *swift_display(const char *name, size_t n, swift_style style)
+{
+    dynbuf b;
+    dynbuf_init(&b, SYMD_DEMANGLE_MAX_OUT);
+    char *out = NULL;
+    if (swift_demangle(name, n, style, &b) && b.len && strcmp((char *)b.data, name) != 0)
+        out = (char *)dynbuf_take(&b, NULL);
+    dynbuf_free(&b);
+    return out;
+}
+
+static char *demangle_in(const char *name, swift_style style)
 {
     size_t n = strnlen(name, SYMD_DEMANGLE_MAX_IN + 1);
-    if (n > SYMD_DEMANGLE_MAX_IN || n < 3 || name[0] != '_')
+    if (n > SYMD_DEMANGLE_MAX_IN || n < 3)
+        return NULL;
+    if (swift_is_mangled(name, n))
+        return swift_display(name, n, style);
+    if (name[0] != '_')
         return NULL;
     sink *k = malloc(sizeof *k);
     if (!k)
@@ -135,4 +160,14 @@ char *symd_demangle(const char *name)
         out = strdup(k->buf);
     free(k);
     return out;
+}
+
+char *symd_demangle(const char *name)
+{
+    return demangle_in(name, SWIFT_STYLE_SIMPLIFIED);
+}
+
+char *symd_demangle_full(const char *name)
+{
+    return demangle_in(name, SWIFT_STYLE_FULL);
 }
