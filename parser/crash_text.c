@@ -66,9 +66,18 @@ typedef struct {
     size_t ntree, cap_tree;
 } tp;
 
+/* "line N" (for messages; made for every frame and image, so no printf) */
 static void where_line(const tp *t, char where[32])
 {
-    snprintf(where, 32, "line %zu", t->lineno);
+    char digits[24];
+    size_t n = 0, v = t->lineno;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) && n < sizeof digits);
+    memcpy(where, "line ", 5);
+    for (size_t i = 0; i < n; i++)
+        where[5 + i] = digits[n - 1 - i];
+    where[5 + n] = 0;
 }
 
 static symd_status buf_add(tp *t, tbuf *b, const char *s, size_t n)

@@ -1,11 +1,10 @@
 /* Crash reports symbolicated through the /v1/symbolicate core, and their
  * /v1/crashes JSON. The report's distinct (image, address, adjustment)
- * triples become one backtrace request; the answer is read back into
- * per-frame levels (strings point into the answer, which the symbolication
+ * triples become one backtrace request; the core's levels become per-frame
+ * levels (strings point into the core's result, which the symbolication
  * owns, or into the report). */
 #include "crashsym.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "../util/jsonw.h"
 #include "symbolicate.h"
 
-#define MAX_ANSWER ((size_t)256 << 20)
 #define MAX_SLICES 8           /* of one UUID, read to tell found from other arch */
 #define SIGNATURE_LINE_MAX 200 /* bytes of a panic string's first line */
 
@@ -32,8 +30,8 @@ const char *crash_image_status_name(crash_image_status s)
 }
 
 typedef struct {
-    json_t *answer;         /* /v1/symbolicate's answer */
-    json_t **level_obj;     /* per answer level (flat): its frame object in the answer */
+    bt_request req;         /* the request (the result's strings may point into it) */
+    sym_result res;         /* the core's answer */
     crash_level *levels;    /* per answer level */
     size_t *key_level;      /* per distinct lookup: its first answer level */
     size_t *key_nlevels;    /* per distinct lookup: its levels (inlined ones, the outer one) */
@@ -46,8 +44,8 @@ void crash_symbolication_free(crash_symbolication *s)
 {
     arena_t *a = s->arena;
     if (a) {
-        json_decref(a->answer);
-        free(a->level_obj);
+        sym_result_free(&a->res);
+        bt_free(&a->req);
         free(a->levels);
         free(a->key_level);
         free(a->key_nlevels);
@@ -62,11 +60,6 @@ void crash_symbolication_free(crash_symbolication *s)
     free(s->image_debug_info);
     free(s->signature);
     memset(s, 0, sizeof *s);
-}
-
-static const char *jstr(json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
 }
 
 /* ---- what the report runs on ---- */
@@ -285,15 +278,16 @@ static long frame_request_image(const crash_report *r, const crash_thread *t,
 
 /* ---- reading the answer back ---- */
 
-static crash_sym_status status_of(const char *s)
+static crash_sym_status status_of(const sym_level *l)
 {
-    if (s && strcmp(s, "symbolicated") == 0)
-        return CSYM_SYMBOLICATED;
-    if (s && strcmp(s, "no_symbol") == 0)
-        return CSYM_NO_SYMBOL;
-    if (s && strcmp(s, "missing_image") == 0)
-        return CSYM_MISSING_IMAGE;
-    return CSYM_UNKNOWN_IMAGE;
+    if (!l)
+        return CSYM_UNKNOWN_IMAGE;
+    switch (l->status) {
+    case SYM_SYMBOLICATED: return CSYM_SYMBOLICATED;
+    case SYM_NO_SYMBOL: return CSYM_NO_SYMBOL;
+    case SYM_MISSING_IMAGE: return CSYM_MISSING_IMAGE;
+    default: return CSYM_UNKNOWN_IMAGE;
+    }
 }
 
 /* The status of a frame nothing is known about: its image is missing, lies
@@ -307,20 +301,17 @@ static const char *bare_status(crash_sym_status st)
     }
 }
 
-static void set_level_from_json(crash_level *l, json_t *o)
+static void set_level(crash_level *l, const sym_level *o)
 {
     memset(l, 0, sizeof *l);
-    l->symbol = jstr(o, "symbol");
-    l->mangled = jstr(o, "mangled");
-    json_t *off = json_object_get(o, "offset");
-    if (json_is_integer(off)) {
-        l->has_offset = true;
-        l->offset = (uint64_t)json_integer_value(off);
-    }
-    l->file = jstr(o, "file");
-    l->line = (uint32_t)json_integer_value(json_object_get(o, "line"));
-    l->column = (uint32_t)json_integer_value(json_object_get(o, "column"));
-    l->inlined = json_is_true(json_object_get(o, "inlined"));
+    l->symbol = o->symbol;
+    l->mangled = o->mangled;
+    l->has_offset = o->has_sym_addr;
+    l->offset = o->offset;
+    l->file = o->file;
+    l->line = o->line;
+    l->column = o->column;
+    l->inlined = o->inlined;
 }
 
 /* The report's own words over what the answer said of a frame's outer
@@ -658,14 +649,11 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     long *req_to_img = calloc(nimg ? nimg : 1, sizeof *req_to_img);
     placer pl = {0};
     dedup dd = {0};
-    dynbuf ans;
-    dynbuf_init(&ans, MAX_ANSWER);
-    bt_request req;
-    memset(&req, 0, sizeof req);
-    req.adjust = BT_ADJUST_AUTO;
-    req.full_names = full_names;
-    req.images = calloc(nimg ? nimg : 1, sizeof *req.images);
-    req.threads = calloc(1, sizeof *req.threads);
+    bt_request *req = &a->req;
+    req->adjust = BT_ADJUST_AUTO;
+    req->full_names = full_names;
+    req->images = calloc(nimg ? nimg : 1, sizeof *req->images);
+    req->threads = calloc(1, sizeof *req->threads);
     size_t cap = 1;
     while (cap < 2 * nfr + 2)
         cap <<= 1;
@@ -677,7 +665,7 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     out->image_found = calloc(nimg ? nimg : 1, sizeof(bool));
     out->image_status = calloc(nimg ? nimg : 1, sizeof *out->image_status);
     out->image_debug_info = calloc(nimg ? nimg : 1, sizeof(bool));
-    if (!ii || !first || !req_to_img || !req.images || !req.threads || !dd.slot ||
+    if (!ii || !first || !req_to_img || !req->images || !req->threads || !dd.slot ||
         !a->frame_key || !a->frame_report || !out->frames || !out->image_found ||
         !out->image_status || !out->image_debug_info || placer_init(&pl, r) != 0) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -690,7 +678,7 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
         ii[i].req = -1;
         if (!im->has_uuid)
             continue;
-        bt_image *b = &req.images[req.nimages];
+        bt_image *b = &req->images[req->nimages];
         memcpy(b->uuid, im->uuid, 16);
         probe_image(st, im, rarch, &ii[i], b);
         if (im->name)
@@ -701,13 +689,13 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
             b->has_size = true;
             b->size = im->end_address - im->load_address + 1;
         }
-        req_to_img[req.nimages] = (long)i;
-        ii[i].req = (long)req.nimages++;
+        req_to_img[req->nimages] = (long)i;
+        ii[i].req = (long)req->nimages++;
     }
 
     /* Frames: one request frame per distinct (image, address, adjustment). */
-    bt_thread *bt = &req.threads[0];
-    req.nthreads = 1;
+    bt_thread *bt = &req->threads[0];
+    req->nthreads = 1;
     bt->frames = calloc(nfr ? nfr : 1, sizeof *bt->frames);
     if (!bt->frames) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -747,45 +735,26 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
         }
     }
     bt->cap = nfr;
-    req.total_frames = bt->nframes;
+    req->total_frames = bt->nframes;
 
-    rc = symbolicate(st, &req, &ans, NULL, err);
+    rc = symbolicate_levels(st, req, &a->res, NULL, err);
     if (rc != SYMD_OK)
         goto done;
-    json_error_t je;
-    a->answer = json_loadb((const char *)ans.data, ans.len, 0, &je);
-    if (!a->answer) {
-        rc = symd_fail(err, SYMD_E_NOMEM, "reading the symbolication back: %s", je.text);
-        goto done;
-    }
 
-    /* The answer's frames, grouped per distinct lookup: inlined levels up to
-     * and including the first that is not. */
-    json_t *frames = json_object_get(json_array_get(json_object_get(a->answer, "threads"), 0),
-                                     "frames");
-    size_t nlev = json_array_size(frames), ndist = bt->nframes;
+    /* The core's levels, grouped per distinct lookup (its request frames). */
+    size_t nlev = a->res.nlevels, ndist = bt->nframes;
     a->levels = calloc(nlev ? nlev : 1, sizeof *a->levels);
-    a->level_obj = calloc(nlev ? nlev : 1, sizeof *a->level_obj);
     a->key_level = calloc(ndist ? ndist : 1, sizeof *a->key_level);
     a->key_nlevels = calloc(ndist ? ndist : 1, sizeof *a->key_nlevels);
-    if (!a->levels || !a->level_obj || !a->key_level || !a->key_nlevels) {
+    if (!a->levels || !a->key_level || !a->key_nlevels) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
         goto done;
     }
-    size_t li = 0;
+    for (size_t li = 0; li < nlev; li++)
+        set_level(&a->levels[li], &a->res.levels[li]);
     for (size_t d = 0; d < ndist; d++) {
-        a->key_level[d] = li;
-        while (li < nlev && json_is_true(json_object_get(json_array_get(frames, li), "inlined"))) {
-            a->level_obj[li] = json_array_get(frames, li);
-            set_level_from_json(&a->levels[li], a->level_obj[li]);
-            li++;
-        }
-        if (li < nlev) {
-            a->level_obj[li] = json_array_get(frames, li);
-            set_level_from_json(&a->levels[li], a->level_obj[li]);
-            li++;
-        }
-        a->key_nlevels[d] = li - a->key_level[d];
+        a->key_level[d] = a->res.frame_first[d];
+        a->key_nlevels[d] = a->res.frame_count[d];
     }
 
     /* Per report frame: its lookup's levels, or the report's own words when
@@ -809,9 +778,9 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
                 long key = a->frame_key[k];
                 size_t base = key >= 0 ? a->key_level[key] : 0;
                 size_t n = key >= 0 ? a->key_nlevels[key] : 0;
-                json_t *outer = n ? a->level_obj[base + n - 1] : NULL;
-                sf->status = status_of(outer ? jstr(outer, "status") : NULL);
-                const char *img = outer ? jstr(outer, "image") : NULL;
+                const sym_level *outer = n ? &a->res.levels[base + n - 1] : NULL;
+                sf->status = status_of(outer);
+                const char *img = outer ? outer->image : NULL;
                 if (!img && cf->image_name)
                     img = cf->image_name;
                 if (!img && cf->image >= 0 && (size_t)cf->image < nimg)
@@ -843,11 +812,9 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
 
     /* Images: found (or beyond their text), the UUID under another arch,
      * missing; whether their dSYM is in. */
-    json_t *imgs = json_object_get(a->answer, "images");
     for (size_t i = 0; i < nimg; i++) {
         long b = ii[i].req;
-        const char *s = b >= 0 ? jstr(json_array_get(imgs, (size_t)b), "status") : NULL;
-        bool found = s && strcmp(s, "found") == 0;
+        bool found = b >= 0 && (size_t)b < a->res.nimages && a->res.images[b].found;
         out->image_found[i] = found;
         if (found) {
             if (out->image_status[i] != CIMG_OUTSIDE_TEXT)
@@ -861,8 +828,6 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     if (!out->signature)
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
 done:
-    bt_free(&req);
-    dynbuf_free(&ans);
     free(ii);
     free(first);
     free(req_to_img);
@@ -892,30 +857,11 @@ static void jw_key(jsonw *w, bool *first, const char *key)
     JW_LIT(w, ":");
 }
 
-/* A scalar of the answer as it was (strings, integers, booleans, null). */
-static void jw_value(jsonw *w, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING: jw_str(w, json_string_value(v)); break;
-    case JSON_INTEGER: jw_i64(w, (int64_t)json_integer_value(v)); break;
-    case JSON_TRUE: JW_LIT(w, "true"); break;
-    case JSON_FALSE: JW_LIT(w, "false"); break;
-    default: {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (s)
-            jw_raw(w, s);
-        else
-            JW_LIT(w, "null");
-        free(s);
-    }
-    }
-}
-
 /* What every frame object says of its place: its number, its image's index,
  * the UUID and image name the report gives when the answer had none, and in
  * a call tree its depth and samples. */
 static void write_place(jsonw *w, bool *fk, const crash_report *r, const crash_thread *th,
-                        size_t f, json_t *o, const char *image)
+                        size_t f, const sym_level *o, const char *image)
 {
     const crash_frame *cf = &th->frames[f];
     jw_key(w, fk, "frame");
@@ -925,14 +871,14 @@ static void write_place(jsonw *w, bool *fk, const crash_report *r, const crash_t
         jw_i64(w, cf->image);
     else
         JW_LIT(w, "null");
-    if (!json_object_get(o, "uuid") && cf->image >= 0 && (size_t)cf->image < r->nimages &&
+    if (!(o && o->uuid) && cf->image >= 0 && (size_t)cf->image < r->nimages &&
         r->images[cf->image].has_uuid) {
         char u[37];
         uuid_format(r->images[cf->image].uuid, u);
         jw_key(w, fk, "uuid");
         jw_str(w, u);
     }
-    if (!json_object_get(o, "image") && image) {
+    if (!(o && o->image) && image) {
         jw_key(w, fk, "image");
         jw_str(w, image);
     }
@@ -948,7 +894,8 @@ static void write_place(jsonw *w, bool *fk, const crash_report *r, const crash_t
  * over its outer level when report is set, then its place. o may be NULL
  * (a frame not looked up). */
 static void write_level(jsonw *w, const crash_report *r, const crash_thread *th, size_t f,
-                        json_t *o, const crash_symframe *sf, bool report, bool outer)
+                        const sym_level *o, const crash_symframe *sf, bool report,
+                        bool outer)
 {
     const crash_frame *cf = &th->frames[f];
     bool over_sym = report && outer && cf->symbol;
@@ -957,17 +904,10 @@ static void write_level(jsonw *w, const crash_report *r, const crash_thread *th,
     bool fk = true;
     JW_LIT(w, "{");
     if (o) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(o, key, v) {
-            if ((over_sym && (!strcmp(key, "symbol") || !strcmp(key, "mangled"))) ||
-                (over_off && !strcmp(key, "offset")) ||
-                (over_file && (!strcmp(key, "file") || !strcmp(key, "line") ||
-                               !strcmp(key, "column"))))
-                continue;
-            jw_key(w, &fk, key);
-            jw_value(w, v);
-        }
+        symbolicate_write_level(w, o, (over_sym ? SYM_OMIT_NAMES : 0) |
+                                          (over_off ? SYM_OMIT_OFFSET : 0) |
+                                          (over_file ? SYM_OMIT_PLACE : 0));
+        fk = false;
     } else {
         jw_key(w, &fk, "address");
         jw_hex(w, cf->address);
@@ -1213,22 +1153,23 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 JW_LIT(&w, ",\"image\":");
                 jw_str_or_null(&w, sf->image);
                 JW_LIT(&w, ",\"inlined\":false");
-                json_t *o = key >= 0 && a->key_nlevels[key]
-                                ? a->level_obj[a->key_level[key] + a->key_nlevels[key] - 1]
-                                : NULL;
+                const sym_level *o =
+                    key >= 0 && a->key_nlevels[key]
+                        ? &a->res.levels[a->key_level[key] + a->key_nlevels[key] - 1]
+                        : NULL;
                 /* the answer's UUID when it gave one (found by address) */
-                if (o && jstr(o, "uuid")) {
+                if (o && o->uuid) {
                     JW_LIT(&w, ",\"uuid\":");
-                    jw_str(&w, jstr(o, "uuid"));
+                    jw_str(&w, o->uuid);
                 }
                 write_place(&w, &pk, r, th, f, o, NULL);
                 JW_LIT(&w, "}");
                 continue;
             }
             for (size_t l = 0; l < sf->nlevels; l++) {
-                json_t *o = key >= 0 && l < a->key_nlevels[key]
-                                ? a->level_obj[a->key_level[key] + l]
-                                : NULL;
+                const sym_level *o =
+                    key >= 0 && l < a->key_nlevels[key] ? &a->res.levels[a->key_level[key] + l]
+                                                        : NULL;
                 if (l)
                     JW_LIT(&w, ",");
                 write_level(&w, r, th, f, o, sf, report, l + 1 == sf->nlevels);

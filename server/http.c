@@ -114,6 +114,8 @@ enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == 503)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+    if (status == 401) /* RFC 9110: a 401 names the scheme it wants */
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"symd\"");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     if (tl_req && ret == MHD_YES) {
@@ -937,7 +939,11 @@ int server_run(const server_config *cfg)
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, NULL,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: MHD's default SO_REUSEADDR
+         * lets a restart take the port at once, while 1 would set
+         * SO_REUSEPORT and let a second symd share the port with this one,
+         * each taking a random half of the connections. */
+        MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);
         retention_stop(ret);

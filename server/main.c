@@ -1,6 +1,7 @@
 /* symd command line: serve, upload, atos, info, crash, demangle. */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,10 +135,10 @@ static int zip_limits_from_env(unzip_limits *l)
  * line, trailing blanks and CR dropped. NULL (and a message) when the file
  * cannot be read, is empty or holds a NUL. The string lives as long as the
  * process. */
-static const char *token_from_file(const char *what, const char *path)
+static char *token_from_file(const char *what, const char *path)
 {
     FILE *f = fopen(path, "rb");
-    char buf[4097];
+    char buf[4096 + 2]; /* 4096 bytes and one more, to tell a longer file */
     size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     if (f)
         fclose(f);
@@ -145,13 +146,59 @@ static const char *token_from_file(const char *what, const char *path)
     size_t len = strcspn(buf, "\n");
     while (len > 0 && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
         len--;
-    if (!f || len == 0 || memchr(buf, 0, len) || n == sizeof buf - 1) {
+    if (!f || len == 0 || memchr(buf, 0, len) || n > 4096) {
         fprintf(stderr, "symd serve: %s %s: %s\n", what, path,
-                !f ? "cannot be read" : n == sizeof buf - 1 ? "is over 4096 bytes"
-                                                             : "holds no token on its first line");
+                !f ? "cannot be read" : n > 4096 ? "is over 4096 bytes"
+                                                 : "holds no token on its first line");
         return NULL;
     }
     return strndup(buf, len);
+}
+
+/* The three roles' tokens: flags win over the environment; a token and a
+ * token file of one role at one level (both flags, or both variables) is
+ * refused as ambiguous, and so is an empty token (it would leave the role
+ * open while looking closed). 0, or -1 after a message. */
+static int resolve_tokens(const char *const flag_token[3], const char *const flag_file[3],
+                          server_config *cfg)
+{
+    static const char *const role[3] = {"upload", "report", "read"};
+    static const char *const env_token[3] = {"SYMD_UPLOAD_TOKEN", "SYMD_REPORT_TOKEN",
+                                             "SYMD_READ_TOKEN"};
+    static const char *const env_file[3] = {"SYMD_UPLOAD_TOKEN_FILE", "SYMD_REPORT_TOKEN_FILE",
+                                            "SYMD_READ_TOKEN_FILE"};
+    const char **out[3] = {&cfg->upload_token, &cfg->report_token, &cfg->read_token};
+    for (int k = 0; k < 3; k++) {
+        const char *tok = flag_token[k], *file = flag_file[k];
+        char what[64], what_file[64];
+        snprintf(what, sizeof what, "--%s-token", role[k]);
+        snprintf(what_file, sizeof what_file, "--%s-token-file", role[k]);
+        if (!tok && !file) { /* nothing on the command line: the environment */
+            tok = getenv(env_token[k]);
+            file = getenv(env_file[k]);
+            snprintf(what, sizeof what, "%s", env_token[k]);
+            snprintf(what_file, sizeof what_file, "%s", env_file[k]);
+        }
+        if (tok && file) {
+            fprintf(stderr, "symd serve: %s and %s both given: give the %s token once\n", what,
+                    what_file, role[k]);
+            return -1;
+        }
+        if (tok && !*tok) {
+            fprintf(stderr, "symd serve: %s is empty: give a token, or leave the %s role "
+                            "open by not giving one\n", what, role[k]);
+            return -1;
+        }
+        if (file) {
+            /* kept for the life of the process (static: no leak at exit) */
+            static char *from_file[3];
+            free(from_file[k]);
+            if (!(tok = from_file[k] = token_from_file(what_file, file)))
+                return -1;
+        }
+        *out[k] = tok;
+    }
+    return 0;
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -159,13 +206,9 @@ static int cmd_serve(int argc, char **argv)
     server_config cfg = {0};
     cfg.listen = env_or("SYMD_LISTEN", DEFAULT_LISTEN);
     cfg.db = env_or("SYMD_DB", DEFAULT_DB);
-    cfg.upload_token = env_or("SYMD_UPLOAD_TOKEN", NULL);
-    cfg.report_token = env_or("SYMD_REPORT_TOKEN", NULL);
-    cfg.read_token = env_or("SYMD_READ_TOKEN", NULL);
-    /* --ROLE-token-file F (or SYMD_ROLE_TOKEN_FILE): read after the flags */
-    const char *token_file[3] = {env_or("SYMD_UPLOAD_TOKEN_FILE", NULL),
-                                 env_or("SYMD_REPORT_TOKEN_FILE", NULL),
-                                 env_or("SYMD_READ_TOKEN_FILE", NULL)};
+    /* Per role (upload, report, read): the token and the token file given
+     * as flags and in the environment; resolved after the flags. */
+    const char *flag_token[3] = {NULL, NULL, NULL}, *flag_file[3] = {NULL, NULL, NULL};
     uint64_t keep_days = 0, max_crashes = 0, prune_every = 60;
     uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0;
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
@@ -198,12 +241,12 @@ static int cmd_serve(int argc, char **argv)
         int bad = 0;
         if (strcmp(a, "--listen") == 0 && v) cfg.listen = v;
         else if (strcmp(a, "--db") == 0 && v) cfg.db = v;
-        else if (strcmp(a, "--upload-token") == 0 && v) cfg.upload_token = v;
-        else if (strcmp(a, "--report-token") == 0 && v) cfg.report_token = v;
-        else if (strcmp(a, "--read-token") == 0 && v) cfg.read_token = v;
-        else if (strcmp(a, "--upload-token-file") == 0 && v) token_file[0] = v;
-        else if (strcmp(a, "--report-token-file") == 0 && v) token_file[1] = v;
-        else if (strcmp(a, "--read-token-file") == 0 && v) token_file[2] = v;
+        else if (strcmp(a, "--upload-token") == 0 && v) flag_token[0] = v;
+        else if (strcmp(a, "--report-token") == 0 && v) flag_token[1] = v;
+        else if (strcmp(a, "--read-token") == 0 && v) flag_token[2] = v;
+        else if (strcmp(a, "--upload-token-file") == 0 && v) flag_file[0] = v;
+        else if (strcmp(a, "--report-token-file") == 0 && v) flag_file[1] = v;
+        else if (strcmp(a, "--read-token-file") == 0 && v) flag_file[2] = v;
         else if (strcmp(a, "--keep-days") == 0) bad = parse_size_opt(a, v, &keep_days);
         else if (strcmp(a, "--max-crashes") == 0) bad = parse_size_opt(a, v, &max_crashes);
         else if (strcmp(a, "--prune-every") == 0) bad = parse_size_opt(a, v, &prune_every);
@@ -247,12 +290,8 @@ static int cmd_serve(int argc, char **argv)
                         "a timeout (0..86400 s) or --max-inflight-mb out of range\n");
         return 2;
     }
-    static const char *const token_what[3] = {"--upload-token-file", "--report-token-file",
-                                              "--read-token-file"};
-    const char **tokens[3] = {&cfg.upload_token, &cfg.report_token, &cfg.read_token};
-    for (int k = 0; k < 3; k++)
-        if (token_file[k] && !(*tokens[k] = token_from_file(token_what[k], token_file[k])))
-            return 2;
+    if (resolve_tokens(flag_token, flag_file, &cfg) != 0)
+        return 2;
     if (keep_days > 100000 || prune_every == 0 || prune_every > 86400) {
         fprintf(stderr, "symd serve: --keep-days (0..100000) or --prune-every (1..86400 s) "
                         "out of range\n");
@@ -690,8 +729,18 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "serve") == 0)
+    if (strcmp(cmd, "serve") == 0) {
+        /* Requests allocate and free buffers of tens to hundreds of KiB
+         * (report bodies, answers, compressed originals). With glibc's
+         * defaults each free at the top of a heap gives the memory back
+         * (brk, madvise: system calls and TLB shootdowns across cores) and
+         * the next request takes it again; keep up to 64 MiB per heap
+         * instead. Memory stays bounded by the request limits. */
+        mallopt(M_TRIM_THRESHOLD, 64 << 20);
+        mallopt(M_TOP_PAD, 4 << 20);
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
         return cmd_serve(argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "upload") == 0)
         return cmd_upload(argc - 2, argv + 2);
     if (strcmp(cmd, "atos") == 0)

@@ -44,6 +44,11 @@ static void prune_pass(retention *r)
         pthread_mutex_unlock(&r->mu);
         if (n < RETENTION_BATCH)
             return;
+        /* Let waiting writers in before the next batch: released and taken
+         * again at once, the store's writer lock would mostly go back to
+         * this thread, and a request would wait through the whole pass. */
+        struct timespec pause = {0, RETENTION_PAUSE_MS * 1000000L};
+        nanosleep(&pause, NULL);
     }
 }
 

@@ -10,8 +10,10 @@
 
 typedef struct retention retention;
 
-/* Crashes deleted per transaction: a request waits at most one batch. */
+/* Crashes deleted per transaction, and the pause between two batches in
+ * which waiting writes go first: a request waits at most about one batch. */
 #define RETENTION_BATCH 500
+#define RETENTION_PAUSE_MS 5
 
 /* Starts pruning st every every_s seconds (and once at start): crashes
  * older than keep_days days (0: no age limit) and those beyond the newest

@@ -16,7 +16,7 @@ typedef struct {
     bool placed;       /* start is known */
     uint64_t start, end; /* [start, end) in the crashed process; end 0 = unknown */
     uint64_t slide;
-    char uuid[37];
+    const char *uuid; /* the answer's image's (sym_image.uuid) */
 } rimage;
 
 static int cmp_start(const void *a, const void *b)
@@ -107,91 +107,95 @@ typedef struct {
     bool old;  /* the index holds Swift names raw */
 } names_how;
 
-/* "symbol" and "mangled" of a name pair, written once when they agree. */
-static void write_names(jsonw *w, const char *display, const char *raw, names_how how)
+/* Room for one more level; false when out of memory. */
+static bool level_room(sym_result *res)
 {
-    char *made = NULL;
-    if ((how.full || (how.old && (display == raw || strcmp(display, raw) == 0))) &&
-        symd_is_swift(raw))
-        made = how.full ? symd_demangle_full(raw) : symd_demangle(raw);
-    if (made)
-        display = made;
-    JW_LIT(w, ",\"symbol\":");
-    size_t at = w->b->len;
-    jw_str(w, display);
-    size_t n = w->b->len - at;
-    JW_LIT(w, ",\"mangled\":");
-    if (display == raw || strcmp(display, raw) == 0)
-        jw_copy(w, at, n);
-    else
-        jw_str(w, raw);
-    free(made);
+    if (res->nlevels < res->levels_cap)
+        return true;
+    size_t cap = res->levels_cap ? res->levels_cap * 2 : 64;
+    sym_level *l = realloc(res->levels, cap * sizeof *l);
+    if (!l)
+        return false;
+    res->levels = l;
+    res->levels_cap = cap;
+    return true;
 }
 
-static void write_place(jsonw *w, const lineframe *lf)
+/* The names of a level: display and raw, the display one made here when
+ * how asks (kept in res->made). false when out of memory. */
+static bool set_names(sym_result *res, sym_level *l, const char *display, const char *raw,
+                      names_how how)
+{
+    l->symbol = display;
+    l->mangled = raw;
+    if (!((how.full || (how.old && (display == raw || strcmp(display, raw) == 0))) &&
+          symd_is_swift(raw)))
+        return true;
+    if (res->nmade == res->made_cap) {
+        size_t cap = res->made_cap ? res->made_cap * 2 : 16;
+        char **m = realloc(res->made, cap * sizeof *m);
+        if (!m)
+            return false;
+        res->made = m;
+        res->made_cap = cap;
+    }
+    char *made = how.full ? symd_demangle_full(raw) : symd_demangle(raw);
+    if (made) {
+        res->made[res->nmade++] = made;
+        l->symbol = made;
+    }
+    return true;
+}
+
+static void set_place(sym_level *l, const lineframe *lf)
 {
     if (!lf->file)
         return;
-    JW_LIT(w, ",\"file\":");
-    jw_str(w, lf->file);
-    JW_LIT(w, ",\"line\":");
-    jw_u64(w, lf->line);
-    if (lf->column) {
-        JW_LIT(w, ",\"column\":");
-        jw_u64(w, lf->column);
-    }
+    l->file = lf->file;
+    l->line = lf->line;
+    l->column = lf->column;
 }
 
-/* Fields every frame of a found image starts with. */
-static void write_head(jsonw *w, const bt_frame *f, const rimage *r, uint64_t vmaddr,
+/* The head every level of a found image has. */
+static void found_head(sym_level *l, const bt_frame *f, const rimage *r, uint64_t vmaddr,
                        bool found)
 {
-    JW_LIT(w, "{\"address\":");
-    jw_hex(w, f->address);
-    jw_raw(w, found ? ",\"status\":\"symbolicated\",\"image\":"
-                    : ",\"status\":\"no_symbol\",\"image\":");
-    jw_str(w, r->img->meta.name);
-    JW_LIT(w, ",\"uuid\":");
-    jw_str(w, r->uuid);
-    JW_LIT(w, ",\"arch\":");
-    jw_str(w, r->img->meta.arch);
-    JW_LIT(w, ",\"vmaddr\":");
-    jw_hex(w, vmaddr);
+    memset(l, 0, sizeof *l);
+    l->status = found ? SYM_SYMBOLICATED : SYM_NO_SYMBOL;
+    l->address = f->address;
+    l->image = r->img->meta.name;
+    l->uuid = r->uuid;
+    l->arch = r->img->meta.arch;
+    l->has_vmaddr = true;
+    l->vmaddr = vmaddr;
 }
 
-/* One input frame: for an image with line data, one output frame per
- * inlined level (innermost first) and then the function holding the
- * address; otherwise one frame. lookup is the frame's address stripped for
- * lookups (symbolicate_lookup_address); answers say f->address, as sent.
- * index is the frame's place in its thread (adjust "auto" treats frame 0 as
- * exact). */
-static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t index,
-                        const rimage *r, bool full, symbolicate_counts *c)
+/* One input frame's levels: for an image with line data, one per inlined
+ * level (innermost first) and then the function holding the address;
+ * otherwise one. lookup is the frame's address stripped for lookups
+ * (symbolicate_lookup_address); levels say f->address, as sent. index is
+ * the frame's place in its thread (adjust "auto" treats frame 0 as exact).
+ * false when out of memory. */
+static bool add_frame(sym_result *res, const bt_frame *f, uint64_t lookup, size_t index,
+                      const rimage *r, bool full, symbolicate_counts *c)
 {
-    if (!r) {
-        c->unknown_image++;
-        JW_LIT(w, "{\"address\":");
-        jw_hex(w, f->address);
-        JW_LIT(w, ",\"status\":\"unknown_image\",\"inlined\":false}");
-        return;
-    }
-    if (!r->img) {
+    if (!r || !r->img) {
+        if (!level_room(res))
+            return false;
+        sym_level *l = &res->levels[res->nlevels++];
+        memset(l, 0, sizeof *l);
+        l->address = f->address;
+        if (!r) {
+            c->unknown_image++;
+            l->status = SYM_UNKNOWN_IMAGE;
+            return true;
+        }
         c->missing_image++;
-        JW_LIT(w, "{\"address\":");
-        jw_hex(w, f->address);
-        JW_LIT(w, ",\"status\":\"missing_image\"");
-        if (r->req->name[0]) {
-            JW_LIT(w, ",\"image\":");
-            jw_str(w, r->req->name);
-        }
-        JW_LIT(w, ",\"uuid\":");
-        jw_str(w, r->uuid);
-        if (r->req->arch[0]) {
-            JW_LIT(w, ",\"arch\":");
-            jw_str(w, r->req->arch);
-        }
-        JW_LIT(w, ",\"inlined\":false}");
-        return;
+        l->status = SYM_MISSING_IMAGE;
+        l->image = r->req->name[0] ? r->req->name : NULL;
+        l->uuid = r->uuid;
+        l->arch = r->req->arch[0] ? r->req->arch : NULL;
+        return true;
     }
     uint64_t vmaddr = lookup - r->slide;
     names_how sym_how = {full, r->img->sym.version < SYMINDEX_VERSION};
@@ -223,32 +227,101 @@ static void write_frame(jsonw *w, const bt_frame *f, uint64_t lookup, size_t ind
 
     for (size_t i = 0; ll && i + 1 < ll->n; i++) {
         const lineframe *lf = &ll->f[i];
-        write_head(w, f, r, vmaddr, true);
-        if (lf->mangled)
-            write_names(w, lf->name, lf->mangled, line_how);
-        write_place(w, lf);
-        JW_LIT(w, ",\"inlined\":true},");
+        if (!level_room(res))
+            return false;
+        sym_level *l = &res->levels[res->nlevels++];
+        found_head(l, f, r, vmaddr, true);
+        l->inlined = true;
+        if (lf->mangled && !set_names(res, l, lf->name, lf->mangled, line_how))
+            return false;
+        set_place(l, lf);
     }
-    write_head(w, f, r, vmaddr, found);
+    if (!level_room(res))
+        return false;
+    sym_level *l = &res->levels[res->nlevels++];
+    found_head(l, f, r, vmaddr, found);
     /* Like llvm-symbolizer, the symbol table names the outermost function;
      * DWARF fills in where the symbol table has nothing. */
     if (look.status == SYMLOOK_SYMBOL) {
-        write_names(w, look.name, look.mangled, sym_how);
+        if (!set_names(res, l, look.name, look.mangled, sym_how))
+            return false;
     } else if (outer && outer->mangled) {
-        write_names(w, outer->name, outer->mangled, line_how);
+        if (!set_names(res, l, outer->name, outer->mangled, line_how))
+            return false;
         look.has_sym_addr = true;
         look.sym_addr = ll->func_start;
         look.offset = vmaddr - ll->func_start;
     }
     if (look.has_sym_addr) {
-        JW_LIT(w, ",\"symbol_address\":");
-        jw_hex(w, look.sym_addr);
-        JW_LIT(w, ",\"offset\":");
-        jw_u64(w, look.offset);
+        l->has_sym_addr = true;
+        l->sym_addr = look.sym_addr;
+        l->offset = look.offset;
     }
     if (outer)
-        write_place(w, outer);
-    JW_LIT(w, ",\"inlined\":false}");
+        set_place(l, outer);
+    return true;
+}
+
+static const char *const status_names[] = {
+    [SYM_SYMBOLICATED] = "\"symbolicated\"",
+    [SYM_NO_SYMBOL] = "\"no_symbol\"",
+    [SYM_MISSING_IMAGE] = "\"missing_image\"",
+    [SYM_UNKNOWN_IMAGE] = "\"unknown_image\"",
+};
+
+/* Contract in symbolicate.h. */
+void symbolicate_write_level(jsonw *w, const sym_level *l, unsigned omit)
+{
+    JW_LIT(w, "\"address\":");
+    jw_hex(w, l->address);
+    JW_LIT(w, ",\"status\":");
+    jw_raw(w, status_names[l->status]);
+    if (l->image) {
+        JW_LIT(w, ",\"image\":");
+        jw_str(w, l->image);
+    }
+    if (l->uuid) {
+        JW_LIT(w, ",\"uuid\":");
+        jw_str(w, l->uuid);
+    }
+    if (l->arch) {
+        JW_LIT(w, ",\"arch\":");
+        jw_str(w, l->arch);
+    }
+    if (l->has_vmaddr) {
+        JW_LIT(w, ",\"vmaddr\":");
+        jw_hex(w, l->vmaddr);
+    }
+    if (l->symbol && !(omit & SYM_OMIT_NAMES)) {
+        JW_LIT(w, ",\"symbol\":");
+        size_t at = w->b->len;
+        jw_str(w, l->symbol);
+        size_t n = w->b->len - at;
+        JW_LIT(w, ",\"mangled\":");
+        if (l->symbol == l->mangled || strcmp(l->symbol, l->mangled) == 0)
+            jw_copy(w, at, n);
+        else
+            jw_str(w, l->mangled);
+    }
+    if (l->has_sym_addr) {
+        JW_LIT(w, ",\"symbol_address\":");
+        jw_hex(w, l->sym_addr);
+        if (!(omit & SYM_OMIT_OFFSET)) {
+            JW_LIT(w, ",\"offset\":");
+            jw_u64(w, l->offset);
+        }
+    }
+    if (l->file && !(omit & SYM_OMIT_PLACE)) {
+        JW_LIT(w, ",\"file\":");
+        jw_str(w, l->file);
+        JW_LIT(w, ",\"line\":");
+        jw_u64(w, l->line);
+        if (l->column) {
+            JW_LIT(w, ",\"column\":");
+            jw_u64(w, l->column);
+        }
+    }
+    jw_raw(w, l->inlined ? ",\"inlined\":true" : ",\"inlined\":false");
 }
 
 /* The arch a lookup strips an address for: the found image's, else the
@@ -279,25 +352,53 @@ static const char *request_arch(const rimage *imgs, size_t n)
     return arch;
 }
 
-symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
-                        symbolicate_counts *counts, symd_err *err)
+void sym_result_free(sym_result *r)
+{
+    if (r->loaded)
+        for (size_t i = 0; i < r->nimages; i++)
+            store_release(r->st, r->loaded[i]);
+    for (size_t i = 0; i < r->nmade; i++)
+        free(r->made[i]);
+    free(r->made);
+    free(r->loaded);
+    free(r->levels);
+    free(r->frame_first);
+    free(r->frame_count);
+    free(r->images);
+    memset(r, 0, sizeof *r);
+}
+
+symd_status symbolicate_levels(store *s, const bt_request *req, sym_result *out,
+                               symbolicate_counts *counts, symd_err *err)
 {
     symbolicate_counts local = {0};
     if (!counts)
         counts = &local;
+    memset(out, 0, sizeof *out);
+    out->st = s;
     symd_status st = SYMD_OK;
-    rimage *imgs = calloc(req->nimages ? req->nimages : 1, sizeof *imgs);
-    rimage **sorted = calloc(req->nimages ? req->nimages : 1, sizeof *sorted);
+    size_t nimg = req->nimages, nfr = 0;
+    for (size_t t = 0; t < req->nthreads; t++)
+        nfr += req->threads[t].nframes;
+    rimage *imgs = calloc(nimg ? nimg : 1, sizeof *imgs);
+    rimage **sorted = calloc(nimg ? nimg : 1, sizeof *sorted);
+    out->loaded = calloc(nimg ? nimg : 1, sizeof *out->loaded);
+    out->images = calloc(nimg ? nimg : 1, sizeof *out->images);
+    out->frame_first = malloc((nfr ? nfr : 1) * sizeof *out->frame_first);
+    out->frame_count = malloc((nfr ? nfr : 1) * sizeof *out->frame_count);
     size_t nsorted = 0;
-    if (!imgs || !sorted) {
+    if (!imgs || !sorted || !out->loaded || !out->images || !out->frame_first ||
+        !out->frame_count) {
         st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < req->nimages; i++) {
+    out->nimages = nimg;
+    for (size_t i = 0; i < nimg; i++) {
         rimage *r = &imgs[i];
         const bt_image *bi = &req->images[i];
         r->req = bi;
-        uuid_format(bi->uuid, r->uuid);
+        uuid_format(bi->uuid, out->images[i].uuid);
+        r->uuid = out->images[i].uuid;
         symd_err lerr = {0};
         st = store_acquire(s, bi->uuid, bi->arch[0] ? bi->arch : NULL, &r->img, &lerr);
         if (st == SYMD_E_NOT_FOUND) {
@@ -307,6 +408,7 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
             symd_fail(err, st, "images[%zu]: %s", i, lerr.msg);
             goto out;
         }
+        out->loaded[i] = r->img;
         if (r->img) {
             uint64_t vm = r->img->meta.text_vmaddr;
             r->start = bi->has_load ? bi->load_address : vm + bi->slide;
@@ -324,13 +426,59 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
         }
         if (r->placed)
             sorted[nsorted++] = r;
+        sym_image *si = &out->images[i];
+        const char *arch = r->img ? r->img->meta.arch : bi->arch;
+        si->arch = arch[0] ? arch : NULL;
+        si->name = r->img ? r->img->meta.name : NULL;
+        si->found = r->img != NULL;
+        si->placed = r->placed;
+        si->load_address = r->start;
     }
     qsort(sorted, nsorted, sizeof *sorted, cmp_start);
-    const char *default_arch = request_arch(imgs, req->nimages);
+    const char *default_arch = request_arch(imgs, nimg);
 
+    size_t k = 0;
+    for (size_t t = 0; t < req->nthreads; t++) {
+        const bt_thread *th = &req->threads[t];
+        for (size_t i = 0; i < th->nframes; i++, k++) {
+            const bt_frame *f = &th->frames[i];
+            const rimage *r;
+            uint64_t lookup;
+            if (f->image >= 0) {
+                r = &imgs[f->image];
+                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
+            } else {
+                r = image_for(sorted, nsorted,
+                              symbolicate_lookup_address(f->address, default_arch));
+                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
+            }
+            out->frame_first[k] = out->nlevels;
+            if (!add_frame(out, f, lookup, i, r, req->full_names, counts)) {
+                st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+                goto out;
+            }
+            out->frame_count[k] = out->nlevels - out->frame_first[k];
+        }
+    }
+out:
+    free(imgs);
+    free(sorted);
+    if (st != SYMD_OK)
+        sym_result_free(out);
+    return st;
+}
+
+symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
+                        symbolicate_counts *counts, symd_err *err)
+{
+    sym_result res;
+    symd_status st = symbolicate_levels(s, req, &res, counts, err);
+    if (st != SYMD_OK)
+        return st;
     jsonw w;
     jw_init(&w, out);
     JW_LIT(&w, "{\"threads\":[");
+    size_t k = 0;
     for (size_t t = 0; t < req->nthreads; t++) {
         const bt_thread *th = &req->threads[t];
         jw_raw(&w, t ? ",{" : "{");
@@ -350,53 +498,41 @@ symd_status symbolicate(store *s, const bt_request *req, dynbuf *out,
         }
         jw_raw(&w, th->crashed ? "\"crashed\":true,\"frames\":["
                                : "\"crashed\":false,\"frames\":[");
-        for (size_t i = 0; i < th->nframes && w.ok; i++) {
-            const bt_frame *f = &th->frames[i];
-            const rimage *r;
-            uint64_t lookup;
-            if (f->image >= 0) {
-                r = &imgs[f->image];
-                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
-            } else {
-                r = image_for(sorted, nsorted,
-                              symbolicate_lookup_address(f->address, default_arch));
-                lookup = symbolicate_lookup_address(f->address, rimage_arch(r, default_arch));
+        for (size_t i = 0; i < th->nframes && w.ok; i++, k++) {
+            size_t a = res.frame_first[k], n = res.frame_count[k];
+            for (size_t l = 0; l < n; l++) {
+                jw_raw(&w, i || l ? ",{" : "{");
+                symbolicate_write_level(&w, &res.levels[a + l], 0);
+                JW_LIT(&w, "}");
             }
-            if (i)
-                JW_LIT(&w, ",");
-            write_frame(&w, f, lookup, i, r, req->full_names, counts);
         }
+        if (!w.ok)
+            break;
         JW_LIT(&w, "]}");
     }
     JW_LIT(&w, "],\"images\":[");
-    for (size_t i = 0; i < req->nimages; i++) {
-        const rimage *r = &imgs[i];
+    for (size_t i = 0; i < res.nimages; i++) {
+        const sym_image *im = &res.images[i];
         jw_raw(&w, i ? ",{\"uuid\":" : "{\"uuid\":");
-        jw_str(&w, r->uuid);
-        const char *arch = r->img ? r->img->meta.arch : r->req->arch;
-        if (arch[0]) {
+        jw_str(&w, im->uuid);
+        if (im->arch) {
             JW_LIT(&w, ",\"arch\":");
-            jw_str(&w, arch);
+            jw_str(&w, im->arch);
         }
-        if (r->img) {
+        if (im->found) {
             JW_LIT(&w, ",\"name\":");
-            jw_str(&w, r->img->meta.name);
+            jw_str(&w, im->name);
         }
-        if (r->placed) {
+        if (im->placed) {
             JW_LIT(&w, ",\"load_address\":");
-            jw_hex(&w, r->start);
+            jw_hex(&w, im->load_address);
         }
-        jw_raw(&w, r->img ? ",\"status\":\"found\"}" : ",\"status\":\"missing\"}");
+        jw_raw(&w, im->found ? ",\"status\":\"found\"}" : ",\"status\":\"missing\"}");
     }
     JW_LIT(&w, "]}");
     if (!w.ok)
         st = symd_fail(err, SYMD_E_TOO_LARGE, "response exceeds %zu bytes", out->max);
-out:
-    if (imgs)
-        for (size_t i = 0; i < req->nimages; i++)
-            store_release(s, imgs[i].img);
-    free(imgs);
-    free(sorted);
+    sym_result_free(&res);
     return st;
 }
 

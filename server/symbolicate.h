@@ -7,10 +7,73 @@
 #include "../store/store.h"
 #include "../util/dynbuf.h"
 #include "../util/err.h"
+#include "../util/jsonw.h"
 
 typedef struct {
     uint64_t symbolicated, missing_image, unknown_image, no_symbol;
 } symbolicate_counts;
+
+/* ---- the answer as data ---- */
+
+typedef enum {
+    SYM_SYMBOLICATED,  /* a stored image answered */
+    SYM_NO_SYMBOL,     /* stored image, no symbol there */
+    SYM_MISSING_IMAGE, /* the frame's image was never uploaded */
+    SYM_UNKNOWN_IMAGE, /* the address lies in no listed image */
+} sym_status;
+
+/* One output frame of /v1/symbolicate: a request frame gives one level, or
+ * with line data one per inlined level (innermost first, inlined true) and
+ * then the function's. Strings (NULL when absent) point into the result's
+ * images and names, or into the request: both must outlive the level. */
+typedef struct {
+    sym_status status;
+    uint64_t address;          /* as sent */
+    const char *image, *uuid, *arch;
+    bool has_vmaddr, has_sym_addr;
+    uint64_t vmaddr, sym_addr, offset;
+    const char *symbol, *mangled; /* both or neither */
+    const char *file;
+    uint32_t line, column;
+    bool inlined;
+} sym_level;
+
+/* A request image as answered. */
+typedef struct {
+    char uuid[37];
+    const char *arch, *name; /* NULL when neither the store nor the request says */
+    bool found, placed;
+    uint64_t load_address;   /* when placed */
+} sym_image;
+
+typedef struct {
+    sym_level *levels;
+    size_t nlevels;
+    size_t *frame_first;  /* per request frame (threads in order): its first level */
+    size_t *frame_count;  /* and how many */
+    sym_image *images;    /* per request image */
+    size_t nimages;
+    /* private */
+    struct store *st;
+    store_loaded **loaded;
+    char **made;          /* names demangled for this answer */
+    size_t nmade, made_cap, levels_cap;
+} sym_result;
+
+/* Symbolicates req into out: every frame's levels and every image's
+ * status, with the images it found held until sym_result_free. Errors as
+ * symbolicate's. counts may be NULL. */
+symd_status symbolicate_levels(store *s, const bt_request *req, sym_result *out,
+                               symbolicate_counts *counts, symd_err *err);
+void sym_result_free(sym_result *r);
+
+/* What symbolicate_write_level leaves out (the caller writes its own). */
+#define SYM_OMIT_NAMES 1u  /* symbol, mangled */
+#define SYM_OMIT_OFFSET 2u /* offset */
+#define SYM_OMIT_PLACE 4u  /* file, line, column */
+/* A level's members as /v1/symbolicate writes them, without the braces:
+ * "address" first (no comma before it), "inlined" last. */
+void symbolicate_write_level(jsonw *w, const sym_level *l, unsigned omit);
 
 /* Writes the response JSON for req into out. Errors: SYMD_E_INVALID for a
  * request the store cannot answer as asked (an arch needed), SYMD_E_TOO_LARGE

@@ -9,6 +9,9 @@
 #include "backend.h"
 #include "../util/dynbuf.h"
 
+/* Images one refs upsert statement counts at most (more go in several). */
+#define REF_ROWS_MAX 32
+
 /* The statements of the hot paths, prepared once per connection on first
  * use. */
 enum {
@@ -29,21 +32,38 @@ enum {
     Q_DAY_OUT,
     Q_DIM_IN,
     Q_DIM_OUT,
+    Q_DIM_RESET,
     Q_REF_IN,
-    Q_CRASH_REF_IN,
-    Q_REFS_OF,
+    Q_CRASH_REFS_SET,
     Q_REF_OUT,
-    Q_CRASH_REFS_DROP,
+    Q_ORIGINAL_INSERT,
+    Q_ORIGINAL_DELETE,
+    Q_BEGIN_WRITE,
+    Q_COMMIT,
+    Q_ROLLBACK,
+    Q_SAVEPOINT,
+    Q_RELEASE,
+    Q_ROLLBACK_TO,
     NQ
 };
 
 struct store_db {
     sqlite3 **conns;
     sqlite3_stmt **stmts; /* nconns x NQ, prepared on first use (stmt()) */
+    sqlite3_stmt **ref_stmts; /* nconns x REF_ROWS_MAX: the refs upsert of n rows (refs_stmt()) */
     bool *busy;
     int nconns;
     pthread_mutex_t pool_mu;
     pthread_cond_t pool_cv;
+    /* One writer at a time in this process: a second writer would find the
+     * database locked and sleep in SQLite's busy handler (1 ms and up), so
+     * writers queue here instead. */
+    pthread_mutex_t write_mu;
+    /* crashes queued for the next group commit (sq_put_crash) */
+    pthread_mutex_t gc_mu;
+    pthread_cond_t gc_cv;
+    struct crash_job *gc_head, *gc_tail;
+    bool gc_leading;
 };
 
 static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
@@ -98,12 +118,16 @@ static const char *const migrations[] = {
     "ALTER TABLE crashes ADD COLUMN kind TEXT NOT NULL DEFAULT 'crash';"
     "ALTER TABLE crashes ADD COLUMN bug_type INTEGER;"
     "CREATE INDEX crashes_kind_signature ON crashes(kind, signature);",
-    /* 4: originals stored compressed (codec; old rows stay raw, codec 0), the
-     * stored result dropped (every read symbolicates again), the app image a
-     * crash needs, and the counters listings read instead of scanning
-     * crashes: groups, their days, each kind's days, each group's versions,
-     * OS versions and devices (dim 0, 1, 2), and the images crashes need.
-     * Every counter is built from the crashes there are. */
+    /* 4: originals stored compressed (codec; old rows stay raw, codec 0) in
+     * a table of their own, so crash rows stay small (listings and scans
+     * read no report bytes); the stored result dropped (every read
+     * symbolicates again); the app image a crash needs; the images it needs
+     * as a list of crash_image_refs ids (",3,17,": no row per image, which
+     * would cost a page per image per stored crash); and the counters
+     * listings read instead of scanning crashes: groups, their days, each
+     * kind's days, each group's versions, OS versions and devices (dim 0,
+     * 1, 2), and the images crashes need with the newest crash needing
+     * each. Every counter is built from the crashes there are. */
     "CREATE TABLE crashes4("
     "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
     "  created_at INTEGER NOT NULL,"
@@ -111,28 +135,27 @@ static const char *const migrations[] = {
     "  process TEXT, bundle_id TEXT, app_version TEXT, os_version TEXT,"
     "  hardware_model TEXT, incident_id TEXT, exception_type TEXT,"
     "  signature TEXT NOT NULL,"
-    "  codec INTEGER NOT NULL, original_len INTEGER NOT NULL, original BLOB NOT NULL,"
     "  app_uuid BLOB CHECK(app_uuid IS NULL OR length(app_uuid) = 16),"
-    "  app_arch TEXT, app_name TEXT);"
+    "  app_arch TEXT, app_name TEXT, refs TEXT NOT NULL DEFAULT ',');"
+    "CREATE TABLE crash_originals(id INTEGER PRIMARY KEY,"
+    "  codec INTEGER NOT NULL, original_len INTEGER NOT NULL, original BLOB NOT NULL);"
     "INSERT INTO crashes4(id, created_at, kind, bug_type, format, process, bundle_id,"
-    "  app_version, os_version, hardware_model, incident_id, exception_type, signature,"
-    "  codec, original_len, original)"
+    "  app_version, os_version, hardware_model, incident_id, exception_type, signature)"
     "  SELECT id, created_at, kind, bug_type, format, process, bundle_id, app_version,"
-    "  os_version, hardware_model, incident_id, exception_type, signature, 0,"
-    "  length(original), original FROM crashes;"
+    "  os_version, hardware_model, incident_id, exception_type, signature FROM crashes;"
+    "INSERT INTO crash_originals SELECT id, 0, length(original), original FROM crashes;"
     "CREATE TABLE crash_image_refs("
     "  id INTEGER PRIMARY KEY,"
     "  uuid BLOB NOT NULL CHECK(length(uuid) = 16), arch TEXT NOT NULL, name TEXT NOT NULL,"
-    "  crashes INTEGER NOT NULL,"
+    "  crashes INTEGER NOT NULL, last_crash_id INTEGER NOT NULL,"
     "  UNIQUE(uuid, arch));"
-    "INSERT INTO crash_image_refs(uuid, arch, name, crashes)"
-    "  SELECT uuid, arch, max(name), count(DISTINCT crash_id) FROM crash_images"
+    "INSERT INTO crash_image_refs(uuid, arch, name, crashes, last_crash_id)"
+    "  SELECT uuid, arch, max(name), count(DISTINCT crash_id), max(crash_id) FROM crash_images"
     "  GROUP BY uuid, arch;"
-    "CREATE TABLE crash_refs(crash_id INTEGER NOT NULL, ref_id INTEGER NOT NULL,"
-    "  PRIMARY KEY(crash_id, ref_id)) WITHOUT ROWID;"
-    "INSERT INTO crash_refs SELECT DISTINCT ci.crash_id, r.id FROM crash_images ci"
-    "  JOIN crash_image_refs r ON r.uuid = ci.uuid AND r.arch = ci.arch;"
-    "CREATE INDEX crash_refs_ref ON crash_refs(ref_id, crash_id);"
+    "UPDATE crashes4 SET refs = ',' || (SELECT group_concat(id, ',') FROM (SELECT DISTINCT"
+    "  r.id FROM crash_images ci JOIN crash_image_refs r ON r.uuid = ci.uuid AND"
+    "  r.arch = ci.arch WHERE ci.crash_id = crashes4.id ORDER BY r.id)) || ','"
+    "  WHERE EXISTS (SELECT 1 FROM crash_images ci WHERE ci.crash_id = crashes4.id);"
     "DROP TABLE crash_images;"
     "DROP TABLE crashes;"
     "ALTER TABLE crashes4 RENAME TO crashes;"
@@ -160,14 +183,15 @@ static const char *const migrations[] = {
     "  GROUP BY 1, 2;"
     "CREATE TABLE crash_group_dims(kind TEXT NOT NULL, signature TEXT NOT NULL,"
     "  dim INTEGER NOT NULL, value TEXT NOT NULL, count INTEGER NOT NULL,"
+    "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, example_id INTEGER NOT NULL,"
     "  PRIMARY KEY(kind, signature, dim, value)) WITHOUT ROWID;"
     "INSERT INTO crash_group_dims"
-    "  SELECT kind, signature, 0, app_version, count(*) FROM crashes"
-    "    WHERE app_version <> '' GROUP BY 1, 2, 4"
-    "  UNION ALL SELECT kind, signature, 1, os_version, count(*) FROM crashes"
-    "    WHERE os_version <> '' GROUP BY 1, 2, 4"
-    "  UNION ALL SELECT kind, signature, 2, hardware_model, count(*) FROM crashes"
-    "    WHERE hardware_model <> '' GROUP BY 1, 2, 4;"
+    "  SELECT kind, signature, 0, app_version, count(*), min(created_at), max(created_at),"
+    "    max(id) FROM crashes WHERE app_version <> '' GROUP BY 1, 2, 4"
+    "  UNION ALL SELECT kind, signature, 1, os_version, count(*), min(created_at),"
+    "    max(created_at), max(id) FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4"
+    "  UNION ALL SELECT kind, signature, 2, hardware_model, count(*), min(created_at),"
+    "    max(created_at), max(id) FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4;"
     "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
 };
 
@@ -219,7 +243,10 @@ static symd_status open_conn(const char *path, sqlite3 **out, symd_err *err)
     sqlite3_busy_timeout(db, 10000);
     if (sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                     "PRAGMA foreign_keys=ON;",
+                     "PRAGMA foreign_keys=ON;"
+                     /* statement journals (upserts, savepoints) in memory,
+                      * not in a temporary file each time */
+                     "PRAGMA temp_store=MEMORY;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         symd_status r = db_fail(err, db, "configuring database");
         sqlite3_close(db);
@@ -239,10 +266,14 @@ static void sq_close(store_db *s)
     for (int i = 0; i < s->nconns; i++)
         sqlite3_close(s->conns[i]);
     free(s->stmts);
+    free(s->ref_stmts);
     free(s->conns);
     free(s->busy);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->write_mu);
+    pthread_mutex_destroy(&s->gc_mu);
+    pthread_cond_destroy(&s->gc_cv);
     free(s);
 }
 
@@ -257,9 +288,13 @@ static symd_status sq_open(const char *path, int pool, store_db **out, symd_err 
     s->conns = calloc((size_t)pool, sizeof *s->conns);
     s->busy = calloc((size_t)pool, sizeof *s->busy);
     s->stmts = calloc((size_t)pool * NQ, sizeof *s->stmts);
+    s->ref_stmts = calloc((size_t)pool * REF_ROWS_MAX, sizeof *s->ref_stmts);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
-    if (!s->conns || !s->busy || !s->stmts) {
+    pthread_mutex_init(&s->write_mu, NULL);
+    pthread_mutex_init(&s->gc_mu, NULL);
+    pthread_cond_init(&s->gc_cv, NULL);
+    if (!s->conns || !s->busy || !s->stmts || !s->ref_stmts) {
         sq_close(s);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
@@ -306,6 +341,20 @@ static void conn_put(store_db *s, int i)
     s->busy[i] = false;
     pthread_cond_signal(&s->pool_cv);
     pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* A connection for a write transaction, holding the process's writer turn
+ * (write_mu) until writer_put. */
+static int writer_get(store_db *s)
+{
+    pthread_mutex_lock(&s->write_mu);
+    return conn_get(s);
+}
+
+static void writer_put(store_db *s, int i)
+{
+    conn_put(s, i);
+    pthread_mutex_unlock(&s->write_mu);
 }
 
 /* ---- rows --------------------------------------------------------------- */
@@ -469,7 +518,7 @@ static symd_status sq_put_images(store_db *s, store_put *puts, size_t n,
                              store_put_result *results, store_image *stored,
                              symd_err *err)
 {
-    int ci = conn_get(s);
+    int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     symd_status r = SYMD_OK;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
@@ -484,14 +533,14 @@ static symd_status sq_put_images(store_db *s, store_put *puts, size_t n,
     if (r != SYMD_OK)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
-    conn_put(s, ci);
+    writer_put(s, ci);
     return r;
 }
 
 static symd_status sq_delete_image(store_db *s, const uint8_t uuid[16], size_t *deleted,
                                symd_err *err)
 {
-    int ci = conn_get(s);
+    int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st;
     symd_status r = SYMD_OK;
@@ -507,7 +556,7 @@ static symd_status sq_delete_image(store_db *s, const uint8_t uuid[16], size_t *
             *deleted = (size_t)sqlite3_changes(db);
         sqlite3_finalize(st);
     }
-    conn_put(s, ci);
+    writer_put(s, ci);
     return r;
 }
 
@@ -637,11 +686,21 @@ static const char *const sql_of[NQ] = {
     [Q_CRASH_INSERT] =
         "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
         "app_version, os_version, hardware_model, incident_id, exception_type, signature, "
-        "codec, original_len, original, app_uuid, app_arch, app_name) VALUES (?1, ?2, ?3, ?4, "
-        "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        "app_uuid, app_arch, app_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+        "?12, ?13, ?14, ?15)",
+    [Q_ORIGINAL_INSERT] = "INSERT INTO crash_originals(id, codec, original_len, original) "
+                          "VALUES (?1, ?2, ?3, ?4)",
     [Q_CRASH_ROW] = "SELECT kind, signature, created_at, app_version, os_version, "
-                    "hardware_model, process, bug_type FROM crashes WHERE id = ?1",
+                    "hardware_model, process, bug_type, refs FROM crashes WHERE id = ?1",
     [Q_CRASH_DELETE] = "DELETE FROM crashes WHERE id = ?1",
+    [Q_ORIGINAL_DELETE] = "DELETE FROM crash_originals WHERE id = ?1",
+    /* transaction control, prepared once like the rest */
+    [Q_BEGIN_WRITE] = "BEGIN IMMEDIATE",
+    [Q_COMMIT] = "COMMIT",
+    [Q_ROLLBACK] = "ROLLBACK",
+    [Q_SAVEPOINT] = "SAVEPOINT crash",
+    [Q_RELEASE] = "RELEASE crash",
+    [Q_ROLLBACK_TO] = "ROLLBACK TO crash",
     [Q_CRASH_REFILE] = "UPDATE crashes SET signature = ?2, kind = ?3, bug_type = ?4 WHERE id = ?1",
     /* a crash joins its group: the newest one gives the example, version and process */
     [Q_GROUP_IN] =
@@ -669,17 +728,38 @@ static const char *const sql_of[NQ] = {
     [Q_DAY_IN] = "INSERT INTO crash_days VALUES (?1, ?2, 1) ON CONFLICT DO UPDATE SET "
                  "count = count + 1",
     [Q_DAY_OUT] = "UPDATE crash_days SET count = count - 1 WHERE kind = ?1 AND day = ?2",
-    [Q_DIM_IN] = "INSERT INTO crash_group_dims VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT DO "
-                 "UPDATE SET count = count + 1",
+    /* ?5 the crash's time, ?6 its id */
+    [Q_DIM_IN] = "INSERT INTO crash_group_dims VALUES (?1, ?2, ?3, ?4, 1, ?5, ?5, ?6) ON "
+                 "CONFLICT DO UPDATE SET count = count + 1, first_seen = min(first_seen, "
+                 "excluded.first_seen), last_seen = max(last_seen, excluded.last_seen), "
+                 "example_id = max(example_id, excluded.example_id)",
     [Q_DIM_OUT] = "UPDATE crash_group_dims SET count = count - 1 WHERE kind = ?1 AND "
-                  "signature = ?2 AND dim = ?3 AND value = ?4",
-    [Q_REF_IN] = "INSERT INTO crash_image_refs(uuid, arch, name, crashes) VALUES (?1, ?2, ?3, "
-                 "1) ON CONFLICT(uuid, arch) DO UPDATE SET crashes = crashes + 1, name = CASE "
-                 "WHEN excluded.name <> '' THEN excluded.name ELSE name END RETURNING id",
-    [Q_CRASH_REF_IN] = "INSERT INTO crash_refs(crash_id, ref_id) VALUES (?1, ?2)",
-    [Q_REFS_OF] = "SELECT ref_id FROM crash_refs WHERE crash_id = ?1",
-    [Q_REF_OUT] = "UPDATE crash_image_refs SET crashes = crashes - 1 WHERE id = ?1",
-    [Q_CRASH_REFS_DROP] = "DELETE FROM crash_refs WHERE crash_id = ?1",
+                  "signature = ?2 AND dim = ?3 AND value = ?4 RETURNING count, example_id, "
+                  "first_seen",
+    /* a dimension's newest and oldest crash after its example or oldest
+     * went: a walk of the group's crashes (index crashes_group) */
+    [Q_DIM_RESET] =
+        "UPDATE crash_group_dims SET (example_id, last_seen) = (SELECT c.id, c.created_at "
+        "FROM crashes c WHERE c.kind = ?1 AND c.signature = ?2 AND CASE ?3 WHEN 0 THEN "
+        "c.app_version WHEN 1 THEN c.os_version ELSE c.hardware_model END = ?4 ORDER BY c.id "
+        "DESC LIMIT 1), first_seen = (SELECT c.created_at FROM crashes c WHERE c.kind = ?1 "
+        "AND c.signature = ?2 AND CASE ?3 WHEN 0 THEN c.app_version WHEN 1 THEN c.os_version "
+        "ELSE c.hardware_model END = ?4 ORDER BY c.id LIMIT 1) WHERE kind = ?1 AND "
+        "signature = ?2 AND dim = ?3 AND value = ?4",
+    /* ?4: the crash, the newest to need the image (ids only grow) */
+    [Q_REF_IN] = "INSERT INTO crash_image_refs(uuid, arch, name, crashes, last_crash_id) "
+                 "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT(uuid, arch) DO UPDATE SET crashes = "
+                 "crashes + 1, last_crash_id = max(last_crash_id, excluded.last_crash_id), "
+                 "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END "
+                 "RETURNING id",
+    [Q_CRASH_REFS_SET] = "UPDATE crashes SET refs = ?2 WHERE id = ?1",
+    /* a crash no longer needs image ?1; ?2: the crash, gone. When it was
+     * the newest to need it, the newest before it that does (crashes of one
+     * app mostly need the same images: a short walk back) */
+    [Q_REF_OUT] = "UPDATE crash_image_refs SET crashes = crashes - 1, last_crash_id = CASE "
+                  "WHEN last_crash_id <> ?2 OR crashes = 1 THEN last_crash_id ELSE coalesce(("
+                  "SELECT c.id FROM crashes c WHERE c.id < ?2 AND c.refs LIKE '%,' || ?1 || "
+                  "',%' ORDER BY c.id DESC LIMIT 1), 0) END WHERE id = ?1",
 };
 
 /* Connection ci's statement q, prepared on first use; NULL with err set when
@@ -705,6 +785,8 @@ static void stmt_done(sqlite3_stmt *st)
 
 static void finalize_all(store_db *s)
 {
+    for (size_t i = 0; s->ref_stmts && i < (size_t)s->nconns * REF_ROWS_MAX; i++)
+        sqlite3_finalize(s->ref_stmts[i]);
     for (size_t i = 0; s->stmts && i < (size_t)s->nconns * NQ; i++)
         sqlite3_finalize(s->stmts[i]);
 }
@@ -716,6 +798,50 @@ static bool run(sqlite3_stmt *st)
     int rc = sqlite3_step(st);
     stmt_done(st);
     return rc == SQLITE_DONE || rc == SQLITE_ROW;
+}
+
+/* Connection ci's upsert of n (1..REF_ROWS_MAX) images a crash needs in one
+ * statement: ?1 the crash (the newest to need them: ids only grow), then
+ * (uuid, arch, name) per image from ?2; each row's id is returned. */
+static sqlite3_stmt *refs_stmt(store_db *s, int ci, size_t n, symd_err *err)
+{
+    sqlite3_stmt **slot = &s->ref_stmts[(size_t)ci * REF_ROWS_MAX + (n - 1)];
+    if (*slot)
+        return *slot;
+    dynbuf q;
+    dynbuf_init(&q, 8192);
+#define ADDSTR(b, str) dynbuf_add((b), (str), strlen(str))
+    bool ok = ADDSTR(&q, "INSERT INTO crash_image_refs(uuid, arch, name, crashes, "
+                                "last_crash_id) VALUES ");
+    for (size_t i = 0; i < n && ok; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "%s(?%zu, ?%zu, ?%zu, 1, ?1)", i ? ", " : "", 2 + 3 * i,
+                 3 + 3 * i, 4 + 3 * i);
+        ok = dynbuf_add(&q, row, strlen(row));
+    }
+    ok = ok && ADDSTR(&q, " ON CONFLICT(uuid, arch) DO UPDATE SET crashes = crashes + "
+                                 "1, last_crash_id = max(last_crash_id, excluded."
+                                 "last_crash_id), name = CASE WHEN excluded.name <> '' THEN "
+                                 "excluded.name ELSE name END RETURNING id");
+#undef ADDSTR
+    if (!ok || sqlite3_prepare_v3(s->conns[ci], (const char *)q.data, (int)q.len,
+                                  SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK) {
+        if (ok)
+            db_fail(err, s->conns[ci], "preparing a statement");
+        else
+            symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        *slot = NULL;
+    }
+    dynbuf_free(&q);
+    return *slot;
+}
+
+/* Runs a cached statement without bindings (transaction control). */
+static bool run_q(store_db *s, int ci, int q)
+{
+    symd_err e = {0};
+    sqlite3_stmt *st = stmt(s, ci, q, &e);
+    return st && run(st);
 }
 
 /* ---- crash reports -------------------------------------------------------- */
@@ -846,33 +972,49 @@ static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign
         sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 3, d);
         sqlite3_bind_text(st, 4, k->dims[d], -1, SQLITE_STATIC);
+        if (sign > 0) {
+            sqlite3_bind_int64(st, 5, k->created_at);
+            sqlite3_bind_int64(st, 6, k->id);
+            if (!run(st))
+                return db_fail(err, db, "counting the crash's version, OS or device");
+            continue;
+        }
+        int rc = sqlite3_step(st);
+        bool reset = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0 &&
+                     (sqlite3_column_int64(st, 1) == k->id ||
+                      sqlite3_column_int64(st, 2) >= k->created_at);
+        stmt_done(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, db, "counting the crash's version, OS or device out");
+        if (!reset)
+            continue;
+        if (!(st = stmt(s, ci, Q_DIM_RESET, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, d);
+        sqlite3_bind_text(st, 4, k->dims[d], -1, SQLITE_STATIC);
         if (!run(st))
-            return db_fail(err, db, "counting the crash's version, OS or device");
+            return db_fail(err, db, "reading a version's, OS's or device's newest crash");
     }
     return SYMD_OK;
 }
 
-static symd_status sq_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
-                                const store_crash_image *imgs, size_t nimgs, int64_t *id,
-                                symd_err *err)
+/* Stores one crash inside the caller's transaction (connection ci); *id
+ * is the new crash's. */
+static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, int codec,
+                                   size_t raw_len, const store_crash_image *imgs, size_t nimgs,
+                                   int64_t *id, symd_err *err)
 {
-    int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
-    symd_status r = SYMD_OK;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "starting to store the crash");
-        goto out;
-    }
     int64_t now = store_now_ms();
     const store_crash_image *app = NULL;
     for (size_t i = 0; i < nimgs && !app; i++)
         if (imgs[i].app)
             app = &imgs[i];
     sqlite3_stmt *st = stmt(s, ci, Q_CRASH_INSERT, err);
-    if (!st) {
-        r = err->kind;
-        goto rollback;
-    }
+    if (!st)
+        return err->kind;
     sqlite3_bind_int64(st, 1, now);
     sqlite3_bind_text(st, 2, c->kind ? c->kind : "crash", -1, SQLITE_STATIC);
     bind_bug_type(st, 3, c->bug_type);
@@ -882,56 +1024,168 @@ static symd_status sq_put_crash(store_db *s, const store_crash *c, int codec, si
     for (int i = 0; i < 7; i++)
         bind_text_or_null(st, 5 + i, texts[i]);
     sqlite3_bind_text(st, 12, c->signature, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 13, codec);
-    sqlite3_bind_int64(st, 14, (int64_t)raw_len);
-    sqlite3_bind_blob64(st, 15, c->original_len ? (const void *)c->original : "",
-                        c->original_len, SQLITE_STATIC);
     if (app) {
-        sqlite3_bind_blob(st, 16, app->uuid, 16, SQLITE_STATIC);
-        sqlite3_bind_text(st, 17, app->arch ? app->arch : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 18, app->name ? app->name : "", -1, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 13, app->uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_text(st, 14, app->arch ? app->arch : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 15, app->name ? app->name : "", -1, SQLITE_STATIC);
     }
-    if (!run(st)) {
-        r = db_fail(err, db, "storing crash");
-        goto rollback;
-    }
+    if (!run(st))
+        return db_fail(err, db, "storing crash");
     *id = sqlite3_last_insert_rowid(db);
+    if (!(st = stmt(s, ci, Q_ORIGINAL_INSERT, err)))
+        return err->kind;
+    sqlite3_bind_int64(st, 1, *id);
+    sqlite3_bind_int(st, 2, codec);
+    sqlite3_bind_int64(st, 3, (int64_t)raw_len);
+    sqlite3_bind_blob64(st, 4, c->original_len ? (const void *)c->original : "",
+                        c->original_len, SQLITE_STATIC);
+    if (!run(st))
+        return db_fail(err, db, "storing the crash's report");
     crash_key k = {c->kind ? c->kind : "crash", c->signature,
                    {c->app_version, c->os_version, c->hardware_model}, c->process, *id, now};
-    if ((r = count_crash(s, ci, &k, +1, err)) != SYMD_OK)
-        goto rollback;
-    for (size_t i = 0; i < nimgs; i++) {
-        sqlite3_stmt *ref = stmt(s, ci, Q_REF_IN, err), *link = NULL;
-        if (!ref || !(link = stmt(s, ci, Q_CRASH_REF_IN, err))) {
-            r = err->kind;
-            goto rollback;
+    symd_status r = count_crash(s, ci, &k, +1, err);
+    if (r != SYMD_OK)
+        return r;
+    /* the images it needs: counted, and listed in the crash (",3,17,") */
+    dynbuf refs;
+    dynbuf_init(&refs, (nimgs + 1) * 24);
+    bool ok = dynbuf_add(&refs, ",", 1);
+    for (size_t at = 0; at < nimgs && ok;) {
+        size_t n = nimgs - at < REF_ROWS_MAX ? nimgs - at : REF_ROWS_MAX;
+        sqlite3_stmt *ref = refs_stmt(s, ci, n, err);
+        if (!ref) {
+            dynbuf_free(&refs);
+            return err->kind;
         }
-        sqlite3_bind_blob(ref, 1, imgs[i].uuid, 16, SQLITE_STATIC);
-        sqlite3_bind_text(ref, 2, imgs[i].arch ? imgs[i].arch : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(ref, 3, imgs[i].name ? imgs[i].name : "", -1, SQLITE_STATIC);
-        bool ok = sqlite3_step(ref) == SQLITE_ROW;
-        int64_t ref_id = ok ? sqlite3_column_int64(ref, 0) : 0;
+        sqlite3_bind_int64(ref, 1, *id);
+        for (size_t i = 0; i < n; i++) {
+            const store_crash_image *im = &imgs[at + i];
+            sqlite3_bind_blob(ref, (int)(2 + 3 * i), im->uuid, 16, SQLITE_STATIC);
+            sqlite3_bind_text(ref, (int)(3 + 3 * i), im->arch ? im->arch : "", -1, SQLITE_STATIC);
+            sqlite3_bind_text(ref, (int)(4 + 3 * i), im->name ? im->name : "", -1, SQLITE_STATIC);
+        }
+        int rc;
+        while (ok && (rc = sqlite3_step(ref)) == SQLITE_ROW) {
+            char num[24];
+            int k = snprintf(num, sizeof num, "%lld,", (long long)sqlite3_column_int64(ref, 0));
+            ok = dynbuf_add(&refs, num, (size_t)k);
+        }
+        ok = ok && rc == SQLITE_DONE;
         stmt_done(ref);
+        at += n;
+    }
+    if (ok && nimgs) {
+        ok = (st = stmt(s, ci, Q_CRASH_REFS_SET, err)) != NULL;
         if (ok) {
-            sqlite3_bind_int64(link, 1, *id);
-            sqlite3_bind_int64(link, 2, ref_id);
-            ok = run(link);
-        }
-        if (!ok) {
-            r = db_fail(err, db, "storing the images the crash needs");
-            goto rollback;
+            sqlite3_bind_int64(st, 1, *id);
+            sqlite3_bind_text(st, 2, (const char *)refs.data, (int)refs.len, SQLITE_STATIC);
+            ok = run(st);
         }
     }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "committing crash");
-        goto rollback;
+    dynbuf_free(&refs);
+    if (!ok)
+        return db_fail(err, db, "storing the images the crash needs");
+    return SYMD_OK;
+}
+
+/* One crash waiting to be stored (group commit, below). */
+struct crash_job {
+    const store_crash *c;
+    int codec;
+    size_t raw_len;
+    const store_crash_image *imgs;
+    size_t nimgs;
+    int64_t id;
+    symd_status r;
+    symd_err err;
+    bool done;
+    struct crash_job *next;
+};
+
+/* Stores a batch of jobs in one transaction, each inside a savepoint of
+ * its own so a crash that fails leaves the others stored; a commit that
+ * fails fails them all. */
+static void put_crash_batch(store_db *s, struct crash_job *batch)
+{
+
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_err e = {0};
+    symd_status r = SYMD_OK;
+    if (!run_q(s, ci, Q_BEGIN_WRITE))
+        r = db_fail(&e, db, "starting to store the crash");
+    for (struct crash_job *j = batch; j && r == SYMD_OK; j = j->next) {
+        if (!run_q(s, ci, Q_SAVEPOINT)) {
+            r = db_fail(&e, db, "starting to store the crash");
+            break;
+        }
+        j->r = put_crash_in_tx(s, ci, j->c, j->codec, j->raw_len, j->imgs, j->nimgs, &j->id,
+                               &j->err);
+        if (j->r != SYMD_OK)
+            run_q(s, ci, Q_ROLLBACK_TO);
+        if (!run_q(s, ci, Q_RELEASE))
+            r = db_fail(&e, db, "storing crash");
     }
-    goto out;
-rollback:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-out:
-    conn_put(s, ci);
-    return r;
+    if (r == SYMD_OK && !run_q(s, ci, Q_COMMIT))
+        r = db_fail(&e, db, "committing crash");
+    if (r != SYMD_OK) {
+        run_q(s, ci, Q_ROLLBACK);
+        for (struct crash_job *j = batch; j; j = j->next) {
+            j->r = r;
+            j->err = e;
+        }
+    }
+    writer_put(s, ci);
+}
+
+#define CRASH_BATCH_MAX 64 /* crashes one transaction stores at most */
+
+/* Crashes are stored by group commit: the first request to find no batch
+ * under way stores every crash queued meanwhile in one transaction (up to
+ * CRASH_BATCH_MAX), while the others wait for their own to be done. Each
+ * request still returns only once its crash is committed, but concurrent
+ * crashes share the pages a commit writes (counters, indexes), which is
+ * most of a crash's cost. */
+static symd_status sq_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
+                                const store_crash_image *imgs, size_t nimgs, int64_t *id,
+                                symd_err *err)
+{
+    struct crash_job job = {c, codec, raw_len, imgs, nimgs, 0, SYMD_OK, {0}, false, NULL};
+    pthread_mutex_lock(&s->gc_mu);
+    if (s->gc_tail)
+        s->gc_tail->next = &job;
+    else
+        s->gc_head = &job;
+    s->gc_tail = &job;
+    while (!job.done) {
+        if (s->gc_leading) {
+            pthread_cond_wait(&s->gc_cv, &s->gc_mu);
+            continue;
+        }
+        /* lead: take up to CRASH_BATCH_MAX queued crashes */
+        s->gc_leading = true;
+        struct crash_job *batch = s->gc_head, *last = batch;
+        for (int n = 1; n < CRASH_BATCH_MAX && last->next; n++)
+            last = last->next;
+        s->gc_head = last->next;
+        if (!s->gc_head)
+            s->gc_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&s->gc_mu);
+        put_crash_batch(s, batch);
+        pthread_mutex_lock(&s->gc_mu);
+        for (struct crash_job *j = batch, *next; j; j = next) {
+            next = j->next; /* j may return (and go) as soon as done is seen */
+            j->done = true;
+        }
+        s->gc_leading = false;
+        pthread_cond_broadcast(&s->gc_cv);
+    }
+    pthread_mutex_unlock(&s->gc_mu);
+    *id = job.id;
+    if (job.r != SYMD_OK)
+        *err = job.err;
+    return job.r;
 }
 
 /* The counted fields of crash id (strings owned by *k's buffers); false
@@ -940,12 +1194,14 @@ typedef struct {
     crash_key k;
     char *own[6];
     int bug_type;
+    char *refs; /* ",3,17,": the crash_image_refs it counts in */
 } crash_row;
 
 static void crash_row_free(crash_row *w)
 {
     for (int i = 0; i < 6; i++)
         free(w->own[i]);
+    free(w->refs);
 }
 
 static symd_status read_crash_row(store_db *s, int ci, int64_t id, crash_row *w, bool *found,
@@ -970,11 +1226,12 @@ static symd_status read_crash_row(store_db *s, int ci, int64_t id, crash_row *w,
         w->k.process = w->own[5];
         w->k.id = id;
         w->bug_type = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 7);
+        w->refs = col_dup(st, 8);
     }
     stmt_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return db_fail(err, s->conns[ci], "reading crash");
-    if (*found && (!w->k.kind || !w->k.signature)) {
+    if (*found && (!w->k.kind || !w->k.signature || !w->refs)) {
         crash_row_free(w);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
@@ -992,31 +1249,36 @@ static symd_status delete_in_tx(store_db *s, int ci, const crash_row *w, symd_er
     sqlite3_bind_int64(st, 1, w->k.id);
     if (!run(st))
         return db_fail(err, db, "deleting crash");
+    if (!(st = stmt(s, ci, Q_ORIGINAL_DELETE, err)))
+        return err->kind;
+    sqlite3_bind_int64(st, 1, w->k.id);
+    if (!run(st))
+        return db_fail(err, db, "deleting crash");
     symd_status r = count_crash(s, ci, &w->k, -1, err);
     if (r != SYMD_OK)
         return r;
-    /* the images it needed */
-    sqlite3_stmt *refs = stmt(s, ci, Q_REFS_OF, err), *out = NULL, *drop = NULL;
-    if (!refs || !(out = stmt(s, ci, Q_REF_OUT, err)) ||
-        !(drop = stmt(s, ci, Q_CRASH_REFS_DROP, err)))
+    /* the images it needed (an image no crash needs keeps its row, at 0) */
+    if (!(st = stmt(s, ci, Q_REF_OUT, err)))
         return err->kind;
-    sqlite3_bind_int64(refs, 1, w->k.id);
-    int rc;
-    bool ok = true;
-    while (ok && (rc = sqlite3_step(refs)) == SQLITE_ROW) {
-        sqlite3_bind_int64(out, 1, sqlite3_column_int64(refs, 0));
-        ok = run(out);
+    for (const char *p = w->refs; *p;) {
+        char *end;
+        long long ref = strtoll(p, &end, 10);
+        if (end == p) { /* a separator */
+            p++;
+            continue;
+        }
+        p = end;
+        sqlite3_bind_int64(st, 1, ref);
+        sqlite3_bind_int64(st, 2, w->k.id);
+        if (!run(st))
+            return db_fail(err, db, "counting out the images the crash needed");
     }
-    stmt_done(refs);
-    sqlite3_bind_int64(drop, 1, w->k.id);
-    if (!ok || !run(drop)) /* an image no crash needs keeps its row, at 0 */
-        return db_fail(err, db, "counting out the images the crash needed");
     return SYMD_OK;
 }
 
 static symd_status sq_delete_crash(store_db *s, int64_t id, bool *deleted, symd_err *err)
 {
-    int ci = conn_get(s);
+    int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     symd_status r = SYMD_OK;
     crash_row w = {0};
@@ -1035,14 +1297,14 @@ static symd_status sq_delete_crash(store_db *s, int64_t id, bool *deleted, symd_
     }
     crash_row_free(&w);
 out:
-    conn_put(s, ci);
+    writer_put(s, ci);
     return r;
 }
 
 static symd_status sq_prune_crashes(store_db *s, int64_t before_ms, int64_t max_crashes,
                                     size_t batch, size_t *deleted, symd_err *err)
 {
-    int ci = conn_get(s);
+    int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     symd_status r = SYMD_OK;
     sqlite3_stmt *st = NULL;
@@ -1105,14 +1367,14 @@ rollback:
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
     free(ids);
-    conn_put(s, ci);
+    writer_put(s, ci);
     return r;
 }
 
 static symd_status sq_update_crash(store_db *s, int64_t id, const char *signature,
                                    const char *kind, int bug_type, symd_err *err)
 {
-    int ci = conn_get(s);
+    int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     symd_status r = SYMD_OK;
     crash_row w = {0};
@@ -1153,7 +1415,7 @@ commit:
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     crash_row_free(&w);
 out:
-    conn_put(s, ci);
+    writer_put(s, ci);
     return r;
 }
 
@@ -1188,8 +1450,9 @@ static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT " CRASH_COLS ", c.codec, c.original_len, CASE WHEN ?2 THEN "
-                           "c.original END FROM crashes c WHERE c.id = ?1",
+                           "SELECT " CRASH_COLS ", o.codec, o.original_len, CASE WHEN ?2 THEN "
+                           "o.original END FROM crashes c JOIN crash_originals o ON o.id = c.id "
+                           "WHERE c.id = ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "loading crash");
         goto out;
@@ -1324,11 +1587,11 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
         sql = buf;
     } else if (ndims == 1) { /* one dimension's counters */
         snprintf(buf, sizeof buf,
-                 "SELECT d.kind, d.signature, d.count, g.first_seen, g.last_seen, g.example_id, "
-                 "g.app_version, g.process FROM crash_group_dims d JOIN crash_groups g ON "
-                 "g.kind = d.kind AND g.signature = d.signature WHERE d.dim = %d AND d.value = "
-                 "?%d AND d.count > 0 %s %s %s ORDER BY d.count DESC, g.last_seen DESC "
-                 "LIMIT ?9",
+                 "SELECT d.kind, d.signature, d.count, d.first_seen, d.last_seen, d.example_id, "
+                 "x.app_version, x.process FROM crash_group_dims d JOIN crash_groups g ON "
+                 "g.kind = d.kind AND g.signature = d.signature LEFT JOIN crashes x ON x.id = "
+                 "d.example_id WHERE d.dim = %d AND d.value = ?%d AND d.count > 0 %s %s %s "
+                 "ORDER BY d.count DESC, d.last_seen DESC LIMIT ?9",
                  dim, 5 + dim, kind ? "AND d.kind = ?3" : "", sig ? "AND d.signature = ?4" : "",
                  query ? "AND instr(lower(g.signature || ' ' || coalesce(g.process, '')), "
                          "lower(?2)) > 0"
@@ -1474,8 +1737,8 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT r.uuid, r.arch, r.name, r.crashes, (SELECT max(crash_id) FROM "
-                           "crash_refs WHERE ref_id = r.id), (SELECT group_concat(i.arch, ',') "
+                           "SELECT r.uuid, r.arch, r.name, r.crashes, r.last_crash_id, "
+                           "(SELECT group_concat(i.arch, ',') "
                            "FROM images i WHERE i.uuid = r.uuid) FROM crash_image_refs r WHERE "
                            "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = "
                            "r.uuid AND (r.arch = '' OR i.arch = r.arch)) ORDER BY r.crashes "

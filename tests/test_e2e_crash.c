@@ -32,7 +32,8 @@ static long long crash_count(void)
         return -1;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM crashes) + (SELECT count(*) "
-                              "FROM crash_refs)", -1, &st, NULL) == SQLITE_OK &&
+                              "FROM crash_originals) + (SELECT total(crashes) FROM "
+                              "crash_image_refs)", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -451,4 +452,23 @@ TEST(ops_nul_in_the_path_reaches_no_shorter_route)
               "GET %s: %d, want %d", cases[i].path, r.status, cases[i].status);
         http_resp_free(&r);
     }
+}
+
+/* A second server on a port one already listens on does not start (no
+ * SO_REUSEPORT: it would silently share the port, each server taking a
+ * random part of the connections). */
+TEST(ops_a_taken_port_is_refused)
+{
+    int port = lazy_port(&srv);
+    const char *bin = getenv("SYMD_BIN") ? getenv("SYMD_BIN") : "./symd";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s serve --listen 127.0.0.1:%d --db %s/ops-second.db "
+             "--access-log off 2>&1", bin, port, test_tmpdir());
+    FILE *p = popen(cmd, "r");
+    char out[512] = "";
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = 0;
+    int st = p ? pclose(p) : -1;
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(out, "cannot listen"),
+          "a second server on port %d: status %d, said: %s", port, st, out);
 }

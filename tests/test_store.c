@@ -439,15 +439,20 @@ TEST(store_crash_counters_stay_exact)
         "SELECT count(*) FROM (SELECT kind, created_at / 86400000 day, count(*) n FROM crashes "
         "GROUP BY 1, 2) x FULL JOIN (SELECT * FROM crash_days WHERE count > 0) d USING (kind, "
         "day) WHERE d.count IS NOT x.n",
-        "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n "
-        "FROM crashes WHERE app_version IS NOT NULL GROUP BY 1, 2, 4 UNION ALL SELECT kind, "
-        "signature, 2, hardware_model, count(*) FROM crashes GROUP BY 1, 2, 4) x FULL JOIN "
-        "(SELECT * FROM crash_group_dims WHERE count > 0 AND dim <> 1) d USING (kind, "
-        "signature, dim, value) WHERE d.count IS NOT x.n",
+        "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n, "
+        "min(created_at) f, max(created_at) l, max(id) e FROM crashes WHERE app_version IS "
+        "NOT NULL GROUP BY 1, 2, 4 UNION ALL SELECT kind, signature, 2, hardware_model, "
+        "count(*), min(created_at), max(created_at), max(id) FROM crashes GROUP BY 1, 2, 4) x "
+        "FULL JOIN (SELECT * FROM crash_group_dims WHERE count > 0 AND dim <> 1) d USING "
+        "(kind, signature, dim, value) WHERE d.count IS NOT x.n OR d.first_seen IS NOT x.f OR "
+        "d.last_seen IS NOT x.l OR d.example_id IS NOT x.e",
         "SELECT count(*) FROM crash_image_refs r WHERE r.crashes <> (SELECT count(*) FROM "
-        "crash_refs c WHERE c.ref_id = r.id)",
-        "SELECT count(*) FROM crash_refs c WHERE NOT EXISTS (SELECT 1 FROM crashes x WHERE "
-        "x.id = c.crash_id)",
+        "crashes c WHERE c.refs LIKE '%,' || r.id || ',%') OR (r.crashes > 0 AND "
+        "r.last_crash_id IS NOT (SELECT max(c.id) FROM crashes c WHERE c.refs LIKE '%,' || "
+        "r.id || ',%'))",
+        "SELECT (SELECT count(*) FROM crashes) - (SELECT count(*) FROM crash_originals c "
+        "JOIN crashes x ON x.id = c.id) + (SELECT count(*) FROM crash_originals WHERE id NOT "
+        "IN (SELECT id FROM crashes))",
         "SELECT count(*) - 10 FROM crashes",
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {

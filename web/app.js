@@ -3,7 +3,6 @@
  * and textContent only (see el()), never with innerHTML. */
 'use strict';
 
-const TOKEN_KEY = 'symd.token';
 const view = document.getElementById('view');
 
 /* ---- DOM helpers -------------------------------------------------------- */
@@ -51,7 +50,8 @@ function table(testid, headers, rows) {
     el('tbody', null, rows));
 }
 
-/* A status line: messages and errors of one view. */
+/* A status line: messages and errors of one view. A 401 the token prompt
+ * was cancelled for offers to enter the token. */
 function statusLine(testid) {
   const p = el('p', {class: 'status', testid, role: 'status'});
   return {
@@ -60,7 +60,10 @@ function statusLine(testid) {
     error(err) {
       p.className = 'status error';
       p.textContent = err && err.message ? err.message : String(err);
-      if (err && err.status === 401) showAuth();
+      if (err && err.status === 401 && ROLES[err.role]) {
+        add(p, ' ', el('button', {type: 'button', testid: 'status-token', onclick: () => openTokens(err.role)},
+          'Enter the ' + err.role + ' token'));
+      }
     },
     clear() { p.className = 'status'; p.textContent = ''; },
   };
@@ -70,12 +73,6 @@ function statusLine(testid) {
 
 class ApiError extends Error {
   constructor(status, code, message) { super(message); this.status = status; this.code = code; }
-}
-
-function authHeaders(h) {
-  const t = localStorage.getItem(TOKEN_KEY);
-  if (t) h.Authorization = 'Bearer ' + t;
-  return h;
 }
 
 /* The message of an error answer ({"error": {"code", "message"}}), else the status. */
@@ -88,16 +85,33 @@ async function errorOf(res) {
   return new ApiError(res.status, 'http_' + res.status, `HTTP ${res.status} ${res.statusText}${text ? ': ' + text.slice(0, 200) : ''}`);
 }
 
+/* A request with the token of the role its route needs. A 401 asks for
+ * that token (askToken) and, once it is saved, sends the request again. */
 async function api(path, opts = {}) {
-  const headers = authHeaders(Object.assign({Accept: 'application/json'}, opts.headers || {}));
-  let res;
-  try {
-    res = await fetch(path, Object.assign({}, opts, {headers}));
-  } catch (e) {
-    throw new ApiError(0, 'network', 'cannot reach the server: ' + e.message);
+  const method = (opts.method || 'GET').toUpperCase();
+  const role = roleOf(method, path);
+  for (;;) {
+    const token = tokenOf(role);
+    const headers = Object.assign({Accept: 'application/json'}, opts.headers || {});
+    if (token) headers.Authorization = 'Bearer ' + token;
+    let res;
+    try {
+      res = await fetch(path, Object.assign({}, opts, {headers}));
+    } catch (e) {
+      throw new ApiError(0, 'network', 'cannot reach the server: ' + e.message);
+    }
+    if (res.status === 401) {
+      const err = await errorOf(res);
+      err.role = role;
+      // a token saved while this request was under way: try that one first
+      if (tokenOf(role) !== token) continue;
+      await askToken(role, err, !!token);   // throws err when the prompt is cancelled
+      continue;
+    }
+    if (!res.ok) throw await errorOf(res);
+    if (opts.raw) return res;
+    return opts.text ? res.text() : res.json();
   }
-  if (!res.ok) throw await errorOf(res);
-  return opts.text ? res.text() : res.json();
 }
 
 function qs(params) {
@@ -107,22 +121,124 @@ function qs(params) {
   return s ? '?' + s : '';
 }
 
-/* ---- bearer token ------------------------------------------------------- */
+/* ---- bearer tokens: one per role ---------------------------------------- */
+
+/* The server's three roles, each with its own token (--upload-token,
+ * --report-token, --read-token). Tokens are kept in localStorage. */
+const ROLES = {
+  read: 'viewing crashes, groups, trends and images',
+  upload: 'uploading and deleting images',
+  report: 'posting, symbolicating and deleting reports',
+};
+const TOKEN_PREFIX = 'symd.token.';
+
+/* The role a request needs: GETs read; images are written by the upload
+ * role; reports posted, symbolicated and deleted by the report role. */
+function roleOf(method, path) {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  return path.startsWith('/v1/images') ? 'upload' : 'report';
+}
+
+function tokenOf(role) { return localStorage.getItem(TOKEN_PREFIX + role) || ''; }
+
+// the one token of earlier dashboards was the upload token
+if (localStorage.getItem('symd.token') !== null) {
+  if (!tokenOf('upload')) localStorage.setItem(TOKEN_PREFIX + 'upload', localStorage.getItem('symd.token'));
+  localStorage.removeItem('symd.token');
+}
 
 const authBox = document.getElementById('auth');
-function showAuth() {
+const authWhy = document.getElementById('auth-why');
+const waiting = {};   // role -> {promise, resolve, reject, error}: requests waiting for its token
+
+/* Shows the token box: the rows of the roles asked for (all when none). */
+function showTokenRows(roles) {
+  for (const row of authBox.querySelectorAll('.auth-row')) {
+    const r = row.dataset.role;
+    row.hidden = roles.length > 0 && !roles.includes(r);
+    const st = row.querySelector('.auth-state');
+    st.textContent = tokenOf(r) ? 'saved' : 'not set';
+    st.classList.toggle('set', !!tokenOf(r));
+  }
   authBox.hidden = false;
-  document.getElementById('auth-token').focus();
+  const first = authBox.querySelector('.auth-row:not([hidden]) input');
+  if (first) first.focus();
 }
+
+/* Waits until the token of a role is saved; rejects with the 401 when the
+ * prompt is cancelled. One prompt per role, whatever the requests waiting. */
+function askToken(role, err, refused) {
+  if (!waiting[role]) {
+    let resolve, reject;
+    const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+    waiting[role] = {promise, resolve, reject, error: err};
+  }
+  const pending = Object.keys(waiting);
+  authWhy.textContent = pending.map((r) => (refused && r === role
+    ? `The ${r} token was refused (the server says: ${waiting[r].error.message}).`
+    : `This needs the ${r} token (the server says: ${waiting[r].error.message}).`)).join(' ') +
+    ' It is kept in this browser.';
+  authBox.dataset.mode = 'prompt';
+  document.getElementById('auth-cancel').textContent = 'Cancel';
+  showTokenRows(pending);
+  return waiting[role].promise;
+}
+
+/* The token box opened by hand (the Tokens button), all roles or one. */
+function openTokens(role) {
+  authWhy.textContent = 'Tokens are kept in this browser (localStorage) and sent as Authorization: Bearer …; ' +
+    'a server started without a role\'s token needs none for it.';
+  authBox.dataset.mode = 'settings';
+  document.getElementById('auth-cancel').textContent = 'Close';
+  showTokenRows(role && !Object.keys(waiting).length ? [role] : Object.keys(waiting));
+}
+
+function closeTokens() {
+  authBox.hidden = true;
+  for (const i of authBox.querySelectorAll('input')) i.value = '';
+}
+
 document.getElementById('auth-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
-  const v = document.getElementById('auth-token').value.trim();
-  if (v) localStorage.setItem(TOKEN_KEY, v);
-  authBox.hidden = true;
+  let saved = 0;
+  for (const row of authBox.querySelectorAll('.auth-row:not([hidden])')) {
+    const input = row.querySelector('input');
+    const v = input.value.trim();
+    if (!v) continue;
+    localStorage.setItem(TOKEN_PREFIX + row.dataset.role, v);
+    saved++;
+    const w = waiting[row.dataset.role];
+    if (w) { delete waiting[row.dataset.role]; w.resolve(); }
+  }
+  if (!saved) {
+    const first = authBox.querySelector('.auth-row:not([hidden]) input');
+    if (first) first.focus();
+    return;
+  }
+  const left = Object.keys(waiting);   // other roles still asked for
+  if (left.length) {
+    askToken(left[0], waiting[left[0]].error, false);
+    return;
+  }
+  const manual = authBox.dataset.mode === 'settings';
+  closeTokens();
+  if (manual) route();   // a view that failed without the token loads again
 });
-document.getElementById('auth-forget').addEventListener('click', () => {
-  localStorage.removeItem(TOKEN_KEY);
-  document.getElementById('auth-token').value = '';
+document.getElementById('auth-cancel').addEventListener('click', () => {
+  closeTokens();
+  for (const [role, w] of Object.entries(waiting)) { delete waiting[role]; w.reject(w.error); }
+});
+for (const b of authBox.querySelectorAll('button[data-forget]')) {
+  b.addEventListener('click', () => {
+    localStorage.removeItem(TOKEN_PREFIX + b.dataset.forget);
+    const st = b.closest('.auth-row').querySelector('.auth-state');
+    st.textContent = 'not set';
+    st.classList.remove('set');
+  });
+}
+authBox.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') document.getElementById('auth-cancel').click(); });
+document.getElementById('tokens-open').addEventListener('click', () => {
+  if (authBox.hidden) openTokens(); else if (!Object.keys(waiting).length) closeTokens();
 });
 
 /* ---- Report kinds ------------------------------------------------------- */
@@ -143,8 +259,7 @@ function kindBadge(kind) {
     title: known ? KIND_LABEL[kind] : kind}, kind);
 }
 
-/* ---- Crashes: groups, a group's crashes --------------------------------- */
-
+/* A search box with its label and button (the images view). */
 function searchForm(id, label, value, onSearch, ...extra) {
   const input = el('input', {id, type: 'search', value, testid: id});
   const form = el('form', {class: 'search', role: 'search'},
@@ -153,73 +268,362 @@ function searchForm(id, label, value, onSearch, ...extra) {
   return form;
 }
 
-async function viewCrashes(params) {
-  const status = statusLine('crashes-status');
-  const list = el('div');
-  const detail = el('section', {testid: 'group-crashes', 'aria-live': 'polite'});
-  let query = '';
-  let kind = KINDS.includes(params.get('kind')) ? params.get('kind') : '';
-  const kindSelect = el('select', {id: 'kind-filter', testid: 'kind-filter'},
-    el('option', {value: ''}, 'all kinds'), KINDS.map((k) => el('option', {value: k}, k)));
-  kindSelect.value = kind;
-  kindSelect.addEventListener('change', () => {
-    kind = kindSelect.value;
-    // keeps the filter in the address without a new route (no hashchange)
-    history.replaceState(null, '', '#/crashes' + qs({kind}));
-    put(detail);
-    load();
+/* ---- Trend charts: inline SVG drawn here -------------------------------- */
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const DAY_MS = 86400000;
+const TREND_DAYS = 30;   // the charts: the last 30 UTC days, today included
+
+/* svg('rect', {x: 1}, ...children): el() for SVG; strings become text. */
+function svg(tag, attrs, ...children) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    e.setAttribute(k === 'testid' ? 'data-testid' : k, String(v));
+  }
+  return add(e, children);
+}
+
+/* A UTC day (days since 1970) as 2026-11-24, and as "Nov 24". */
+function dayISO(day) { return new Date(day * DAY_MS).toISOString().slice(0, 10); }
+function dayShort(day) {
+  return new Date(day * DAY_MS).toLocaleDateString('en-US', {month: 'short', day: 'numeric', timeZone: 'UTC'});
+}
+
+/* The counts of a trend answer ({"from_day", "days": [...]}), or null. */
+function trendCounts(trend) {
+  if (!trend || !isInt(trend.from_day) || !Array.isArray(trend.days) || !trend.days.length) return null;
+  return trend.days.map((c) => (isInt(c) && c > 0 ? c : 0));
+}
+
+/* The top of a count axis and its step: 1, 2 or 5 times a power of ten,
+ * at most four steps. */
+function niceScale(max) {
+  if (max <= 0) return {top: 1, step: 1};
+  for (let p = 1; ; p *= 10) {
+    for (const m of [1, 2, 5]) {
+      if (max / (m * p) <= 4) return {top: Math.ceil(max / (m * p)) * m * p, step: m * p};
+    }
+  }
+}
+
+/* A bar per day; the count on hover (each day's <title>), a few dates on the axis. */
+function trendChart(trend, what) {
+  const days = trendCounts(trend);
+  if (!days) return el('p', {class: 'dim'}, 'No trend in the answer.');
+  const n = days.length, from = trend.from_day, today = from + n - 1;
+  const W = 1200, H = 200, L = 44, R = 14, T = 12, B = 28;
+  const pw = W - L - R, ph = H - T - B, slot = pw / n, bw = Math.max(2, slot * 0.7);
+  const total = days.reduce((a, b) => a + b, 0);
+  const {top, step} = niceScale(Math.max(...days));
+  const y = (v) => T + ph - (v / top) * ph;
+  const ticks = [];
+  for (let v = 0; v <= top; v += step) {
+    ticks.push(svg('line', {class: v ? 'grid' : 'axis', x1: L, x2: W - R, y1: y(v), y2: y(v)}),
+      svg('text', {class: 'tick', x: L - 7, y: y(v) + 4, 'text-anchor': 'end', testid: 'trend-ytick'}, String(v)));
+  }
+  const cols = days.map((c, i) => {
+    const day = from + i, x = L + i * slot, h = (c / top) * ph;
+    return svg('g', {class: 'day', testid: 'trend-day', 'data-day': dayISO(day), 'data-count': c},
+      svg('title', null, `${dayISO(day)}${day === today ? ' (today)' : ''}: ${plural(c, 'report')}`),
+      svg('rect', {class: 'hit', x, y: T, width: slot, height: ph}),
+      c ? svg('rect', {class: 'bar', testid: 'trend-bar', x: x + (slot - bw) / 2, y: T + ph - h, width: bw, height: h}) : null);
   });
-  view.append(el('h1', null, 'Crash groups'),
-    searchForm('crash-search', 'Search (process, bundle id, signature, exception, version)', '', (q) => { query = q; load(); },
-      el('label', {for: 'kind-filter'}, 'Kind'), kindSelect),
-    status.node, list, detail);
+  // a date every week back from today
+  const labels = days.map((c, i) => ((n - 1 - i) % 7 === 0
+    ? svg('text', {class: 'tick', x: L + (i + 0.5) * slot, y: H - 8, 'text-anchor': 'middle', testid: 'trend-xtick'},
+      i === n - 1 ? 'today' : dayShort(from + i))
+    : null));
+  return svg('svg', {class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', testid: 'trend-chart',
+    'aria-label': `${what}: ${plural(total, 'report')} in the last ${n} days, ${days[n - 1]} today`,
+    'data-from-day': from, 'data-top': top, 'data-total': total},
+  svg('rect', {class: 'plot', testid: 'trend-plot', x: L, y: T, width: pw, height: ph}),
+  ticks, cols, svg('line', {class: 'axis', x1: L, x2: W - R, y1: T + ph, y2: T + ph}), labels,
+  total ? null : svg('text', {class: 'empty', x: L + pw / 2, y: T + ph / 2, 'text-anchor': 'middle'}, `No reports in the last ${n} days`));
+}
+
+/* A chart with its title and a one-line summary. */
+function trendPanel(testid, title, trend) {
+  const days = trendCounts(trend) || [];
+  const total = days.reduce((a, b) => a + b, 0);
+  let busiest = -1;
+  days.forEach((c, i) => { if (c && (busiest < 0 || c >= days[busiest])) busiest = i; });
+  return el('section', {class: 'panel trend', testid},
+    el('h2', null, title, el('span', {class: 'dim'}, ` · last ${days.length || TREND_DAYS} days, UTC`)),
+    el('p', {class: 'summary', testid: 'trend-summary'},
+      el('strong', null, plural(total, 'report')), ', ', days.length ? days[days.length - 1] : 0, ' today',
+      busiest >= 0 ? `, busiest day ${dayShort(trend.from_day + busiest)} (${days[busiest]})` : null),
+    trendChart(trend, title));
+}
+
+/* A group's last days as a row-sized bar strip. */
+function sparkline(trend) {
+  const days = trendCounts(trend);
+  if (!days) return null;
+  const n = days.length, W = n * 4 + 1, H = 24;
+  const max = Math.max(1, ...days);
+  const total = days.reduce((a, b) => a + b, 0);
+  return svg('svg', {class: 'spark', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', testid: 'group-spark',
+    'aria-label': `${plural(total, 'report')} in the last ${n} days`, 'data-counts': days.join(',')},
+  svg('title', null, `Last ${n} days: ${plural(total, 'report')}, ${days[n - 1]} today`),
+  svg('line', {class: 'spark-base', x1: 0, x2: W, y1: H - 0.5, y2: H - 0.5}),
+  days.map((c, i) => {
+    if (!c) return null;
+    const h = Math.max(2, (c / max) * (H - 2));
+    return svg('rect', {class: 'bar', x: 1 + i * 4, y: H - 1 - h, width: 3, height: h},
+      svg('title', null, `${dayISO(trend.from_day + i)}: ${plural(c, 'report')}`));
+  }));
+}
+
+/* ---- Crashes: filters, groups, reports ---------------------------------- */
+
+/* The dimensions crashes are filtered and spread by: [query argument,
+ * label, key of the group's spread]. */
+const DIMS = [
+  ['app_version', 'App version', 'app_versions'],
+  ['os_version', 'OS version', 'os_versions'],
+  ['hardware_model', 'Device', 'hardware_models'],
+];
+
+/* The filters of the crash views, from the address. */
+function filtersOf(params) {
+  const f = {query: params.get('query') || '', kind: KINDS.includes(params.get('kind')) ? params.get('kind') : ''};
+  for (const [k] of DIMS) f[k] = params.get(k) || '';
+  return f;
+}
+function dimsOf(f) { return Object.fromEntries(DIMS.map(([k]) => [k, f[k] || ''])); }
+function hasDims(f) { return DIMS.some(([k]) => f[k]); }
+
+/* The page of a group (kind and signature), its reports narrowed by dims. */
+function groupHref(g, dims) {
+  return '#/group' + qs(Object.assign({kind: g.kind || 'crash', signature: g.signature || ''}, dims || {}));
+}
+
+/* The filter form: search, kind, app version, OS version, device. Kind
+ * applies at once, the rest on submit. */
+function filterForm(f, onApply) {
+  const search = el('input', {id: 'crash-search', type: 'search', value: f.query, testid: 'crash-search',
+    placeholder: 'signature, process, bundle id, exception…'});
+  const kind = el('select', {id: 'kind-filter', testid: 'kind-filter'},
+    el('option', {value: ''}, 'all kinds'), KINDS.map((k) => el('option', {value: k}, k)));
+  kind.value = f.kind;
+  const dims = DIMS.map(([k]) => el('input', {id: 'filter-' + k, type: 'text', value: f[k], testid: 'filter-' + k,
+    list: 'values-' + k, placeholder: 'any', autocomplete: 'off', spellcheck: 'false'}));
+  const lists = DIMS.map(([k]) => el('datalist', {id: 'values-' + k}));
+  const field = (id, label, input, cls) => el('div', {class: 'field' + (cls ? ' ' + cls : '')}, el('label', {for: id}, label), input);
+  const read = () => Object.assign({query: search.value.trim(), kind: kind.value},
+    Object.fromEntries(DIMS.map(([k], i) => [k, dims[i].value.trim()])));
+  const clear = () => { search.value = ''; kind.value = ''; for (const d of dims) d.value = ''; onApply(read()); };
+  const form = el('form', {class: 'filters', role: 'search', testid: 'crash-filters'},
+    field('crash-search', 'Search', search, 'wide'), field('kind-filter', 'Kind', kind),
+    DIMS.map(([k, label], i) => field('filter-' + k, label, dims[i])),
+    el('div', {class: 'field buttons'},
+      el('button', {type: 'submit', testid: 'crash-search-submit'}, 'Search'),
+      el('button', {type: 'button', testid: 'filter-clear', onclick: clear}, 'Clear')),
+    lists);
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); onApply(read()); });
+  kind.addEventListener('change', () => onApply(read()));
+  return {form, lists};
+}
+
+/* Suggestions for the dimension fields: the values of some reports. */
+function fillSuggestions(lists, crashes) {
+  DIMS.forEach(([k], i) => {
+    const seen = new Map();
+    for (const c of crashes) if (typeof c[k] === 'string' && c[k]) seen.set(c[k], (seen.get(c[k]) || 0) + 1);
+    put(lists[i], Array.from(seen).sort((a, b) => b[1] - a[1]).slice(0, 50).map(([v]) => el('option', {value: v})));
+  });
+}
+
+/* What a report needs uploaded: the app's image, by name, arch and UUID. */
+function needsUpload(n) {
+  if (!n || typeof n !== 'object') return null;
+  return el('div', {class: 'need', testid: 'needs-upload', 'data-uuid': n.uuid || '',
+    title: 'The app\'s image was never uploaded (for this arch): upload its binary or dSYM with this UUID'},
+  el('span', {class: 'tag warn'}, 'upload'), el('span', {testid: 'needs-upload-name'}, n.name || 'the app image'),
+  n.arch ? el('span', {class: 'dim', testid: 'needs-upload-arch'}, ' ' + n.arch) : null,
+  el('div', {class: 'mono need-uuid', testid: 'needs-upload-uuid'}, n.uuid || ''));
+}
+
+/* Reports as the listings give them (CrashSummary). */
+function crashTable(testid, rows, withSignature) {
+  const head = ['Report', 'Kind', 'Received', 'Process, app version', 'OS, device', 'Exception'];
+  if (withSignature) head.push('Signature');
+  head.push('Needs upload');
+  const t = table(testid, head, rows.map((c) => el('tr', {testid: 'crash-row', 'data-id': c.id, 'data-kind': c.kind || '',
+    class: c.needs_upload ? 'needs' : null},
+  el('td', null, el('a', {href: '#/crashes/' + c.id, testid: 'crash-link'}, '#' + c.id)),
+  el('td', null, kindBadge(c.kind)),
+  el('td', {class: 'nowrap'}, fmtTime(c.created_at)),
+  el('td', null, el('div', null, c.process || ''), el('div', {class: 'sub', testid: 'crash-app_version'}, c.app_version || '')),
+  el('td', {class: 'os'}, el('div', {testid: 'crash-os_version'}, c.os_version || ''), el('div', {class: 'sub', testid: 'crash-hardware_model'}, c.hardware_model || '')),
+  el('td', null, c.exception_type || ''),
+  withSignature ? el('td', {class: 'sig'}, c.signature
+    ? el('a', {class: 'mono', href: groupHref(c), testid: 'crash-group'}, c.signature) : '') : null,
+  el('td', null, needsUpload(c.needs_upload)))));
+  t.classList.add('crashes');
+  return t;
+}
+
+async function viewCrashes(params) {
+  const f = filtersOf(params);
+  let tab = params.get('tab') === 'reports' ? 'reports' : 'groups';
+  const limit = Math.min(Math.max(parseInt(params.get('limit'), 10) || 0, 0), 1000);   // reports a page (0: 50)
+  const status = statusLine('crashes-status');
+  const trendBox = el('div', {testid: 'overall-trend'});
+  const note = el('p', {class: 'note', testid: 'filter-note'});
+  const list = el('div', {testid: 'crash-listing'});
+  const {form, lists} = filterForm(f, (nf) => { Object.assign(f, nf); apply(); });
+  const tabButton = (t, label) => el('button', {type: 'button', role: 'tab', class: 'tab', testid: 'tab-' + t,
+    onclick: () => { tab = t; apply(); }}, label);
+  const tabs = el('div', {class: 'tabs', role: 'tablist', 'aria-label': 'Listing'},
+    tabButton('groups', 'Groups'), tabButton('reports', 'Reports'));
+  view.append(el('h1', null, 'Crashes'), trendBox, form, note, el('div', {class: 'tabbar'}, tabs, status.node), list);
+
+  let gen = 0;
+  // keeps the filters in the address without a new route (no hashchange)
+  function apply() {
+    history.replaceState(null, '', '#/crashes' + qs(Object.assign({}, f, {tab: tab === 'reports' ? 'reports' : '', limit: limit || ''})));
+    return load();
+  }
 
   async function load() {
+    const my = ++gen;
+    for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.testid === 'tab-' + tab));
+    note.textContent = hasDims(f)
+      ? 'The charts count every app version, OS version and device; the list counts the reports these filters keep.' : '';
     status.info('Loading…');
     try {
-      const data = await api('/v1/crashes/groups' + qs({query, kind, limit: 200}));
-      status.clear();
-      put(list, data.groups.length ? table('groups', ['Kind', 'Signature', 'Reports', 'First seen', 'Last seen', 'App version', 'Process'],
-        data.groups.map((g) => el('tr', {testid: 'group-row', 'data-kind': g.kind || ''},
-          el('td', null, kindBadge(g.kind)),
-          el('td', null, el('button', {type: 'button', class: 'link mono', testid: 'group-open', onclick: () => openGroup(g)}, g.signature)),
-          el('td', {class: 'num'}, g.count),
-          el('td', null, fmtTime(g.first_seen)),
-          el('td', null, fmtTime(g.last_seen)),
-          el('td', null, g.app_version || ''),
-          el('td', null, g.process || ''))))
-        : el('p', {testid: 'groups-empty'}, kind
-          ? `No reports of kind ${kind}.`
-          : 'No crashes yet. POST a .crash, .ips, sample or spindump report to /v1/crashes.'));
-    } catch (e) { status.error(e); }
+      await Promise.all([
+        api('/v1/crashes/trend' + qs({days: TREND_DAYS, kind: f.kind})).then((t) => {
+          if (my === gen) put(trendBox, trendPanel('overall-trend-panel', f.kind ? `${KIND_LABEL[f.kind]} reports per day` : 'Reports per day', t));
+        }, (e) => {   // the list stands without its chart
+          if (my === gen) put(trendBox, el('p', {class: 'status error', testid: 'trend-error'}, 'No trend: ' + e.message));
+        }),
+        tab === 'groups' ? loadGroups(my) : loadReports(my),
+      ]);
+      if (my === gen) status.clear();
+    } catch (e) { if (my === gen) status.error(e); }
   }
 
-  async function openGroup(g, cursor, rows) {
+  function emptyText() {
+    if (!f.query && !hasDims(f)) {
+      return f.kind ? `No reports of kind ${f.kind}.` : 'No crashes yet. POST a .crash, .ips, sample or spindump report to /v1/crashes.';
+    }
+    return 'No reports match these filters.';
+  }
+
+  async function loadGroups(my) {
+    const data = await api('/v1/crashes/groups' + qs(Object.assign({query: f.query, kind: f.kind}, dimsOf(f),
+      {limit: 200, trend: TREND_DAYS})));
+    if (my !== gen) return;
+    put(list, data.groups.length ? table('groups', ['Kind', 'Signature', 'Reports', 'Last 30 days', 'Last seen', 'App version', 'Process'],
+      data.groups.map((g) => el('tr', {testid: 'group-row', 'data-kind': g.kind || '', 'data-signature': g.signature || '', 'data-count': g.count},
+        el('td', null, kindBadge(g.kind)),
+        el('td', null, el('a', {class: 'mono', href: groupHref(g, dimsOf(f)), testid: 'group-open'}, g.signature || '')),
+        el('td', {class: 'num', testid: 'group-count'}, g.count),
+        el('td', {class: 'sparkcell'}, sparkline(g.trend)),
+        el('td', {class: 'nowrap'}, fmtTime(g.last_seen)),
+        el('td', null, g.app_version || ''),
+        el('td', null, g.process || ''))))
+      : el('p', {testid: 'groups-empty'}, emptyText()));
+  }
+
+  async function loadReports(my, cursor, rows) {
+    const data = await api('/v1/crashes' + qs(Object.assign({query: f.query, kind: f.kind}, dimsOf(f), {limit: limit || 50, cursor})));
+    if (my !== gen) return;
+    rows = (rows || []).concat(data.crashes);
+    const more = data.next_cursor ? el('button', {type: 'button', class: 'more', testid: 'reports-more', onclick: async () => {
+      try { await loadReports(my, data.next_cursor, rows); } catch (e) { status.error(e); }
+    }}, 'Load more') : null;
+    put(list, rows.length ? [crashTable('crash-list', rows, true), more] : el('p', {testid: 'reports-empty'}, emptyText()));
+  }
+
+  // value suggestions for the version, OS and device fields (the newest reports)
+  api('/v1/crashes' + qs({limit: 200})).then((d) => fillSuggestions(lists, d.crashes)).catch(() => {});
+  await load();
+}
+
+/* ---- A group: its trend, its spread, its reports ------------------------ */
+
+/* One dimension of a group's spread: values, counts and shares; a value
+ * links to the group's reports of that value. */
+function spreadTable(key, label, items, total, hrefOf) {
+  items = Array.isArray(items) ? items.filter((it) => it && isInt(it.count)) : [];
+  const given = items.reduce((a, it) => a + it.count, 0);
+  const row = (value, count, href, none) => {
+    const share = total > 0 ? count / total : 0;
+    const bar = el('span', {class: 'share'});
+    // CSSOM, not a style attribute: the CSP forbids inline styles
+    bar.style.setProperty('--share', (share * 100).toFixed(1) + '%');
+    return el('tr', {testid: 'spread-row', 'data-value': value === null ? '' : value, 'data-count': count},
+      el('td', {class: 'spread-value'}, value === null ? el('span', {class: 'dim'}, none)
+        : el('a', {href, testid: 'spread-filter', title: 'Only the reports of ' + value}, value)),
+      el('td', {class: 'num'}, count),
+      el('td', {class: 'spread-share'}, el('span', {class: 'track'}, bar), el('span', {class: 'pct'}, Math.round(share * 100) + '%')));
+  };
+  const rows = items.map((it) => row(typeof it.value === 'string' ? it.value : null, it.count, hrefOf(it.value)));
+  // the answer lists at most 50 values: the rest are other values or none
+  if (total > given) rows.push(row(null, total - given, null, items.length >= 50 ? 'other values, or none' : 'not in the report'));
+  return el('section', {class: 'panel spread', testid: 'spread-' + key},
+    el('h3', null, label, el('span', {class: 'dim'}, ' · ' + plural(items.length, 'value'))),
+    rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'));
+}
+
+async function viewGroup(params) {
+  const kind = params.get('kind') || '';
+  const signature = params.get('signature') || '';
+  const dims = dimsOf(filtersOf(params));
+  const status = statusLine('group-status');
+  const body = el('div');
+  view.append(el('p', {class: 'crumbs'}, el('a', {href: '#/crashes' + qs(dims), testid: 'group-back'}, '← All crash groups')),
+    el('div', {class: 'tight'}, status.node), body);
+  status.info('Loading…');
+  let g;
+  try {
+    g = await api('/v1/crashes/group' + qs({kind, signature, days: TREND_DAYS}));
+  } catch (e) {
+    put(body, el('h1', null, 'Group ', el('code', null, signature)));
+    status.error(e);
+    return;
+  }
+  status.clear();
+  const gkind = typeof g.kind === 'string' ? g.kind : kind;
+  const facts = [
+    ['Kind', gkind], ['Reports', g.count], ['First seen', fmtTime(g.first_seen)], ['Last seen', fmtTime(g.last_seen)],
+    ['Process', g.process], ['Newest app version', g.app_version],
+  ].filter(([, v]) => v !== null && v !== undefined && v !== '');
+  const reports = el('section', {testid: 'group-crashes', 'aria-live': 'polite'});
+  const hrefWith = (k) => (value) => groupHref(g, Object.assign({}, dims, {[k]: value}));
+  put(body,
+    el('h1', {testid: 'group-title'}, kindBadge(gkind), ' ', (KIND_LABEL[gkind] || 'Crash') + ' group: ',
+      el('code', {testid: 'group-signature'}, g.signature)),
+    el('dl', {class: 'facts', testid: 'group-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
+    trendPanel('group-trend', 'Reports of this group per day', g.trend),
+    el('section', {testid: 'group-spread'},
+      el('h2', null, 'Spread over app versions, OS versions and devices'),
+      el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k))))),
+    reports);
+  await openReports();
+
+  async function openReports(cursor, rows) {
     rows = rows || [];
-    // groups are per kind: a group's reports are those of its signature and kind
-    const gkind = typeof g.kind === 'string' ? g.kind : kind;
-    const heading = () => el('h2', null, 'Reports with signature ', el('code', null, g.signature), ' ', kindBadge(gkind));
-    put(detail, heading(), el('p', null, 'Loading…'));
+    const chips = DIMS.filter(([k]) => dims[k]).map(([k, label]) => el('span', {class: 'chip', testid: 'group-filter', 'data-dim': k},
+      label + ': ', el('strong', null, dims[k]), ' ',
+      el('a', {href: groupHref(g, Object.assign({}, dims, {[k]: ''})), class: 'chip-x', 'aria-label': 'Remove the ' + label + ' filter', title: 'Remove this filter'}, '×')));
+    const heading = () => el('h2', null, 'Reports', chips.length ? el('span', {class: 'dim'}, ' (filtered)') : null);
+    if (!rows.length) put(reports, heading(), chips.length ? el('p', {class: 'chips'}, chips) : null, el('p', null, 'Loading…'));
     try {
-      const data = await api('/v1/crashes' + qs({signature: g.signature, kind: gkind, limit: 100, cursor}));
+      const data = await api('/v1/crashes' + qs(Object.assign({signature: g.signature, kind: gkind}, dims, {limit: 100, cursor})));
       rows = rows.concat(data.crashes);
       const more = data.next_cursor
-        ? el('button', {type: 'button', testid: 'group-more', onclick: () => openGroup(g, data.next_cursor, rows)}, 'Load more')
+        ? el('button', {type: 'button', class: 'more', testid: 'group-more', onclick: () => openReports(data.next_cursor, rows)}, 'Load more')
         : null;
-      put(detail, heading(),
-        table('group-crash-list', ['Report', 'Kind', 'Received', 'Process', 'App version', 'OS', 'Exception'],
-          rows.map((c) => el('tr', {testid: 'crash-row', 'data-kind': c.kind || ''},
-            el('td', null, el('a', {href: '#/crashes/' + c.id, testid: 'crash-link'}, '#' + c.id)),
-            el('td', null, kindBadge(c.kind)),
-            el('td', null, fmtTime(c.created_at)),
-            el('td', null, c.process || ''),
-            el('td', null, c.app_version || ''),
-            el('td', null, c.os_version || ''),
-            el('td', null, c.exception_type || '')))),
+      put(reports, heading(), chips.length ? el('p', {class: 'chips'}, chips) : null,
+        rows.length ? crashTable('group-crash-list', rows, false) : el('p', {testid: 'group-crashes-empty'}, 'No reports of this group match the filter.'),
         more);
-    } catch (e) { put(detail); status.error(e); }
+    } catch (e) { status.error(e); }
   }
-  await load();
 }
 
 /* ---- Crash detail ------------------------------------------------------- */
@@ -677,14 +1081,57 @@ function textSection(title, testid, text) {
   return el('section', {class: 'verbatim'}, el('h2', null, title), el('pre', {class: 'result', testid}, text));
 }
 
+/* The text report, fetched with the read token (a plain link sends none). */
+function downloadLink(id, name) {
+  const url = '/v1/crashes/' + encodeURIComponent(id) + '?format=text';
+  const a = el('a', {class: 'button', href: url, download: name, testid: 'download-report'}, 'Download symbolicated report');
+  const failed = el('span', {class: 'status error', testid: 'download-error'});
+  a.addEventListener('click', async (ev) => {
+    ev.preventDefault();
+    failed.textContent = '';
+    try {
+      const text = await api(url, {text: true, headers: {Accept: 'text/plain'}});
+      const blob = URL.createObjectURL(new Blob([text], {type: 'text/plain'}));
+      const tmp = el('a', {href: blob, download: name, class: 'offscreen'});
+      document.body.append(tmp);
+      tmp.click();
+      tmp.remove();
+      setTimeout(() => URL.revokeObjectURL(blob), 60000);
+    } catch (e) { failed.textContent = e.message; }
+  });
+  return [a, failed];
+}
+
+/* Deletes a stored report (the report role), then shows its group. */
+function deleteButton(c, status) {
+  return el('button', {type: 'button', class: 'danger', testid: 'crash-delete', onclick: async () => {
+    if (!confirm(`Delete report #${c.id}? Its group's counts go down by one.`)) return;
+    try {
+      await api('/v1/crashes/' + encodeURIComponent(c.id), {method: 'DELETE', raw: true});
+      let dest = '#/crashes';
+      if (c.signature) {
+        try {
+          await api('/v1/crashes/group' + qs({kind: c.kind || 'crash', signature: c.signature, days: 1}));
+          dest = groupHref(c);
+        } catch (e) { /* its last report: the group is gone */ }
+      }
+      location.hash = dest;
+    } catch (e) { status.error(e); }
+  }}, 'Delete report');
+}
+
 async function viewCrash(id) {
   const status = statusLine('crash-status');
   const body = el('div');
-  view.append(el('p', null, el('a', {href: '#/crashes'}, '← All crash groups')), status.node, body);
+  const links = el('p', {class: 'crumbs'}, el('a', {href: '#/crashes'}, '← All crash groups'));
+  view.append(links, el('div', {class: 'tight'}, status.node), body);
   status.info('Loading…');
   let c;
   try { c = await api('/v1/crashes/' + encodeURIComponent(id)); } catch (e) { status.error(e); return; }
   status.clear();
+  if (typeof c.signature === 'string' && c.signature) {
+    add(links, ' · ', el('a', {href: groupHref(c), testid: 'crash-group-link'}, 'its group'));
+  }
   const images = Array.isArray(c.images) ? c.images : [];
   const threads = Array.isArray(c.threads) ? c.threads : [];
   const procs = Array.isArray(c.processes) ? c.processes : [];
@@ -706,8 +1153,7 @@ async function viewCrash(id) {
   const text = kind && kind !== 'crash' && kind !== 'fragment' ? '.txt' : '.crash';
   put(body,
     el('h1', {testid: 'crash-title'}, kindBadge(kind), ' ', label + ' #' + c.id + ': ', el('code', {testid: 'crash-signature'}, c.signature)),
-    el('p', null, el('a', {class: 'button', href: '/v1/crashes/' + encodeURIComponent(c.id) + '?format=text',
-      download: 'crash-' + c.id + text, testid: 'download-report'}, 'Download symbolicated report')),
+    el('p', {class: 'row'}, downloadLink(c.id, 'crash-' + c.id + text), deleteButton(c, status)),
     warningsBox(c),
     el('dl', {class: 'facts', testid: 'crash-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
     textSection('Panic string', 'panic-string', c.panic_string),
@@ -883,13 +1329,15 @@ async function route() {
   const params = new URLSearchParams(search || '');
   const parts = (where || 'crashes').split('/').map(decodeURIComponent);
   const section = parts[0];
+  const nav = section === 'group' ? 'crashes' : section;
   for (const a of document.querySelectorAll('nav a')) {
-    if (a.dataset.nav === section) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+    if (a.dataset.nav === nav) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   put(view);
   view.dataset.view = section;
   view.dataset.ready = 'false';
   if (section === 'crashes' && parts[1]) await viewCrash(parts[1]);
+  else if (section === 'group') await viewGroup(params);
   else if (section === 'images') await viewImages(params);
   else if (section === 'missing') await viewMissing();
   else if (section === 'symbolicate') viewSymbolicate();

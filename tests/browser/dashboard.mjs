@@ -1,9 +1,13 @@
 // Headless-Chromium test of the symd dashboard (web/), run by tests/browser/run.sh:
 //
-//   node tests/browser/dashboard.mjs http://127.0.0.1:PORT
+//   node tests/browser/dashboard.mjs http://127.0.0.1:PORT [http://127.0.0.1:PORT2]
 //
 // Needs a fresh, running `symd serve` (empty database) at that address and
-// /usr/bin/chromium. Environment: SYMD_UPLOAD_TOKEN (the token the server was
+// /usr/bin/chromium; the second address, when given, is another fresh server
+// started with --read-token, --upload-token and --report-token, whose tokens
+// are in SYMD_AUTH_READ_TOKEN, SYMD_AUTH_UPLOAD_TOKEN and
+// SYMD_AUTH_REPORT_TOKEN (without it the token checks are skipped).
+// Environment: SYMD_UPLOAD_TOKEN (the token the first server was
 // started with, if any), CHROMIUM (the browser, default /usr/bin/chromium),
 // SYMD_REAL_REPORTS (the real reports of other kinds, default
 // ../shared/real-reports beside the checkout, else /work/shared/real-reports;
@@ -11,21 +15,26 @@
 // are skipped with a "skip - name: why" line).
 // Prints "ok - name" / "not ok - name: reason" per check, screenshot paths,
 // and last "N passed, N failed"; exits 1 on any failure.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
+import zlib from 'node:zlib';
 import {chromium} from 'playwright-core';
 
 const base = (process.argv[2] || '').replace(/\/+$/, '');
-if (!/^https?:\/\/[^/]+$/.test(base)) {
-  console.error('usage: node tests/browser/dashboard.mjs http://HOST:PORT');
+const authBase = (process.argv[3] || '').replace(/\/+$/, '');
+if (!/^https?:\/\/[^/]+$/.test(base) || (authBase && !/^https?:\/\/[^/]+$/.test(authBase))) {
+  console.error('usage: node tests/browser/dashboard.mjs http://HOST:PORT [http://HOST:PORT2]');
   process.exit(2);
 }
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fx = (p) => path.join(ROOT, 'fixtures', p);
 const OUT = path.join(ROOT, 'tests/out/browser');
 const TOKEN = process.env.SYMD_UPLOAD_TOKEN || '';
+const AUTH = {read: process.env.SYMD_AUTH_READ_TOKEN || '', upload: process.env.SYMD_AUTH_UPLOAD_TOKEN || '',
+  report: process.env.SYMD_AUTH_REPORT_TOKEN || ''};
 fs.mkdirSync(OUT, {recursive: true});
 
 const BIGAPP = fx('bin/bigapp-arm64');
@@ -147,10 +156,54 @@ async function http(method, p, body, headers = {}) {
   try { json = JSON.parse(text); } catch (e) { /* text answer */ }
   return {status: res.status, text, json};
 }
+const postedToday = {all: 0};   // crashes this run stored on the first server, and per group (kind + signature)
 async function postCrash(text) {
   const r = await http('POST', '/v1/crashes', text);
   assert(r.status === 201, `POST /v1/crashes: ${r.status} ${r.text.slice(0, 200)}`);
+  postedToday.all++;
+  const g = r.json.kind + '\n' + r.json.signature;
+  postedToday[g] = (postedToday[g] || 0) + 1;
   return r.json;
+}
+
+// ---- PNG screenshots, decoded (8-bit RGB or RGBA, not interlaced) -------------
+function decodePng(buf) {
+  assert(buf.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10])), 'not a PNG');
+  let off = 8, w = 0, h = 0, depth = 0, ctype = 0, interlace = 0;
+  const idat = [];
+  while (off + 8 <= buf.length) {
+    const len = buf.readUInt32BE(off), type = buf.toString('latin1', off + 4, off + 8);
+    const data = buf.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      w = data.readUInt32BE(0); h = data.readUInt32BE(4); depth = data[8]; ctype = data[9]; interlace = data[12];
+    } else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') break;
+    off += 12 + len;
+  }
+  assert(depth === 8 && (ctype === 2 || ctype === 6) && interlace === 0, `PNG of depth ${depth}, colour type ${ctype}, interlace ${interlace}`);
+  const bpp = ctype === 6 ? 4 : 3, stride = w * bpp;
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  assert(raw.length >= h * (stride + 1), 'PNG data too short');
+  const px = Buffer.alloc(h * stride);
+  for (let y = 0; y < h; y++) {
+    const filter = raw[y * (stride + 1)];
+    const src = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    const row = px.subarray(y * stride, (y + 1) * stride);
+    const prev = y ? px.subarray((y - 1) * stride, y * stride) : null;
+    for (let i = 0; i < stride; i++) {
+      const a = i >= bpp ? row[i - bpp] : 0, b = prev ? prev[i] : 0, c = prev && i >= bpp ? prev[i - bpp] : 0;
+      let v = src[i];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      } else assert(filter === 0, `PNG filter type ${filter}`);
+      row[i] = v & 255;
+    }
+  }
+  return {w, h, rgb: (x, y) => { const o = y * stride + x * bpp; return [px[o], px[o + 1], px[o + 2]]; }};
 }
 
 // ---- browser ---------------------------------------------------------------
@@ -232,6 +285,82 @@ async function pickFiles(files, name, how = 'picker') {
 }
 async function imageRow(uuid) { return page.$(`tr[data-testid="image-row"][data-uuid="${uuid}"]`); }
 
+// The rows of a listing as the values of some attributes each ("a b c"),
+// once they are `want` (or after 5 s: the caller's eq says what differs).
+async function rowsNow(selector, attrs, want) {
+  const read = ([sel, as]) => Array.from(document.querySelectorAll(sel), (r) => as.map((a) => r.getAttribute(a)).join(' '));
+  await page.waitForFunction(([sel, as, w]) => JSON.stringify(Array.from(document.querySelectorAll(sel),
+    (r) => as.map((a) => r.getAttribute(a)).join(' '))) === JSON.stringify(w), [selector, attrs, want], {timeout: 5000}).catch(() => {});
+  return page.evaluate(read, [selector, attrs]);
+}
+
+// The crash filters of the crash views: the fields filled, kind chosen, searched.
+const DIM_KEYS = ['app_version', 'os_version', 'hardware_model'];
+async function setFilters(f) {
+  for (const k of DIM_KEYS) await page.fill(testid('filter-' + k), f[k] || '');
+  await page.fill(testid('crash-search'), f.query || '');
+  if ((await page.inputValue(testid('kind-filter'))) !== (f.kind || '')) await page.selectOption(testid('kind-filter'), f.kind || '');
+  await page.click(testid('crash-search-submit'));
+}
+const groupHash = (kind, signature, dims) => '#/group?' + new URLSearchParams(Object.assign({kind, signature}, dims || {}));
+
+// A trend chart (the element `sel`) against the API's trend: one column per
+// UTC day, titles with the counts, and in a screenshot of it the bars in the
+// bar colour, as high as count / axis top of the plot, nothing on empty days.
+const BAR_RGB = [0x3d, 0x6f, 0xd6];
+const isBar = (p) => p.every((v, i) => Math.abs(v - BAR_RGB[i]) <= 8);
+async function checkTrendChart(sel, trend, name) {
+  await page.mouse.move(0, 0);   // no day hovered
+  const chart = page.locator(sel);
+  const file = path.join(OUT, name + '.png');
+  const png = decodePng(await chart.screenshot({path: file}));
+  shots.push(path.relative(ROOT, file));
+  const geo = await chart.evaluate((svg) => {
+    const box = svg.getBoundingClientRect();
+    const rel = (e) => { const r = e.getBoundingClientRect(); return {x: r.left - box.left, y: r.top - box.top, w: r.width, h: r.height}; };
+    return {
+      w: box.width, fromDay: Number(svg.dataset.fromDay), plot: rel(svg.querySelector('[data-testid="trend-plot"]')),
+      yticks: Array.from(svg.querySelectorAll('[data-testid="trend-ytick"]'), (t) => Number(t.textContent)),
+      xticks: Array.from(svg.querySelectorAll('[data-testid="trend-xtick"]'), (t) => t.textContent),
+      days: Array.from(svg.querySelectorAll('[data-testid="trend-day"]'), (g) => {
+        const bar = g.querySelector('[data-testid="trend-bar"]');
+        return {day: g.dataset.day, count: Number(g.dataset.count), title: g.querySelector('title').textContent,
+          col: rel(g.querySelector('.hit')), bar: bar ? rel(bar) : null};
+      }),
+    };
+  });
+  const iso = (i) => new Date((trend.from_day + i) * 86400000).toISOString().slice(0, 10);
+  eq(geo.fromDay, trend.from_day, 'first day');
+  eq(geo.days.map((d) => d.count), trend.days, 'counts per day');
+  eq(geo.days.map((d) => d.day), trend.days.map((c, i) => iso(i)), 'days (UTC)');
+  geo.days.forEach((d, i) => {
+    const want = `${iso(i)}${i === trend.days.length - 1 ? ' (today)' : ''}: ${d.count} report${d.count === 1 ? '' : 's'}`;
+    eq(d.title, want, `hover title of day ${i}`);
+  });
+  assert(geo.xticks.length >= 3 && geo.xticks.length <= 6 && geo.xticks[geo.xticks.length - 1] === 'today', `x axis labels ${geo.xticks}`);
+  const top = Math.max(...geo.yticks);
+  assert(top > 0 && top >= Math.max(...trend.days), `axis top ${top} for counts up to ${Math.max(...trend.days)}`);
+  assert(Math.abs(png.w - Math.round(geo.w)) <= 1, `screenshot ${png.w} px wide, chart ${geo.w} px`);
+  let all = 0, area = 0;
+  for (let y = 0; y < png.h; y++) for (let x = 0; x < png.w; x++) if (isBar(png.rgb(x, y))) all++;
+  geo.days.forEach((d, i) => {
+    const c = trend.days[i];
+    const x0 = Math.ceil(d.col.x + 1), x1 = Math.floor(d.col.x + d.col.w - 1);
+    let any = 0;
+    for (let x = x0; x <= x1; x++) for (let y = 0; y < png.h; y++) if (isBar(png.rgb(x, y))) any++;
+    if (!c) { eq(any, 0, `bar pixels on ${iso(i)} (no reports)`); return; }
+    // the bar's height at its middle, against count / top of the plot's height
+    const xm = Math.round(d.col.x + d.col.w / 2);
+    let run = 0, best = 0;
+    for (let y = 0; y < png.h; y++) { run = isBar(png.rgb(xm, y)) ? run + 1 : 0; best = Math.max(best, run); }
+    const want = (c / top) * geo.plot.h;
+    assert(Math.abs(best - want) <= 2, `bar of ${iso(i)} (${c} of ${top}) is ${best} px high, want ${want.toFixed(1)} of ${geo.plot.h.toFixed(1)}`);
+    area += d.bar.w * want;
+  });
+  assert(all >= 100 && Math.abs(all - area) <= 0.1 * area + 40, `${all} pixels in the bar colour, the bars cover ${Math.round(area)}`);
+  return {top, pixels: all};
+}
+
 const uuids = {bigapp: machoUuid(BIGAPP), dsym: machoUuid(BIGAPP_DSYM), libfix: machoUuid(LIBFIX), xss: machoUuid(XSS_BIN)};
 let twinCrash = null, xssCrash = null, xssReport = null;
 const posted = {};   // kind checks' crashes, by file
@@ -252,16 +381,23 @@ try {
     eq(uuids.dsym, uuids.bigapp, 'fixture dSYM UUID vs binary UUID');
     await open('#/images');
     assert(await page.isVisible(testid('images-empty')), 'image list should start empty');
+    let s;
     if (TOKEN) {
+      // the upload is answered 401: the page asks for the upload token, then sends it again
       const denied = await http('POST', '/v1/images', 'x');
       eq(denied.status, 401, 'POST /v1/images without the token');
-      eq(await pickFiles([BIGAPP]), denied.json.error.message, 'status after an upload without the token');
-      assert(await page.isVisible(testid('auth')), '401 should offer the token form');
-      await page.fill(testid('auth-token'), TOKEN);
+      const picked = pickFiles([BIGAPP]);
+      await page.waitForSelector(testid('auth-token-upload'), {state: 'visible'});
+      assert((await page.textContent(testid('auth-why'))).includes(denied.json.error.message), 'the prompt gives the server\'s message');
+      eq(await page.$$eval('.auth-row', (rs) => rs.filter((r) => !r.hidden).map((r) => r.dataset.role)), ['upload'], 'token rows asked for');
+      await page.fill(testid('auth-token-upload'), TOKEN);
       await page.click(testid('auth-save'));
+      s = await picked;
       assert(!(await page.isVisible(testid('auth'))), 'token form should close after saving');
+      eq(await page.evaluate(() => localStorage.getItem('symd.token.upload')), TOKEN, 'upload token kept');
+    } else {
+      s = await pickFiles([BIGAPP]);
     }
-    let s = await pickFiles([BIGAPP]);
     assert(s.startsWith('Uploaded:'), `upload status: ${s}`);
     assert(s.includes(uuids.bigapp) && s.includes('created'), `status lacks UUID/created: ${s}`);
     const res = JSON.parse(await page.textContent(testid('upload-result')));
@@ -697,6 +833,162 @@ try {
     await shot('crashes-kinds');
   });
 
+  // Twin reports of other versions, OS versions and devices (the .crash's
+  // header lines, the .ips's fields), all in the twin's group.
+  const V = {v1: '7.1 (71)', v2: '7.2 (72)', os1: 'iPhone OS 16.1 (20B82)', os2: 'iPhone OS 17.0 (21A329)', m1: 'iPhone15,3', m2: 'iPad13,1'};
+  const sub = (text, from, to) => { assert(text.includes(from), `fixture lacks ${from}`); return text.split(from).join(to); };
+  const twinVariant = ({version, os, model}) => twinText.replace(/^Version:.*$/m, `Version:             ${version}`)
+    .replace(/^OS Version:.*$/m, `OS Version:          ${os}`).replace(/^Hardware Model:.*$/m, `Hardware Model:      ${model}`);
+  function twinIpsVariant() {   // 7.2 (72), iPhone OS 17.0 (21A329), iPhone15,3
+    let t = fs.readFileSync(fx('crashes/bigapp-twin.ips'), 'utf8');
+    t = sub(t, '"app_version":"1.0"', '"app_version":"7.2"');
+    t = sub(t, '"build_version":"1"', '"build_version":"72"');
+    t = sub(t, '"os_version":"iPhone OS 15.3 (19D50)"', '"os_version":"iPhone OS 17.0 (21A329)"');
+    t = sub(t, '"modelCode": "iPhone14,2"', '"modelCode": "iPhone15,3"');
+    t = sub(t, '"CFBundleShortVersionString": "1.0"', '"CFBundleShortVersionString": "7.2"');
+    t = sub(t, '"CFBundleVersion": "1"', '"CFBundleVersion": "72"');
+    t = sub(t, '"train": "iPhone OS 15.3"', '"train": "iPhone OS 17.0"');
+    return sub(t, '"build": "19D50"', '"build": "21A329"');
+  }
+
+  await check('filters: app version, OS version, device and kind narrow groups and reports as the API does', async () => {
+    const variants = [
+      [twinVariant({version: V.v1, os: V.os1, model: V.m1}), [V.v1, V.os1, V.m1]],
+      [twinVariant({version: V.v1, os: V.os1, model: V.m1}), [V.v1, V.os1, V.m1]],
+      [twinVariant({version: V.v1, os: V.os2, model: V.m2}), [V.v1, V.os2, V.m2]],
+      [twinVariant({version: V.v2, os: V.os1, model: V.m2}), [V.v2, V.os1, V.m2]],
+      [twinIpsVariant(), [V.v2, V.os2, V.m1]],
+    ];
+    for (const [text, want] of variants) {
+      const c = await postCrash(text);
+      eq([c.app_version, c.os_version, c.hardware_model], want, 'stored version, OS and device');
+      eq([c.kind, c.signature], ['crash', expectedSignature], 'group of the variant');
+    }
+    const all = (await http('GET', '/v1/crashes?limit=1000')).json.crashes;
+    const allGroups = (await http('GET', '/v1/crashes/groups?limit=200')).json.groups;
+    await open('#/crashes');
+    const cases = [{app_version: V.v1}, {os_version: V.os2}, {hardware_model: V.m2},
+      {app_version: V.v2, hardware_model: V.m1}, {kind: 'crash', os_version: V.os1}, {app_version: V.v1, os_version: V.os1, hardware_model: V.m1}];
+    for (const f of cases) {
+      const what = JSON.stringify(f);
+      const q = new URLSearchParams(f).toString();
+      await setFilters(f);
+      const groups = (await http('GET', `/v1/crashes/groups?${q}&limit=200`)).json.groups.map((g) => `${g.kind} ${g.signature} ${g.count}`);
+      assert(groups.length > 0, `no group for ${what}`);
+      eq(await rowsNow('tr[data-testid="group-row"]', ['data-kind', 'data-signature', 'data-count'], groups), groups, `groups of ${what}`);
+      assert(groups.join() !== allGroups.map((g) => `${g.kind} ${g.signature} ${g.count}`).join(), `${what} does not narrow the groups`);
+      const url = new URL(page.url());
+      eq(Object.fromEntries(new URLSearchParams(url.hash.split('?')[1] || '')), f, `filters in the address ${url.hash}`);
+      await page.click(testid('tab-reports'));
+      const want = (await http('GET', `/v1/crashes?${q}&limit=1000`)).json.crashes.map((c) => String(c.id));
+      assert(want.length > 0 && want.length < all.length, `${what} keeps ${want.length} of ${all.length} reports`);
+      eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], want), want, `reports of ${what}`);
+      for (const k of DIM_KEYS.filter((x) => f[x])) {
+        eq([...new Set(await page.$$eval(`tr[data-testid="crash-row"] ${testid('crash-' + k)}`, (ns) => ns.map((n) => n.textContent)))], [f[k]], `${k} cells`);
+      }
+      if (f === cases[0]) await shot('reports-filtered');
+      await page.click(testid('tab-groups'));
+    }
+    assert(await page.isVisible(testid('filter-note')), 'no note that the charts are not filtered');
+    await shot('groups-filtered');
+    // Clear empties every field and lists everything again
+    await page.click(testid('filter-clear'));
+    const every = allGroups.map((g) => `${g.kind} ${g.signature} ${g.count}`);
+    eq(await rowsNow('tr[data-testid="group-row"]', ['data-kind', 'data-signature', 'data-count'], every), every, 'groups after Clear');
+    eq(new URL(page.url()).hash, '#/crashes', 'address after Clear');
+  });
+
+  await check('a report whose app image was never uploaded is flagged with its name, arch and UUID; the reports listing pages', async () => {
+    const hex = crypto.randomBytes(16).toString('hex');
+    const uuid = hex.toUpperCase().replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+    const c = await postCrash(sub(twinVariant({version: '7.9 (79)', os: V.os1, model: V.m1}), uuids.bigapp.replace(/-/g, '').toLowerCase(), hex));
+    const listed = (await http('GET', '/v1/crashes?limit=50')).json.crashes;
+    eq(listed.find((x) => x.id === c.id).needs_upload, {uuid, arch: 'arm64', name: 'bigapp-arm64'}, 'needs_upload in the listing');
+    assert(listed.some((x) => x.needs_upload === null), 'every report needs an upload: nothing to compare with');
+    await open('#/crashes?tab=reports');
+    const flags = async () => page.$$eval('tr[data-testid="crash-row"]', (rs) => rs.map((r) => {
+      const n = r.querySelector('[data-testid="needs-upload"]');
+      const t = (id) => (n.querySelector(`[data-testid="${id}"]`) || {textContent: null}).textContent;
+      return [Number(r.dataset.id), n ? [n.dataset.uuid, t('needs-upload-name'), t('needs-upload-arch'), t('needs-upload-uuid')] : null];
+    }));
+    eq(await flags(), listed.map((x) => [x.id, x.needs_upload
+      ? [x.needs_upload.uuid, x.needs_upload.name || 'the app image', x.needs_upload.arch ? ' ' + x.needs_upload.arch : null, x.needs_upload.uuid] : null]),
+    'flags of the listed reports');
+    const flag = page.locator(`tr[data-testid="crash-row"][data-id="${c.id}"] ${testid('needs-upload')}`);
+    assert(await flag.isVisible(), 'flag not visible');
+    eq(await flag.textContent(), `uploadbigapp-arm64 arm64${uuid}`, 'flag text');
+    await shot('reports-needs-upload');
+    // pages of the listing: ?limit= in the address, Load more appends the next page
+    await open('#/crashes?tab=reports&limit=5');
+    const ids = listed.map((x) => String(x.id));
+    assert(ids.length > 10, `${ids.length} reports: too few for pages of 5`);
+    eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], ids.slice(0, 5)), ids.slice(0, 5), 'first page of 5');
+    await page.click(testid('reports-more'));
+    eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], ids.slice(0, 10)), ids.slice(0, 10), 'after Load more');
+    // its group's page flags it too
+    await open(groupHash(c.kind, c.signature));
+    eq(await page.getAttribute(`tr[data-testid="crash-row"][data-id="${c.id}"] ${testid('needs-upload')}`, 'data-uuid'), uuid, 'flag on the group page');
+  });
+
+  await check('overall trend: a bar per UTC day of the last 30, today what this run posted; sparklines per group', async () => {
+    const trend = (await http('GET', '/v1/crashes/trend?days=30')).json;
+    eq(trend.days.length, 30, 'days in the API\'s trend');
+    eq(trend.days[29], postedToday.all, 'today in the API: the reports this run posted');
+    await open('#/crashes');
+    const {top} = await checkTrendChart(`${testid('overall-trend')} ${testid('trend-chart')}`, trend, 'trend-chart');
+    console.log(`# overall trend: ${postedToday.all} reports today, axis top ${top}`);
+    assert((await page.textContent(`${testid('overall-trend')} ${testid('trend-summary')}`)).startsWith(`${postedToday.all} reports, ${postedToday.all} today`), 'summary line');
+    const groups = (await http('GET', '/v1/crashes/groups?trend=30&limit=200')).json.groups;
+    eq(await page.$$eval('tr[data-testid="group-row"]', (rs) => rs.map((r) => [r.dataset.kind, r.dataset.signature,
+      r.querySelector('[data-testid="group-spark"]').dataset.counts])),
+    groups.map((g) => [g.kind, g.signature, g.trend.days.join(',')]), 'sparklines: each group\'s 30 days');
+    // a sparkline's only bar (today) in the bar colour
+    const spark = decodePng(await page.locator(`tr[data-testid="group-row"] ${testid('group-spark')}`).first().screenshot());
+    let n = 0;
+    for (let y = 0; y < spark.h; y++) for (let x = 0; x < spark.w; x++) if (isBar(spark.rgb(x, y))) n++;
+    assert(n >= 40, `${n} bar pixels in the first sparkline`);
+    await shot('crashes-trend');
+    // the chart follows the kind filter
+    const hangs = (await http('GET', '/v1/crashes/trend?days=30&kind=hang')).json;
+    await page.selectOption(testid('kind-filter'), 'hang');
+    await page.waitForFunction((t) => document.querySelector('[data-testid="overall-trend"] svg').dataset.total === String(t),
+      hangs.days.reduce((a, b) => a + b, 0));
+    eq(await page.$$eval(`${testid('overall-trend')} [data-testid="trend-day"]`, (gs) => gs.map((g) => Number(g.dataset.count))), hangs.days, 'hang trend');
+    assert((await page.textContent(`${testid('overall-trend')} h2`)).startsWith('Hang reports per day'), 'title of the kind\'s chart');
+  });
+
+  await check('group page: its trend as the API counts, its spread over versions, OS versions and devices, a value narrows its reports', async () => {
+    const g = (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: expectedSignature, days: 30}))).json;
+    eq(g.count, postedToday['crash\n' + expectedSignature], 'the group counts the reports this run posted to it');
+    eq(g.trend.days[29], g.count, 'today in the group\'s trend');
+    await open('#/crashes');
+    await page.locator(testid('group-open')).filter({hasText: new RegExp(`^${expectedSignature}$`)}).click();
+    await page.waitForSelector(testid('group-title'));
+    eq(await page.textContent(testid('group-signature')), expectedSignature, 'group signature');
+    eq(await page.textContent('dd[data-fact="Reports"]'), String(g.count), 'reports fact');
+    const {top} = await checkTrendChart(`${testid('group-trend')} ${testid('trend-chart')}`, g.trend, 'group-trend-chart');
+    console.log(`# group trend: ${g.count} reports today, axis top ${top}`);
+    for (const key of ['app_versions', 'os_versions', 'hardware_models']) {
+      const want = g[key].map((v) => [v.value, v.count]);
+      const rest = g.count - want.reduce((a, [, c]) => a + c, 0);
+      if (rest > 0) want.push(['', rest]);
+      eq(await page.$$eval(`${testid('spread-' + key)} tr[data-testid="spread-row"]`, (rs) => rs.map((r) => [r.dataset.value, Number(r.dataset.count)])),
+        want, `spread over ${key}`);
+    }
+    eq(g.app_versions.find((v) => v.value === V.v1).count, 3, `API: reports of ${V.v1}`);
+    const shares = await page.$$eval(`${testid('spread-app_versions')} .share`, (bs) => bs.map((b) => b.getBoundingClientRect().width));
+    assert(shares.every((w, i) => !i || w <= shares[i - 1]) && shares[0] > 0, `share bars ${shares}`);
+    await shot('group');
+    // a value of the spread lists the group's reports of that value
+    await page.click(`${testid('spread-app_versions')} tr[data-value="${V.v1}"] ${testid('spread-filter')}`);
+    await page.waitForSelector(testid('group-filter'));
+    const want = (await http('GET', '/v1/crashes?' + new URLSearchParams({kind: 'crash', signature: expectedSignature, app_version: V.v1}))).json.crashes.map((c) => String(c.id));
+    eq(want.length, 3, `API: reports of ${V.v1} in the group`);
+    eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], want), want, `the group's reports of ${V.v1}`);
+    assert((await page.textContent(testid('group-filter'))).includes(V.v1), 'filter chip');
+    await shot('group-filtered');
+  });
+
   await check('delete an image through the UI (confirm dismissed keeps it, accepted removes it)', async () => {
     await open('#/images');
     const del = `tr[data-testid="image-row"][data-uuid="${uuids.xss}"] ${testid('image-delete')}`;
@@ -715,6 +1007,98 @@ try {
     eq((await http('GET', '/v1/images/' + uuids.xss)).status, 404, 'API after delete');
     assert(await imageRow(uuids.bigapp), 'other images must stay');
     await shot('images-after-delete');
+  });
+
+  // The second server: a token per role. Its own origin, so its own localStorage.
+  const authCheck = (name, fn) => (authBase && AUTH.read && AUTH.upload && AUTH.report ? check(name, fn)
+    : (skipped++, console.log(`skip - ${name}: no second server with a token per role (run tests/browser/run.sh)`)));
+  await authCheck('tokens per role: a 401 asks for the token its route needs, keeps it and retries; later loads do not ask', async () => {
+    const asAuth = (p, opts = {}) => fetch(authBase + p, opts);
+    const posted = await asAuth('/v1/crashes', {method: 'POST', body: twinText, headers: {Authorization: 'Bearer ' + AUTH.report}});
+    eq(posted.status, 201, 'POST /v1/crashes with the report token');
+    const crash = await posted.json();
+    eq((await asAuth('/v1/crashes/groups')).status, 401, 'GET /v1/crashes/groups without the read token');
+    const visibleRows = () => page.$$eval('.auth-row', (rs) => rs.filter((r) => !r.hidden).map((r) => r.dataset.role));
+    const openAuth = async (hash) => {
+      await page.goto('about:blank');
+      await page.goto(authBase + '/' + hash);
+    };
+
+    // first load: every GET is 401; one prompt, for the read token
+    await openAuth('#/crashes');
+    await page.waitForSelector(testid('auth-token-read'), {state: 'visible'});
+    eq(await visibleRows(), ['read'], 'token rows asked for');
+    assert((await page.textContent(testid('auth-why'))).includes('Bearer <read token>'), `prompt: ${await page.textContent(testid('auth-why'))}`);
+    eq(await page.getAttribute('#view', 'data-ready'), 'false', 'the view waits for the token');
+    await shot('token-prompt', false);
+    // a wrong token is refused and asked for again
+    await page.fill(testid('auth-token-read'), 'not-the-token');
+    await page.click(testid('auth-save'));
+    await page.waitForFunction(() => document.querySelector('[data-testid="auth-why"]').textContent.includes('refused'));
+    assert(await page.isVisible(testid('auth-token-read')), 'read token asked again after a wrong one');
+    await page.fill(testid('auth-token-read'), AUTH.read);
+    await page.click(testid('auth-save'));
+    await page.waitForSelector('#view[data-ready="true"]');
+    assert(await page.isHidden(testid('auth')), 'prompt closed after the right token');
+    eq(await page.$$eval('tr[data-testid="group-row"]', (rs) => rs.map((r) => r.dataset.signature)), [crash.signature], 'groups once the token is given');
+    eq(await page.evaluate(() => localStorage.getItem('symd.token.read')), AUTH.read, 'read token kept');
+    eq(await page.$$eval(`${testid('overall-trend')} [data-testid="trend-day"]`, (gs) => gs.map((g) => Number(g.dataset.count)).pop()), 1, 'trend read with the token');
+
+    // later loads do not ask; the crash view and its download use the kept token
+    await openAuth('#/crashes/' + crash.id);
+    await page.waitForSelector('#view[data-ready="true"]');
+    assert(await page.isHidden(testid('auth')), 'asked again on a later load');
+    eq(await page.textContent(testid('crash-signature')), crash.signature, 'crash shown');
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(testid('download-report'))]);
+    assert(/^Incident Identifier:/.test(fs.readFileSync(await dl.path(), 'utf8')), 'download with the read token is not the text report');
+
+    // deleting needs the report token: asked, kept, the delete retried
+    confirmAnswer = true;
+    await page.click(testid('crash-delete'));
+    await page.waitForSelector(testid('auth-token-report'), {state: 'visible'});
+    eq(await visibleRows(), ['report'], 'token rows asked for the delete');
+    await page.fill(testid('auth-token-report'), AUTH.report);
+    await page.click(testid('auth-save'));
+    await page.waitForFunction(() => location.hash === '#/crashes' && document.querySelector('#view').dataset.ready === 'true');
+    assert(await page.isVisible(testid('groups-empty')), 'the group is gone with its only report');
+    eq((await asAuth('/v1/crashes/' + crash.id, {headers: {Authorization: 'Bearer ' + AUTH.read}})).status, 404, 'API after the delete');
+
+    // uploading needs the upload token
+    await openAuth('#/images');
+    await page.waitForSelector('#view[data-ready="true"]');
+    const picked = pickFiles([LIBFIX]);
+    await page.waitForSelector(testid('auth-token-upload'), {state: 'visible'});
+    eq(await visibleRows(), ['upload'], 'token rows asked for the upload');
+    await page.fill(testid('auth-token-upload'), AUTH.upload);
+    await page.click(testid('auth-save'));
+    const st = await picked;
+    assert(st.startsWith('Uploaded:') && st.includes(uuids.libfix), `upload status: ${st}`);
+
+    // a new page load asks for nothing; the Tokens button shows all three kept
+    await openAuth('#/images');
+    await page.waitForSelector('#view[data-ready="true"]');
+    assert(await page.isHidden(testid('auth')), 'asked again after all three were given');
+    assert(await imageRow(uuids.libfix), 'uploaded image listed');
+    await page.click(testid('tokens-open'));
+    eq(await visibleRows(), ['read', 'upload', 'report'], 'rows of the Tokens button');
+    eq(await page.$$eval('.auth-state', (ns) => ns.map((n) => n.textContent)), ['saved', 'saved', 'saved'], 'token states');
+    eq(await page.evaluate(() => ['read', 'upload', 'report'].map((r) => localStorage.getItem('symd.token.' + r))),
+      [AUTH.read, AUTH.upload, AUTH.report], 'tokens kept');
+    await shot('tokens', false);
+    // forgetting the read token: the next load asks again; cancelling shows the error with a way back
+    await page.click(testid('auth-forget-read'));
+    await page.click(testid('auth-cancel'));
+    await openAuth('#/missing');
+    await page.waitForSelector(testid('auth-token-read'), {state: 'visible'});
+    await page.click(testid('auth-cancel'));
+    await page.waitForSelector('#view[data-ready="true"]');
+    assert((await statusText('missing-status')).includes('Bearer <read token>'), `status after cancelling: ${await statusText('missing-status')}`);
+    await page.click(testid('status-token'));
+    eq(await visibleRows(), ['read'], 'rows offered by the status line');
+    await page.fill(testid('auth-token-read'), AUTH.read);
+    await page.click(testid('auth-save'));
+    await page.waitForSelector(`${testid('missing-empty')}, tr[data-testid="missing-row"]`);
+    assert(await page.isHidden(testid('auth')), 'prompt closed');
   });
 
   await check('no uncaught errors or CSP violations in the whole run', async () => {

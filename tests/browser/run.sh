@@ -4,9 +4,10 @@
 #   bash tests/browser/run.sh           (from the repo root; SYMD_BIN defaults to ./symd)
 #
 # Installs what is missing (Debian's chromium as root; playwright-core with
-# npm ci), starts `symd serve` on a free loopback port with a fresh database
-# and an upload token, runs tests/browser/dashboard.mjs against it and stops
-# the server. Screenshots and symd's stderr (symd.log) go to
+# npm ci), starts two `symd serve` on free loopback ports, each with a fresh
+# database: one with an upload token, one with a token for each role (read,
+# upload, report), runs tests/browser/dashboard.mjs against them and stops
+# them. Screenshots and the servers' stderr (symd.log, symd-auth.log) go to
 # tests/out/browser/. The last line is "N passed, N failed"; the exit status
 # is node's.
 set -euo pipefail
@@ -35,41 +36,66 @@ fi
 [ -x "$SYMD_BIN" ] || fail "no symd binary at $SYMD_BIN (run make, or set SYMD_BIN)"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/symd-browser.XXXXXX")
-SERVER_PID=
+SERVER_PIDS=()
+stop_servers() {
+    for pid in "${SERVER_PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${SERVER_PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    SERVER_PIDS=()
+}
 cleanup() {
-    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    stop_servers
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-# The token makes the image routes answer 401 until the dashboard sends it.
-SYMD_UPLOAD_TOKEN="browser-$RANDOM$RANDOM"
-export SYMD_UPLOAD_TOKEN
 OUT="$HERE/../out/browser"
 mkdir -p "$OUT"
-SYMD_ACCESS_LOG=off "$SYMD_BIN" serve --listen 127.0.0.1:0 --db "$WORK/symd.db" \
-    >"$WORK/server.out" 2>"$OUT/symd.log" &
-SERVER_PID=$!
 
-URL=
-for _ in $(seq 1 100); do   # up to 10 s
-    URL=$(sed -n '1s/^symd: listening on \(http:\/\/[^ ]*\).*/\1/p' "$WORK/server.out")
-    [ -n "$URL" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$URL" ]; then
-    cat "$WORK/server.out" "$OUT/symd.log" >&2
-    fail "symd did not start"
-fi
+# start_symd NAME LOG [serve flags…]: a server on a free loopback port with
+# its own fresh database; its address in $STARTED_URL.
+start_symd() {
+    local name=$1 log=$2 url=
+    shift 2
+    SYMD_ACCESS_LOG=off "$SYMD_BIN" serve --listen 127.0.0.1:0 --db "$WORK/$name.db" "$@" \
+        >"$WORK/$name.out" 2>"$log" &
+    local pid=$!
+    SERVER_PIDS+=("$pid")
+    for _ in $(seq 1 100); do   # up to 10 s
+        url=$(sed -n '1s/^symd: listening on \(http:\/\/[^ ]*\).*/\1/p' "$WORK/$name.out")
+        [ -n "$url" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        cat "$WORK/$name.out" "$log" >&2
+        fail "symd ($name) did not start"
+    fi
+    STARTED_URL=$url
+}
+
+# The first server has an upload token: the image routes answer 401 until
+# the dashboard sends it.
+SYMD_UPLOAD_TOKEN="browser-$RANDOM$RANDOM"
+export SYMD_UPLOAD_TOKEN
+start_symd symd "$OUT/symd.log"
+URL=$STARTED_URL
+
+# The second has a token per role (read, upload, report): the dashboard's
+# token prompt, from its first GET on. Its tokens go to node by environment.
+SYMD_AUTH_READ_TOKEN="read-$RANDOM$RANDOM"
+SYMD_AUTH_UPLOAD_TOKEN="upload-$RANDOM$RANDOM"
+SYMD_AUTH_REPORT_TOKEN="report-$RANDOM$RANDOM"
+export SYMD_AUTH_READ_TOKEN SYMD_AUTH_UPLOAD_TOKEN SYMD_AUTH_REPORT_TOKEN
+start_symd symd-auth "$OUT/symd-auth.log" --read-token "$SYMD_AUTH_READ_TOKEN" \
+    --upload-token "$SYMD_AUTH_UPLOAD_TOKEN" --report-token "$SYMD_AUTH_REPORT_TOKEN"
+AUTH_URL=$STARTED_URL
 
 status=0
-node "$HERE/dashboard.mjs" "$URL" || status=$?
+node "$HERE/dashboard.mjs" "$URL" "$AUTH_URL" || status=$?
 
-kill -TERM "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
-SERVER_PID=
+stop_servers
 exit "$status"

@@ -27,9 +27,19 @@ Pass: every valid answer correct; no 5xx for anything (the one exception:
 505 to a request line naming HTTP/2.0 or 9.9, libmicrohttpd's protocol
 answer, counted apart); every hostile request answered 4xx or closed (2xx
 only where the README allows it, e.g. a valid request under a wrong
-Content-Type); no hang; slow clients cut in time; images, blobs and crashes
-unchanged and `PRAGMA integrity_check` ok; the server alive at the end
-(/healthz and /metrics 200) and exiting 0 on SIGTERM. Ends with "N passed,
+Content-Type); no hang; slow clients cut in time; images and blobs
+unchanged (crashes: see retention below) and `PRAGMA integrity_check` ok; the server alive at the end
+(/healthz and /metrics 200) and exiting 0 on SIGTERM.
+
+Retention runs all along (symdlib's RETENTION_ARGS, --max-crashes 200
+--prune-every 1, appended to HOSTILE_SERVER_ARGS): before the stored crash
+the valid requests read, 200 synthetic crashes are stored, and while the
+hostile requests run a churn thread posts up to 199 more
+(HOSTILE_CHURN_RATE, 20 a second, until the slow clients are done), so
+retention prunes the oldest beside the traffic while the stored crash stays
+among the newest 200. At the end
+the crashes are exactly the newest 200, the stored crash among them, every
+crash counter equal to the crashes, and images and blobs unchanged. Ends with "N passed,
 N failed"; exit status 1 on any failure. HOSTILE_SEED (1) fixes the random
 choices so CI runs are repeatable; HOSTILE_SEED=random draws one (printed).
 Other knobs: HOSTILE_IO_TIMEOUT (20 s: a hostile request neither answered
@@ -64,6 +74,7 @@ SLOWLORIS = L.env_int("HOSTILE_SLOWLORIS", 6)
 SERVER_ARGS = shlex.split(os.environ.get("HOSTILE_SERVER_ARGS",
                                          "--request-timeout 3 --idle-timeout 2"))
 CUT_SLACK = L.env_float("HOSTILE_CUT_SLACK", 2.0)
+CHURN_RATE = L.env_float("HOSTILE_CHURN_RATE", 20.0)
 IO_TIMEOUT = L.env_float("HOSTILE_IO_TIMEOUT", 20.0)
 SEED = os.environ.get("HOSTILE_SEED") or "1"
 if SEED == "random":
@@ -844,8 +855,8 @@ def main():
     rng = random.Random(SEED)
     print(f"=== hostile: {COUNT} hostile requests from {THREADS} threads, {VALID_THREADS} valid "
           f"threads, {SLOWLORIS} slow clients (HOSTILE_SEED={SEED}, {L.symd_bin()})")
-    missing_flags = [f for f in SERVER_ARGS if f.startswith("--") and not L.supports(f)]
-    server_args = list(SERVER_ARGS)
+    server_args = list(SERVER_ARGS) + L.RETENTION_ARGS
+    missing_flags = [f for f in server_args if f.startswith("--") and not L.supports(f)]
     if missing_flags:
         print(f"  note: this symd lacks {' '.join(missing_flags)}; started without them")
         for f in missing_flags:
@@ -857,6 +868,7 @@ def main():
     # (README: 10 s by default), not --request-timeout.
     hdr_t = arg_value("--header-timeout", L.env_float("SYMD_HEADER_TIMEOUT", 10.0)) \
         if L.supports("--header-timeout") else req_t
+    max_crashes = L.retention_max() if "--max-crashes" in server_args else 0
     workdir = tempfile.mkdtemp(prefix="symd-hostile.")
     db = os.path.join(workdir, "hostile.db")
     srv = L.Server(db, workdir, server_args, tag="hostile")
@@ -869,6 +881,15 @@ def main():
             return checks.finish()
         ups = [L.upload(port, L.BIGAPP, "bigapp")[0], L.upload(port, L.BIGAPP_DSYM)[0],
                L.upload(port, L.LIBFIX)[0]]
+        # retention's limit filled before the stored crash: churn during the
+        # run prunes these, never the stored crash
+        prefill = [L.request(port, "POST", "/v1/crashes", L.synthetic_crash(n))[0]
+                   for n in range(max_crashes)]
+        if max_crashes and not checks.check(f"setup: {max_crashes} crashes stored before the "
+                                            "one the valid requests read",
+                                            prefill == [201] * max_crashes,
+                                            f"{collections.Counter(prefill)}"):
+            return checks.finish()
         st, _, data = L.request(port, "POST", "/v1/crashes", read(CRASH_TEXT))
         fx["crash_id"] = json.loads(data).get("id") if st == 201 else None
         if not checks.check("setup: 3 uploads and a stored crash", ups == [201, 201, 201] and st == 201,
@@ -884,6 +905,8 @@ def main():
         counts_before = subprocess.run(
             ["sqlite3", db, "SELECT (SELECT count(*) FROM images), (SELECT count(*) FROM "
              "image_data), (SELECT count(*) FROM crashes)"], capture_output=True, text=True).stdout.strip()
+        if max_crashes:  # crashes change with the churn: checked apart
+            counts_before = counts_before.rsplit("|", 1)[0]
 
         gen = Gen(rng, fx)
         names = [c for c, _ in CATEGORIES]
@@ -1014,10 +1037,44 @@ def main():
                     if (st, data) != baseline[name]:
                         wrong.append((name, st, data[:300]))
 
+        churn = collections.Counter()
+        churn_stop = threading.Event()
+
+        def churn_worker():
+            """Up to max_crashes - 1 stored crashes while the hostile requests
+            run: retention prunes the prefilled ones beside the traffic."""
+            conn = None
+            for k in range(max(0, max_crashes - 1)):
+                if churn_stop.is_set():
+                    return
+                t0 = time.monotonic()
+                try:
+                    if conn is None:
+                        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=IO_TIMEOUT)
+                    st, _, data = L.request(port, "POST", "/v1/crashes",
+                                            L.synthetic_crash(1000000 + k), conn=conn)
+                except (OSError, http.client.HTTPException) as e:
+                    if conn:
+                        conn.close()
+                    conn = None
+                    st, data = None, repr(e).encode()
+                with lock:
+                    churn["posted"] += 1
+                    if st == 201:
+                        churn["stored"] += 1
+                    else:
+                        churn["other"] += 1
+                        if st is not None and st >= 500:
+                            fivexx.append(("churn", "POST /v1/crashes", st, data[:200]))
+                        else:
+                            wrong.append(("churn POST /v1/crashes", st, data[:300]))
+                time.sleep(max(0.0, 1.0 / CHURN_RATE - (time.monotonic() - t0)))
+
         vthreads = [threading.Thread(target=valid_worker, args=(rng.random(),), daemon=True)
                     for _ in range(VALID_THREADS)]
         hthreads = [threading.Thread(target=hostile_worker, daemon=True) for _ in range(THREADS)]
-        for t in vthreads + hthreads:
+        cthread = threading.Thread(target=churn_worker, daemon=True)
+        for t in vthreads + hthreads + [cthread]:
             t.start()
         for t in hthreads:
             t.join()
@@ -1026,7 +1083,8 @@ def main():
             t.join(max(bounds.values()) + 40)
         rss_after = srv.rss_kb()
         stop.set()
-        for t in vthreads:
+        churn_stop.set()
+        for t in vthreads + [cthread]:
             t.join(IO_TIMEOUT + 5)
         total_secs = time.monotonic() - t_start
 
@@ -1047,6 +1105,22 @@ def main():
         counts_after = subprocess.run(
             ["sqlite3", db, "SELECT (SELECT count(*) FROM images), (SELECT count(*) FROM "
              "image_data), (SELECT count(*) FROM crashes)"], capture_output=True, text=True).stdout.strip()
+        crash_rows = crash_min = None
+        crash_bad = []
+        if max_crashes:  # retention catches up with the churn: the newest max_crashes stay
+            counts_after = counts_after.rsplit("|", 1)[0]
+            want_min = max_crashes + 1 + churn["stored"] - max_crashes + 1
+            for _ in range(100):
+                out = subprocess.run(["sqlite3", db, "SELECT count(*), min(id), max(id) FROM crashes"],
+                                     capture_output=True, text=True).stdout.strip()
+                crash_rows, crash_min, _ = (int(x or 0) for x in out.split("|"))
+                if crash_rows == max_crashes and crash_min == want_min:
+                    break
+                time.sleep(0.1)
+            for name, q in L.crash_consistency(db):
+                out = subprocess.run(["sqlite3", db, q], capture_output=True, text=True)
+                if out.returncode != 0 or out.stdout.strip() != "0":
+                    crash_bad.append(f"{name}: {out.stdout.strip()} {out.stderr.strip()[:200]}")
         integ = subprocess.run(["sqlite3", db, "PRAGMA integrity_check"], capture_output=True,
                                text=True).stdout.strip()
         log5 = [ln for ln in srv.stderr_text().splitlines() if re.match(r"symd: 5\d\d ", ln)]
@@ -1087,8 +1161,15 @@ def main():
         if dup_heads:
             print(f"  answers with a duplicated status line+headers (libmicrohttpd): "
                   f"{sum(dup_heads.values())}: " + ", ".join(f"{k} x{v}" for k, v in dup_heads.most_common(4)))
-        print(f"  rows (images, blobs, crashes) before {counts_before.replace('|', ', ')}, "
-              f"after {counts_after.replace('|', ', ')}")
+        print(f"  rows (images, blobs{'' if max_crashes else ', crashes'}) before "
+              f"{counts_before.replace('|', ', ')}, after {counts_after.replace('|', ', ')}")
+        if max_crashes:
+            print(f"  retention          {' '.join(L.RETENTION_ARGS)}: {max_crashes} crashes "
+                  f"prefilled, {churn['stored']} churned in during the run "
+                  f"({churn['other']} not stored); {crash_rows} stored at the end, ids from "
+                  f"{crash_min} (the oldest {(crash_min or 1) - 1} pruned)")
+            for b in crash_bad:
+                print(f"    counters: {b}")
         print(f"  server RSS         {rss_before} kB before the hostile run, {rss_after} kB after")
         if metrics_timeouts is not None:
             print(f"  symd_connection_timeouts_total (all phases) {metrics_timeouts}")
@@ -1128,8 +1209,23 @@ def main():
         if L.supports("--max-per-ip"):  # the build with /metrics
             checks.check("GET /metrics 200 after the hostile run", metrics_status == 200,
                          f"{metrics_status}")
-        checks.check("images, blobs and crashes unchanged", counts_before == counts_after and counts_before,
-                     f"{counts_before} -> {counts_after}")
+        if max_crashes:
+            checks.check("images and blobs unchanged", counts_before == counts_after and counts_before,
+                         f"{counts_before} -> {counts_after}")
+            checks.check(f"retention pruned beside the traffic: the newest {max_crashes} crashes "
+                         "stay, the stored crash among them",
+                         churn["stored"] > 0 and crash_rows == max_crashes
+                         and crash_min == churn["stored"] + 2
+                         and fx["crash_id"] == max_crashes + 1 and not churn["other"],
+                         f"{churn['stored']} churned, {crash_rows} stored from id {crash_min}")
+            checks.check("crash counters equal the crashes", not crash_bad, "; ".join(crash_bad)[:300])
+            retention_errors = [ln for ln in srv.stderr_text().splitlines() if "retention" in ln]
+            checks.check("no retention error in the server log", not retention_errors,
+                         "; ".join(retention_errors[:3]))
+        else:
+            checks.check("images, blobs and crashes unchanged",
+                         counts_before == counts_after and counts_before,
+                         f"{counts_before} -> {counts_after}")
         checks.check("PRAGMA integrity_check ok", integ == "ok", integ[:200])
         checks.check("SIGTERM exits 0", stop_code == 0, f"status {stop_code}")
     finally:

@@ -10,17 +10,28 @@ fixtures/bin/bigapp-arm64 and fixtures/bin/libfix-arm64.dylib whose LC_UUID,
 found by walking the load commands, is rewritten to a fresh random UUID),
 each sending fresh images back to back until the kill (KILL_STREAM=1; 0: one
 upload per thread, which mostly finish before the kill), and after a random
-0..KILL_MAX_DELAY_MS (300) ms the server gets SIGKILL. Then, with the server
-down, a copy of the database (main file + WAL, so that recovery is left to
-the server itself) must pass `PRAGMA integrity_check`, `PRAGMA
-foreign_key_check` and the consistency queries below (no half-stored image),
-and the restarted server must list, GET and symbolicate (one known address
-per image, to the fixture's symbol) every image ever answered 201. After
-the last round a final restart checks everything, including uploads that
-were committed but killed before their answer. A kill counts as consistent
-when its database and the restart after it pass.
+0..KILL_MAX_DELAY_MS (300) ms the server gets SIGKILL. Meanwhile KILL_CRASH_POSTERS (4) threads post
+synthetic crash reports back to back (from the restart on, while the
+restarted server is being checked, until the kill), and the server runs
+with retention (symdlib's RETENTION_ARGS: --max-crashes 200 --prune-every
+1), so it prunes crashes all along and a kill can land in a prune. Then,
+with the server down, a copy of the database (main file + WAL, so that
+recovery is left to the server itself) must pass `PRAGMA integrity_check`,
+`PRAGMA foreign_key_check` and the consistency queries below (no
+half-stored image; crash counters equal to the crashes; crash ids one
+unbroken run, since retention only takes the oldest), and the restarted
+server must list, GET and symbolicate (one known address per image, to the
+fixture's symbol) every image ever answered 201. Crashes: once the
+restarted server has pruned to the limit, it holds exactly the newest
+min(200, all ever stored) crash ids; every crash answered 201 among them
+reads back (GET, its group's signature) and every older one is 404, pruned
+by retention (counted, not lost); a 201 crash newer than the newest stored
+is lost. After the last round a final restart checks everything, including
+uploads that were committed but killed before their answer. A kill counts
+as consistent when its database and the restart after it pass.
 
-Environment: SYMD_BIN, KILL_ROUNDS (20), KILL_UPLOADS (50),
+Environment: SYMD_BIN, LOAD_RETENTION_ARGS, KILL_ROUNDS (20), KILL_UPLOADS (50),
+KILL_CRASH_POSTERS (4),
 KILL_MAX_DELAY_MS (300), KILL_STREAM (1), KILL_SEED (random; printed, fixes
 the delays and UUIDs), KILL_VERIFY_SAMPLE (0 = every restart checks every
 acknowledged image over HTTP; N = the last round's plus N older ones, for
@@ -48,6 +59,8 @@ ROUNDS = L.env_int("KILL_ROUNDS", 20)
 UPLOADS = L.env_int("KILL_UPLOADS", 50)
 MAX_DELAY_MS = L.env_int("KILL_MAX_DELAY_MS", 300)
 STREAM = L.env_int("KILL_STREAM", 1)
+CRASH_POSTERS = L.env_int("KILL_CRASH_POSTERS", 4)
+MAX_CRASHES = L.retention_max()
 VERIFY_SAMPLE = L.env_int("KILL_VERIFY_SAMPLE", 0)
 SEED = os.environ.get("KILL_SEED") or str(random.SystemRandom().randrange(1 << 32))
 
@@ -89,13 +102,18 @@ CONSISTENCY = [
      "symbols < 0 OR functions < 0 OR text_size <= 0 OR created_at > updated_at"),
     ("duplicate (uuid, arch)",
      "SELECT count(*) FROM (SELECT 1 FROM images GROUP BY uuid, arch HAVING count(*) > 1)"),
-    ("crash_images without their crash",
-     "SELECT count(*) FROM crash_images c WHERE NOT EXISTS (SELECT 1 FROM crashes r "
-     "WHERE r.id = c.crash_id)"),
     ("schema version is not store.h's STORE_SCHEMA_VERSION",
      "SELECT count(*) WHERE (SELECT user_version FROM pragma_user_version) <> "
      + str(SCHEMA_VERSION)),
-]
+    # ids come one by one and retention takes the oldest: one unbroken run
+    ("crash ids are not one unbroken run",
+     "SELECT count(*) WHERE (SELECT count(*) FROM crashes) <> "
+     "(SELECT coalesce(max(id) - min(id) + 1, 0) FROM crashes)"),
+    # retention never goes below its limit
+    ("fewer crashes than the retention limit keeps",
+     "SELECT count(*) WHERE (SELECT count(*) FROM crashes) < min(%d, (SELECT coalesce(max(id), "
+     "0) FROM crashes))" % (MAX_CRASHES or (1 << 62))),
+]  # + L.crash_consistency(db): the crash counters
 
 
 def sqlite(db, sql):
@@ -135,6 +153,101 @@ def upload_stream(port, rnd, slot, rng_seed, templates, barrier, stop, results, 
             return
         if not STREAM or stop.is_set():
             return
+
+
+def crash_stream(port, slot, stop, results, lock):
+    """One of the crash posters: synthetic reports back to back until stop
+    (or the kill). results gets [n, group, status, id]."""
+    conn = None
+    seq = 0
+    while not stop.is_set():
+        n = slot * 1000000 + seq
+        seq += 1
+        rec = [n, n % len(L.CRASH_GROUPS), None, None]
+        with lock:
+            results.append(rec)
+        try:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+            st, _, body = L.request(port, "POST", "/v1/crashes", L.synthetic_crash(n), conn=conn)
+            rec[2] = st
+            if st == 201:
+                rec[3] = json.loads(body).get("id")
+        except (OSError, http.client.HTTPException, ValueError):
+            return
+
+
+def crash_ids(port):
+    """Every stored crash id (the listing, page by page); None on an error."""
+    ids, cursor = [], ""
+    while True:
+        try:
+            st, _, body = L.request(port, "GET", f"/v1/crashes?limit=1000&cursor={cursor}")
+        except (OSError, http.client.HTTPException):
+            return None
+        if st != 200:
+            return None
+        doc = json.loads(body)
+        ids += [c["id"] for c in doc["crashes"]]
+        cursor = doc.get("next_cursor")
+        if not cursor:
+            return ids
+
+
+def crash_check(port, acked, label):
+    """A restarted server, once retention has pruned to the limit, holds
+    exactly the newest min(MAX_CRASHES, all) crash ids; every acknowledged
+    crash among them reads back, every older one is 404. Returns (ok,
+    lost, pruned): acknowledged crashes the server lost, and those retention
+    pruned."""
+    deadline = time.time() + 20
+    while True:
+        ids = crash_ids(port)
+        if ids is None:
+            print(f"    {label}: listing the crashes failed")
+            return False, [], []
+        if not MAX_CRASHES or len(ids) <= MAX_CRASHES or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    hi = max(ids, default=0)
+    lo = max(1, hi - MAX_CRASHES + 1) if MAX_CRASHES else 1
+    present = set(ids)
+    problems = []
+    if present != set(range(lo, hi + 1)):
+        problems.append(f"{len(ids)} crashes stored, ids {min(ids, default=0)}..{hi}; "
+                        f"expected exactly {lo}..{hi}")
+    lost = [c for c in acked if c[3] > hi or (c[3] >= lo and c[3] not in present)]
+    pruned = [c for c in acked if c[3] < lo]
+    local = threading.local()
+
+    def get(c, want):
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            st, _, body = L.request(port, "GET", f"/v1/crashes/{c[3]}", conn=conn)
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            local.conn = None
+            return f"crash {c[3]}: {e!r}"
+        if st != want:
+            return f"crash {c[3]}: GET {st}, expected {want}"
+        if st == 200:
+            doc = json.loads(body)
+            if doc.get("id") != c[3] or doc.get("signature") != L.CRASH_GROUPS[c[1]]:
+                return f"crash {c[3]}: read back as {body[:200]!r}"
+        return None
+
+    kept = [c for c in acked if lo <= c[3] <= hi]
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        bad = [b for b in ex.map(lambda c: get(c, 200), kept) if b]
+        bad += [b for b in ex.map(lambda c: get(c, 404), pruned[-20:]) if b]
+    problems += bad
+    if lost:
+        problems.append(f"{len(lost)} acknowledged crashes lost, e.g. {[c[3] for c in lost[:5]]}")
+    for p in problems[:5]:
+        print(f"    {label}: {p}")
+    return not problems, lost, pruned
 
 
 def expected_for(kind):
@@ -244,7 +357,7 @@ def db_check(db, workdir, sent_uuids):
     rc, out, err = sqlite(copy, "PRAGMA foreign_key_check")
     if rc != 0 or out:
         problems.append(f"foreign_key_check: {out[:300]} {err[:300]}")
-    for name, sql in CONSISTENCY:
+    for name, sql in CONSISTENCY + L.crash_consistency(copy):
         rc, out, err = sqlite(copy, sql)
         if rc != 0 or out != "0":
             problems.append(f"{name}: {out[:100]} {err[:200]}")
@@ -274,17 +387,23 @@ def main():
         L.macho_uuid_offset(templates[kind])
     workdir = tempfile.mkdtemp(prefix="symd-kill9.")
     db = os.path.join(workdir, "kill9.db")
-    srv = L.Server(db, workdir, tag="kill9")
+    srv = L.Server(db, workdir, L.RETENTION_ARGS, tag="kill9")
     acked = []          # every image answered 201, all rounds
     sent_uuids = {}     # hex without dashes, as sqlite prints it -> Image
     kill_ok = []        # per kill: its database and the restart after it were consistent
     lost = set()        # acknowledged UUIDs a restarted server did not have
     stats = {"201": 0, "other_status": 0, "no_answer": 0}
+    crashes_acked = []  # [n, group, status, id] of every crash answered 201
+    crash_stats = {"201": 0, "other_status": 0, "no_answer": 0}
+    crashes_lost = {}   # id -> record
+    crashes_pruned = set()
+    final_crash_ok = None
     delays = []
     t_start = time.time()
     final_missing = final_wrong = None
     problems, unacked, code, rows = ["not run"], [], None, 0
     last_round = 0
+    lock_c = threading.Lock()
 
     def after_restart(port, images, label, want_listed=None):
         """The restart after a kill serves every image; False if not."""
@@ -311,6 +430,19 @@ def main():
                     kill_ok[-1] = False
                 break
             if kill_ok:
+                ok, lost_c, pruned_c = crash_check(port, crashes_acked, f"restart {rnd}")
+                crashes_lost.update((c[3], c) for c in lost_c)
+                crashes_pruned.update(c[3] for c in pruned_c)
+                kill_ok[-1] = kill_ok[-1] and ok
+            # crash posters from now until the kill: retention prunes beside
+            # the checks below and the uploads
+            crash_results, stop_c = [], threading.Event()
+            posters = [threading.Thread(target=crash_stream,
+                                        args=(port, rnd * 100 + i, stop_c, crash_results, lock_c))
+                       for i in range(CRASH_POSTERS)]
+            for t in posters:
+                t.start()
+            if kill_ok:
                 check = acked
                 if VERIFY_SAMPLE and len(acked) > VERIFY_SAMPLE + last_round:
                     # long runs: the last round's uploads and a sample of the
@@ -335,8 +467,18 @@ def main():
             time.sleep(delay)
             srv.kill9()
             stop.set()
-            for t in threads:
+            stop_c.set()
+            for t in threads + posters:
                 t.join(30)
+            for rec in list(crash_results):
+                if rec[2] is None:
+                    crash_stats["no_answer"] += 1
+                elif rec[2] == 201 and isinstance(rec[3], int):
+                    crash_stats["201"] += 1
+                    crashes_acked.append(rec)
+                else:
+                    crash_stats["other_status"] += 1
+                    print(f"    round {rnd}: crash {rec[0]} answered {rec[2]}")
             ok = True
             n201 = 0
             last_round = 0
@@ -372,9 +514,12 @@ def main():
                    if u in sent_uuids and sent_uuids[u].uuid not in acked_set]
         try:
             port = srv.start()
+            final_crash_ok, lost_c, pruned_c = crash_check(port, crashes_acked, "final")
+            crashes_lost.update((c[3], c) for c in lost_c)
+            crashes_pruned.update(c[3] for c in pruned_c)
             ok, final_missing, final_wrong = after_restart(port, acked + unacked, "final")
             if kill_ok:
-                kill_ok[-1] = kill_ok[-1] and ok
+                kill_ok[-1] = kill_ok[-1] and ok and final_crash_ok
             code = srv.stop()
         except RuntimeError as e:
             if kill_ok:
@@ -392,6 +537,10 @@ def main():
               f"{stats['other_status']} other answers; {rows} images stored at the end")
         print(f"  {len(unacked)} uploads committed but killed before their answer "
               f"(stored whole, checked like the acknowledged ones)")
+        print(f"  crashes: {crash_stats['201']} answered 201, {crash_stats['no_answer']} cut by the "
+              f"kill, {crash_stats['other_status']} other answers; {len(crashes_pruned)} of the 201s "
+              f"pruned by retention ({' '.join(L.RETENTION_ARGS) or 'off'}), "
+              f"{len(crashes_lost)} lost")
         print(f"  kill delays {min(delays or [0]) * 1000:.0f}..{max(delays or [0]) * 1000:.0f} ms; "
               f"{time.time() - t_start:.1f} s")
         print("--- checks")
@@ -406,6 +555,16 @@ def main():
                      f"{len(final_wrong) if final_wrong is not None else '?'} wrong")
         checks.check("final database passes integrity and consistency checks", not problems,
                      "; ".join(problems)[:300])
+        checks.check("no acknowledged crash lost: every 201 crash is stored or was pruned "
+                     "as the oldest past the retention limit",
+                     not crashes_lost and final_crash_ok is True,
+                     f"{len(crashes_acked)} acknowledged, {len(crashes_pruned)} pruned, "
+                     f"{len(crashes_lost)} lost")
+        if MAX_CRASHES:
+            checks.check("retention pruned acknowledged crashes during the run",
+                         len(crashes_pruned) > 0, f"{len(crashes_pruned)}")
+        checks.check("no crash answered other than 201", crash_stats["other_status"] == 0,
+                     f"{crash_stats['other_status']}")
         checks.check("some uploads were acknowledged before the kills", stats["201"] > 0,
                      f"{stats['201']}")
         checks.check("no upload answered other than 201", stats["other_status"] == 0,

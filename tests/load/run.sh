@@ -7,13 +7,17 @@
 #   LOAD_SECONDS=60 KILL_ROUNDS=100 HOSTILE_COUNT=20000 bash tests/load/run.sh
 #
 # SYMD_BIN (default: ./symd of the checkout) and every knob of the three
-# scripts pass through the environment; see the head of each script.
+# scripts pass through the environment; see the head of each script. Every
+# server runs with crash retention on (LOAD_RETENTION_ARGS, default
+# "--max-crashes 200 --prune-every 1"; set it empty to turn it off), and each
+# script posts enough crashes that retention prunes while it runs.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 export SYMD_BIN=${SYMD_BIN:-$ROOT/symd}
 case $SYMD_BIN in /*) ;; *) SYMD_BIN=$PWD/$SYMD_BIN ;; esac
 export SYMD_ACCESS_LOG=off
+export LOAD_RETENTION_ARGS=${LOAD_RETENTION_ARGS---max-crashes 200 --prune-every 1}
 PY=${PYTHON:-python3}
 
 passed=0 failed=0

@@ -7,14 +7,22 @@ Imported by kill9.py and hostile.py; wrk_load.sh uses its command line:
   python3 symdlib.py wrk FILE                  wrk --latency output -> shell assignments
   python3 symdlib.py supports FLAG             exit 0 if `symd serve` knows FLAG
 
+  python3 symdlib.py churn PORT SECONDS RATE  post synthetic crashes (RATE/s), print the tally
+
 Expected answers come from fixtures/expected/ (llvm-nm / llvm-symbolizer
 output, nothing written by symd).
+
+Retention: every server the load tests start runs with RETENTION_ARGS
+(LOAD_RETENTION_ARGS, default "--max-crashes 200 --prune-every 1"; empty
+turns retention off), and the tests post enough crashes that it prunes
+while they run.
 """
 import csv
 import http.client
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import struct
@@ -34,6 +42,19 @@ BIGAPP_UUID = "4C4C4490-5555-3144-A17C-64A339EDE13A"
 LIBFIX_UUID = "4C4C4448-5555-3144-A188-0C3B883681D9"
 LOAD_ADDRESS = 0x104a38000  # where the tests pretend bigapp's __TEXT was loaded
 BIGAPP_TEXT = (0x100000000, 0x4000)
+
+
+RETENTION_ARGS = shlex.split(os.environ.get("LOAD_RETENTION_ARGS",
+                                            "--max-crashes 200 --prune-every 1"))
+
+
+def retention_max():
+    """--max-crashes of RETENTION_ARGS, 0 when none."""
+    a = RETENTION_ARGS
+    for i, f in enumerate(a[:-1]):
+        if f == "--max-crashes":
+            return int(a[i + 1])
+    return 0
 
 
 def symd_bin():
@@ -207,6 +228,109 @@ def symbolicate_body(uuid, frames, load_address=LOAD_ADDRESS, adjust=None, arch=
     if adjust:
         doc["adjust"] = adjust
     return json.dumps(doc, separators=(",", ":")).encode()
+
+
+# ---- crash reports -------------------------------------------------------------
+
+CRASH_GROUPS = ("churn_alpha", "churn_beta", "churn_gamma", "churn_delta")
+
+
+def synthetic_crash(n, group=None):
+    """A text .crash of the app ChurnApp (never uploaded, so its frames keep
+    the report's names): crash n of group n % 4 (or group), each group
+    needing its own app image; version, OS and device vary with n."""
+    g = n % len(CRASH_GROUPS) if group is None else group
+    uuid = "%04x%04x55553144a17c64a339ede13a" % (0xc0de, g + 1)
+    return ("Incident Identifier: %08X-1111-2222-3333-444455556666\n"
+            "Hardware Model:      %s\n"
+            "Process:             ChurnApp [42]\n"
+            "Path:                /private/var/containers/Bundle/Application/0C5D/ChurnApp.app/ChurnApp\n"
+            "Identifier:          org.symd.churn\n"
+            "Version:             1.%d (%d)\n"
+            "Code Type:           ARM-64 (Native)\n"
+            "OS Version:          iPhone OS 17.%d (21A329)\n"
+            "Report Version:      104\n\n"
+            "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
+            "Triggered by Thread:  0\n\n"
+            "Thread 0 Crashed:\n"
+            "0   ChurnApp                      \t0x0000000104a389f8 %s + 24\n"
+            "1   ChurnApp                      \t0x0000000104a38b04 main + 40\n\n"
+            "Binary Images:\n"
+            "0x104a38000 - 0x104a3bfff ChurnApp arm64  <%s> "
+            "/private/var/containers/Bundle/Application/0C5D/ChurnApp.app/ChurnApp\n"
+            % (n & 0xffffffff, ("iPhone14,2", "iPad13,1")[n % 2], n % 3, n % 3, n % 2,
+               CRASH_GROUPS[g], uuid)).encode()
+
+
+# Each query returns 0 on a database whose crash counters match its crashes
+# (schema 4: groups, their days, each kind's days, the version / OS / device
+# counters). How a crash lists the images it needs has had two forms (a
+# crash_refs table; a refs column of ids, ",3,17,", beside a crash_originals
+# table): crash_consistency picks the queries of the form it finds.
+CRASH_CONSISTENCY = [
+    ("crash_groups differ from the crashes",
+     "SELECT count(*) FROM (SELECT kind, signature, count(*) n, min(created_at) f, "
+     "max(created_at) l, max(id) e FROM crashes GROUP BY 1, 2) x FULL JOIN crash_groups g "
+     "USING (kind, signature) WHERE g.count IS NOT x.n OR g.first_seen IS NOT x.f OR "
+     "g.last_seen IS NOT x.l OR g.example_id IS NOT x.e"),
+    ("crash_group_days differ from the crashes",
+     "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 day, count(*) n "
+     "FROM crashes GROUP BY 1, 2, 3) x FULL JOIN (SELECT * FROM crash_group_days WHERE "
+     "count <> 0) d USING (kind, signature, day) WHERE d.count IS NOT x.n"),
+    ("crash_days differ from the crashes",
+     "SELECT count(*) FROM (SELECT kind, created_at / 86400000 day, count(*) n FROM crashes "
+     "GROUP BY 1, 2) x FULL JOIN (SELECT * FROM crash_days WHERE count <> 0) d "
+     "USING (kind, day) WHERE d.count IS NOT x.n"),
+    ("crash_group_dims differ from the crashes",
+     "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n "
+     "FROM crashes WHERE app_version <> '' GROUP BY 1, 2, 4 UNION ALL SELECT kind, "
+     "signature, 1, os_version, count(*) FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4 "
+     "UNION ALL SELECT kind, signature, 2, hardware_model, count(*) FROM crashes WHERE "
+     "hardware_model <> '' GROUP BY 1, 2, 4) x FULL JOIN (SELECT * FROM crash_group_dims "
+     "WHERE count <> 0) d USING (kind, signature, dim, value) WHERE d.count IS NOT x.n"),
+    ("negative counters",
+     "SELECT (SELECT count(*) FROM crash_group_days WHERE count < 0) + (SELECT count(*) FROM "
+     "crash_days WHERE count < 0) + (SELECT count(*) FROM crash_group_dims WHERE count < 0) + "
+     "(SELECT count(*) FROM crash_image_refs WHERE crashes < 0)"),
+]
+CRASH_REFS_TABLE = [
+    ("crash_image_refs counts differ from crash_refs",
+     "SELECT count(*) FROM crash_image_refs r WHERE r.crashes <> (SELECT count(*) FROM "
+     "crash_refs c WHERE c.ref_id = r.id)"),
+    ("crash_refs without their crash",
+     "SELECT count(*) FROM crash_refs c WHERE NOT EXISTS (SELECT 1 FROM crashes x "
+     "WHERE x.id = c.crash_id)"),
+]
+CRASH_REFS_COLUMN = [
+    ("crash_image_refs counts differ from the crashes' refs",
+     "SELECT count(*) FROM crash_image_refs r WHERE r.crashes <> (SELECT count(*) FROM "
+     "crashes c WHERE c.refs LIKE '%,' || r.id || ',%')"),
+]
+CRASH_ORIGINALS = [
+    ("crashes without their original, or originals without their crash",
+     "SELECT (SELECT count(*) FROM crashes WHERE id NOT IN (SELECT id FROM crash_originals)) "
+     "+ (SELECT count(*) FROM crash_originals WHERE id NOT IN (SELECT id FROM crashes))"),
+]
+
+
+def crash_consistency(db):
+    """[(name, sql)] of the crash consistency queries that apply to db's
+    schema (each returns 0 on a consistent database)."""
+    import sqlite3
+    h = sqlite3.connect(db, timeout=30)
+    try:
+        tables = {r[0] for r in h.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        cols = {r[1] for r in h.execute("PRAGMA table_info(crashes)")}
+    finally:
+        h.close()
+    qs = list(CRASH_CONSISTENCY)
+    if "crash_refs" in tables:
+        qs += CRASH_REFS_TABLE
+    elif "refs" in cols:
+        qs += CRASH_REFS_COLUMN
+    if "crash_originals" in tables:
+        qs += CRASH_ORIGINALS
+    return qs
 
 
 # ---- what the fixtures say -------------------------------------------------------
@@ -391,6 +515,38 @@ def _cmd_bodies(d, count, frames):
             f.write(symbolicate_body(BIGAPP_UUID, chosen))
 
 
+def _cmd_churn(port, seconds, rate):
+    """Posts synthetic crashes at rate per second for seconds (or until
+    SIGTERM) and prints "posted=N stored=N other=N errors=N"."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    t_end = time.monotonic() + seconds
+    n = stored = other = errors = 0
+    conn = None
+    while not stop and time.monotonic() < t_end:
+        t0 = time.monotonic()
+        try:
+            if conn is None:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            st, hd, _ = request(port, "POST", "/v1/crashes", synthetic_crash(n), conn=conn)
+            if hd.get("connection", "").lower() == "close":
+                conn.close()
+                conn = None
+            if st == 201:
+                stored += 1
+            else:
+                other += 1
+        except (OSError, http.client.HTTPException):
+            errors += 1
+            if conn:
+                conn.close()
+            conn = None
+        n += 1
+        time.sleep(max(0.0, 1.0 / rate - (time.monotonic() - t0)))
+    print(f"posted={n} stored={stored} other={other} errors={errors}")
+    return 0
+
+
 def main(argv):
     if len(argv) >= 2 and argv[1] == "bodies":
         _cmd_bodies(argv[2], int(argv[3]), int(argv[4]))
@@ -410,6 +566,8 @@ def main(argv):
         return 0
     if len(argv) >= 2 and argv[1] == "supports":
         return 0 if supports(argv[2]) else 1
+    if len(argv) >= 2 and argv[1] == "churn":
+        return _cmd_churn(int(argv[2]), float(argv[3]), float(argv[4]))
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -9,13 +9,18 @@
 # WARMUP_SECONDS (3), WRK_THREADS (2), WRK_CONNECTIONS (32), WRK_TIMEOUT (2s,
 # a slower answer counts as a timeout error), BODY_COUNT (64) and BODY_FRAMES
 # (50): the request bodies, RSS_DRIFT_MAX_PCT (10), SYMD_SERVE_ARGS (extra
-# `symd serve` flags, e.g. "--request-timeout 30").
+# `symd serve` flags, e.g. "--request-timeout 30"), LOAD_RETENTION_ARGS
+# (retention flags, default "--max-crashes 200 --prune-every 1"; empty: none)
+# and LOAD_CRASH_RATE (30: synthetic crash reports posted per second beside
+# the load, from the warm-up on, so retention prunes during it; 0: none).
 #
 # Checks: zero non-2xx, zero socket errors (connect/read/write/timeout), RSS
 # after the load within RSS_DRIFT_MAX_PCT of RSS after the warm-up, a known
-# address still symbolicates to the fixture's symbol afterwards, the server
-# is alive, never logged a 5xx, and exits 0 on SIGTERM. Ends with
-# "N passed, N failed"; exit status 1 on any failure.
+# address still symbolicates to the fixture's symbol afterwards, every crash
+# posted beside the load stored (201) and the store pruned back to
+# --max-crashes, the server is alive, never logged a 5xx or a retention
+# error, and exits 0 on SIGTERM. Ends with "N passed, N failed"; exit status
+# 1 on any failure.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +40,12 @@ BODY_COUNT=${BODY_COUNT:-64}
 BODY_FRAMES=${BODY_FRAMES:-50}
 RSS_DRIFT_MAX_PCT=${RSS_DRIFT_MAX_PCT:-10}
 read -r -a SERVE_ARGS <<<"${SYMD_SERVE_ARGS:-}"
+read -r -a RETENTION_ARGS <<<"${LOAD_RETENTION_ARGS---max-crashes 200 --prune-every 1}"
+LOAD_CRASH_RATE=${LOAD_CRASH_RATE:-30}
+MAX_CRASHES=0
+for ((i = 0; i + 1 < ${#RETENTION_ARGS[@]}; i++)); do
+  [ "${RETENTION_ARGS[i]}" = --max-crashes ] && MAX_CRASHES=${RETENTION_ARGS[i + 1]}
+done
 
 passed=0 failed=0
 check() { # name, ok(0/1), detail
@@ -63,15 +74,17 @@ fi
 
 TMP=$(mktemp -d /tmp/symd-wrk.XXXXXX)
 PID=
+CHURN_PID=
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
+  if [ -n "$CHURN_PID" ] && kill -0 "$CHURN_PID" 2>/dev/null; then kill -KILL "$CHURN_PID" 2>/dev/null; fi
   if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then kill -KILL "$PID" 2>/dev/null; fi
   rm -rf "$TMP"
 }
 trap cleanup EXIT
 
 echo "=== wrk_load: ${WARMUP_SECONDS}s warm-up, ${LOAD_SECONDS}s at -t$WRK_THREADS -c$WRK_CONNECTIONS ($SYMD_BIN)"
-"$SYMD_BIN" serve --listen 127.0.0.1:0 --db "$TMP/load.db" "${SERVE_ARGS[@]}" \
+"$SYMD_BIN" serve --listen 127.0.0.1:0 --db "$TMP/load.db" "${SERVE_ARGS[@]}" "${RETENTION_ARGS[@]}" \
   >"$TMP/stdout" 2>"$TMP/stderr" </dev/null &
 PID=$!
 PORT=
@@ -104,6 +117,13 @@ wrk_run() { # seconds, output file
 }
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$PID/status" 2>/dev/null; }
 
+# crash reports beside the load, from the warm-up on: retention prunes
+# while wrk runs
+if [ "$LOAD_CRASH_RATE" != 0 ]; then
+  "$PY" "$LIB" churn "$PORT" "$((WARMUP_SECONDS + LOAD_SECONDS + 30))" "$LOAD_CRASH_RATE" \
+    >"$TMP/churn.txt" 2>&1 &
+  CHURN_PID=$!
+fi
 wrk_run "$WARMUP_SECONDS" "$TMP/warmup.txt"
 sleep 0.5
 rss_before=$(rss)
@@ -111,6 +131,21 @@ t0=$(date +%s.%N)
 wrk_run "$LOAD_SECONDS" "$TMP/load.txt"
 t1=$(date +%s.%N)
 rss_after=$(rss)
+posted=0 stored=0 other=0 errors=0
+if [ -n "$CHURN_PID" ]; then
+  kill -TERM "$CHURN_PID" 2>/dev/null
+  wait "$CHURN_PID" 2>/dev/null
+  CHURN_PID=
+  eval "$(tr ' ' '\n' <"$TMP/churn.txt" | grep -E '^(posted|stored|other|errors)=[0-9]+$')"
+fi
+churn_errors=$errors
+# retention catches up: the newest MAX_CRASHES stay
+crashes=-1
+for _ in $(seq 1 100); do
+  crashes=$(curl -s "$URL/metrics" | sed -n 's/^symd_crashes \([0-9]*\)$/\1/p')
+  { [ "$MAX_CRASHES" = 0 ] || [ "${crashes:-0}" -le "$MAX_CRASHES" ]; } && break
+  sleep 0.1
+done
 requests=0 rps=0 p50_ms=-1 p99_ms=-1 non2xx=0 lua_non2xx=-1 errors=0
 err_connect=0 err_read=0 err_write=0 err_timeout=0
 eval "$("$PY" "$LIB" wrk "$TMP/load.txt")"
@@ -131,6 +166,8 @@ printf '  socket errors    %s (connect %s, read %s, write %s, timeout %s)\n' \
   "$errors" "$err_connect" "$err_read" "$err_write" "$err_timeout"
 printf '  RSS after warm-up %s kB, after load %s kB, drift %s%%\n' \
   "${rss_before:-?}" "${rss_after:-?}" "$drift"
+printf '  crashes beside    %s posted, %s stored, %s other answers, %s errors; %s kept (%s)\n' \
+  "$posted" "$stored" "$other" "$churn_errors" "${crashes:-?}" "${RETENTION_ARGS[*]:-no retention}"
 
 echo "--- checks"
 [ "$requests" -gt 0 ] && ok=1 || ok=0
@@ -144,6 +181,16 @@ check "zero socket errors" "$ok" "connect $err_connect, read $err_read, write $e
 ok=$(awk -v d="$drift" -v m="$RSS_DRIFT_MAX_PCT" \
   'BEGIN { if (d != "nan" && d <= m + 0 && -d <= m + 0) print 1; else print 0 }')
 check "RSS drift within ${RSS_DRIFT_MAX_PCT}%" "$ok" "${rss_before:-?} -> ${rss_after:-?} kB, $drift%"
+if [ "$LOAD_CRASH_RATE" != 0 ]; then
+  [ "$posted" -gt 0 ] && [ "$stored" = "$posted" ] && [ "$churn_errors" = 0 ] && ok=1 || ok=0
+  check "every crash posted beside the load stored" "$ok" "$stored of $posted, $other other, $churn_errors errors"
+  if [ "$MAX_CRASHES" != 0 ]; then
+    want=$MAX_CRASHES
+    [ "$stored" -lt "$want" ] && want=$stored
+    [ "${crashes:--1}" = "$want" ] && ok=1 || ok=0
+    check "retention kept the newest $MAX_CRASHES crashes" "$ok" "$crashes stored of $stored posted"
+  fi
+fi
 spot=$("$PY" "$LIB" spot "$PORT" 2>&1) && ok=1 || ok=0
 check "known addresses still symbolicate after the load" "$ok" "$spot"
 hz=$(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz")
@@ -153,6 +200,11 @@ if grep -qE '^symd: 5[0-9][0-9] ' "$TMP/stderr"; then
   check "server logged no 5xx" 0 "$(grep -E '^symd: 5[0-9][0-9] ' "$TMP/stderr" | head -3)"
 else
   check "server logged no 5xx" 1
+fi
+if grep -q 'retention' "$TMP/stderr"; then
+  check "server logged no retention error" 0 "$(grep 'retention' "$TMP/stderr" | head -3)"
+else
+  check "server logged no retention error" 1
 fi
 kill -TERM "$PID"
 rc=timeout
