@@ -27,6 +27,26 @@ DWARF section (bench/gen_program.py's program and its dSYM):
   dw-summary   print the DWARF summary block
 (`bodies --adjust none`, `symbolizer --extra=...` and `wrk` serve both.)
 
+Crash section (the crash path and the crash store at scale; wrk runs through
+bench/bodies.lua, seeding through bench/seed_crashes.lua):
+  crash-upload        POST files to /v1/images
+  crash-frame-bodies  /v1/symbolicate bodies: frames of an uploaded image, and
+                      the same frames in never-uploaded images (random UUIDs)
+  crash-wrk           one wrk run against any route: frames/s, statuses,
+                      latency percentiles, the server's sampled RSS
+  crash-report-prep   a real report's own answer (?store=false) made into one
+                      raw /v1/symbolicate request with the same frames
+  crash-seed-data     the report template and groups seed_crashes.lua draws from
+  crash-seed          seed the store up to N crashes through the API; the rate
+  crash-gets          p50/p99 of sequential GETs of the listing routes; groups;
+                      the database's size
+  crash-db-size       the database's logical size and largest tables
+  crash-images-upload N copies of a binary with new LC_UUIDs, uploaded and timed;
+                      the size of one loaded index
+  crash-images-bodies bodies whose frames hit those images (uniform, skewed)
+  crash-state         the server's RSS and index-cache series at a moment
+  crash-summary       print the crash summary block
+
 Swift section (real Swift binaries from npm, fixtures/fetch-swift.sh; the
 `upload` and `accuracy` steps above run on them too):
   swift-names  Swift names per second through `symd demangle` in both styles,
@@ -1357,6 +1377,968 @@ def cmd_swift_summary(a):
     sys.exit(1 if failed else 0)
 
 
+# ---- crash section -------------------------------------------------------------
+#
+# The crash path and the crash store at scale (bench/README.md, "Crash
+# section"). Four parts, each against a fresh server and database:
+#   frames   /v1/symbolicate: frames of an uploaded image against the same
+#            frames in never-uploaded images (random UUIDs)
+#   reports  real reports: POST /v1/crashes (stored) against the same frames
+#            as one raw /v1/symbolicate request, and ?store=false
+#   store    the store seeded through the API to each level; listing routes
+#            timed at each; database bytes per crash
+#   images   10,000 stored images, an index cache smaller than the working
+#            set: latency and RSS against the same run with a cache that
+#            holds them all
+
+MIB = 2 ** 20
+UUID_STEP = 0x1000000  # between the load addresses of a body's images
+
+
+def get(conn, path):
+    conn.request("GET", path)
+    r = conn.getresponse()
+    return r.status, r.read()
+
+
+def read_metrics(url):
+    """The unlabeled series of GET /metrics, as {name: float}."""
+    conn = connect(url)
+    status, body = get(conn, "/metrics")
+    conn.close()
+    if status != 200:
+        die(f"/metrics answered {status}")
+    out = {}
+    for line in body.decode().splitlines():
+        if line and not line.startswith("#") and "{" not in line:
+            k, _, v = line.partition(" ")
+            try:
+                out[k] = float(v)
+            except ValueError:
+                pass
+    return out
+
+
+def pct(values, p):
+    """Nearest-rank percentile of a list (p in 0..100)."""
+    v = sorted(values)
+    if not v:
+        return None
+    return v[max(0, math.ceil(p / 100 * len(v)) - 1)]
+
+
+def uuid_str(b):
+    h = b.hex().upper()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def write_body(d, i, data):
+    with open(os.path.join(d, "body-%03d" % i), "wb") as f:
+        f.write(data)
+
+
+def cmd_crash_upload(a):
+    """POST each file to /v1/images (name: its file name); the answers."""
+    conn = connect(a.url)
+    images = []
+    for path in a.file:
+        with open(path, "rb") as f:
+            data = f.read()
+        t = time.perf_counter()
+        status, body = post(conn, "/v1/images?name=" + os.path.basename(path), data,
+                            "application/octet-stream")
+        dt = time.perf_counter() - t
+        if status not in (200, 201):
+            die(f"upload of {path} answered {status}: {body[:300]!r}")
+        for i in json.loads(body)["images"]:
+            images.append(i)
+            print(f"  {os.path.basename(path)}: {i['uuid']} {i['arch']} {i['kind']} "
+                  f"{i['symbols']} symbols, debug_info {i['debug_info']}, {i['status']} "
+                  f"({dt * 1e3:.0f} ms)")
+    write_json(a.out, {"images": images})
+
+
+def cmd_crash_frame_bodies(a):
+    """Bodies of a.frames sampled addresses of the uploaded image (found), and
+    the same addresses spread over a.images images with random, never
+    uploaded UUIDs (missing): frames i of a body goes to image i % a.images,
+    at the same offset from that image's load address."""
+    s = read_json(a.samples)
+    img = next((i for i in read_json(a.upload)["images"] if i["arch"] == "arm64"), None)
+    if not img:
+        die("no arm64 image uploaded")
+    uuid, text = img["uuid"], int(img["text_vmaddr"], 16)
+    pool = [x["vmaddr"] for x in s["samples"]]
+    rng = random.Random(f"{a.seed}/crash-frames")
+    for d in (a.found, a.missing):
+        os.makedirs(d, exist_ok=True)
+    fake = set()
+    for i in range(a.count):
+        chosen = [rng.choice(pool) for _ in range(a.frames)]
+        write_body(a.found, i, symbolicate_body(uuid, "arm64", chosen, text))
+        ids = [uuid_str(rng.getrandbits(128).to_bytes(16, "big")) for _ in range(a.images)]
+        fake.update(ids)
+        doc = {"images": [{"uuid": u, "arch": "arm64",
+                           "load_address": "0x%x" % (LOAD_ADDRESS + j * UUID_STEP)}
+                          for j, u in enumerate(ids)],
+               "threads": [{"id": 0, "frames": [
+                   {"address": "0x%x" % (LOAD_ADDRESS + (n % a.images) * UUID_STEP + v - text)}
+                   for n, v in enumerate(chosen)]}]}
+        write_body(a.missing, i, json.dumps(doc, separators=(",", ":")).encode())
+    # One of each answered as expected: every frame symbolicated, resp. missing.
+    conn = connect(a.url)
+    checks = {}
+    for label, d, want in (("found", a.found, "symbolicated"), ("missing", a.missing,
+                                                                 "missing_image")):
+        with open(os.path.join(d, "body-000"), "rb") as f:
+            status, body = post(conn, "/v1/symbolicate", f.read(), "application/json")
+        if status != 200:
+            die(f"/v1/symbolicate ({label} body) answered {status}: {body[:300]!r}")
+        frames = json.loads(body)["threads"][0]["frames"]
+        st = {}
+        for fr in frames:
+            st[fr.get("status")] = st.get(fr.get("status"), 0) + 1
+        checks[label] = st
+        if st.get(want, 0) != len(frames) or len(frames) != a.frames:
+            die(f"{label} body: expected {a.frames} frames {want}, got {st}")
+    write_json(a.out, {"bodies": a.count, "frames": a.frames, "images_per_missing_body": a.images,
+                       "distinct_missing_uuids": len(fake), "image": img["name"],
+                       "symbols": img["symbols"], "statuses": checks})
+    print(f"{a.count} found and {a.count} missing bodies of {a.frames} frames "
+          f"({len(fake)} distinct never-uploaded UUIDs, {a.images} per body); "
+          f"checked: found {checks['found']}, missing {checks['missing']}")
+
+
+def cmd_crash_wrk(a):
+    """One wrk run of bench/bodies.lua against a.path; requests/s, frames/s
+    (requests/s x a.frames), statuses, latency percentiles (µs, from wrk's
+    own histogram), the CPU each side used and the server's RSS sampled
+    every 20 ms."""
+    t = min(a.threads, a.conns)
+    cmd = ["wrk", f"-t{t}", f"-c{a.conns}", f"-d{a.seconds}s", "--timeout", "30s",
+           "-s", a.script, a.url + a.path, "--", a.bodies, str(a.count), a.ctype]
+    rss0 = vm_status(a.server_pid)
+    sampler = RssSampler(a.server_pid, 0.02)
+    sampler.start()
+    m0, s0 = machine_cpu(), proc_cpu_s(a.server_pid)
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - w0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    m1, s1 = machine_cpu(), proc_cpu_s(a.server_pid)
+    peak = sampler.stop()
+    rss1 = vm_status(a.server_pid)
+    text = p.stdout + p.stderr
+    with open(a.log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + text)
+    rps = re.search(r"Requests/sec:\s*([\d.]+)", text)
+    lua = re.search(r"lua: responses (\d+) non2xx (\d+) errors (\d+)", text)
+    lat = re.search(r"lua: latency_us p50 (\d+) p90 (\d+) p99 (\d+) p999 (\d+) max (\d+) "
+                    r"mean ([\d.]+)", text)
+    if p.returncode != 0 or not rps or not lua or not lat:
+        die(f"wrk failed ({p.returncode}):\n{text}")
+    statuses = {m.group(1): int(m.group(2))
+                for m in re.finditer(r"lua: status (\d+) (\d+)", text)}
+    cores = os.cpu_count() or 1
+    busy = (1 - (m1[1] - m0[1]) / max(1, m1[0] - m0[0])) * cores
+    server = (s1 - s0) / wall
+    client = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) / wall
+    responses = int(lua.group(1))
+    unexpected = responses - statuses.get(str(a.expect), 0) if a.expect else 0
+    res = {"label": a.label, "path": a.path, "connections": a.conns, "threads": t,
+           "seconds": a.seconds, "frames_per_request": a.frames,
+           "requests_per_s": float(rps.group(1)),
+           "frames_per_s": float(rps.group(1)) * a.frames,
+           "responses": responses, "non2xx": int(lua.group(2)),
+           "socket_errors": int(lua.group(3)), "statuses": statuses,
+           "expect": a.expect, "unexpected": unexpected,
+           "latency_us": {k: int(lat.group(i + 1)) for i, k in
+                          enumerate(("p50", "p90", "p99", "p999", "max"))},
+           "latency_mean_us": float(lat.group(6)),
+           "rss_before": rss0["VmRSS"], "rss_peak": max(peak, rss1["VmRSS"]),
+           "rss_after": rss1["VmRSS"], "hwm_after": rss1["VmHWM"],
+           "server_cores": server, "wrk_cores": client,
+           "other_cores": max(0.0, busy - server - client)}
+    write_json(a.out, res)
+    l = res["latency_us"]
+    print(f"wrk {a.label}: {res['requests_per_s']:.0f} req/s = {res['frames_per_s']:,.0f} "
+          f"frames/s; latency p50 {l['p50'] / 1e3:.2f} ms p99 {l['p99'] / 1e3:.2f} ms; "
+          f"statuses {statuses}, {res['socket_errors']} socket errors; RSS peak "
+          f"{res['rss_peak'] / MIB:.1f} MiB; cores: symd {server:.2f}, wrk {client:.2f}, "
+          f"other {res['other_cores']:.2f}")
+    if res["non2xx"] or res["socket_errors"] or unexpected:
+        print(f"FAIL: {a.label}: {res['non2xx']} non-2xx, {res['socket_errors']} socket "
+              f"errors, {unexpected} answers other than {a.expect}")
+
+
+# ---- crash: real reports --------------------------------------------------------
+
+
+def cmd_crash_report_prep(a):
+    """The report's own answer (POST /v1/crashes?store=false) turned into one
+    raw /v1/symbolicate request with the same frames: its images with a UUID
+    and a load address, and every thread's non-inlined frames (address, and
+    image when the report names one). Writes DIR/report/body-000 (the report
+    as it is) and DIR/raw/body-000."""
+    with open(a.report, "rb") as f:
+        data = f.read()
+    conn = connect(a.url)
+    status, body = post(conn, "/v1/crashes?store=false", data, "text/plain")
+    if status != 200:
+        die(f"{a.report}: /v1/crashes?store=false answered {status}: {body[:300]!r}")
+    j = json.loads(body)
+    images, newidx = [], {}
+    for k, im in enumerate(j.get("images") or []):
+        if im.get("uuid") and im.get("load_address") is not None:
+            newidx[k] = len(images)
+            x = {"uuid": im["uuid"], "load_address": im["load_address"]}
+            if im.get("arch"):
+                x["arch"] = im["arch"]
+            images.append(x)
+    threads, nframes, st = [], 0, {}
+    for k, t in enumerate(j["threads"]):
+        frames = []
+        for fr in t["frames"]:
+            if fr.get("inlined"):
+                continue
+            st[fr.get("status")] = st.get(fr.get("status"), 0) + 1
+            x = {"address": fr["address"]}
+            if fr.get("image_index") in newidx:
+                x["image"] = newidx[fr["image_index"]]
+            frames.append(x)
+        nframes += len(frames)
+        th = {"id": k, "frames": frames}
+        if isinstance(t.get("name"), str):
+            th["name"] = t["name"]
+        if t.get("crashed"):
+            th["crashed"] = True
+        threads.append(th)
+    raw = json.dumps({"images": images, "threads": threads}, separators=(",", ":")).encode()
+    for sub, content in (("report", data), ("raw", raw)):
+        os.makedirs(os.path.join(a.dir, sub), exist_ok=True)
+        write_body(os.path.join(a.dir, sub), 0, content)
+    status, body = post(conn, "/v1/symbolicate", raw, "application/json")
+    if status != 200:
+        die(f"the raw request of {a.report} answered {status}: {body[:300]!r}")
+    rj = json.loads(body)
+    raw_st = {}
+    for t in rj["threads"]:
+        for fr in t["frames"]:
+            if not fr.get("inlined"):
+                raw_st[fr.get("status")] = raw_st.get(fr.get("status"), 0) + 1
+    if sum(raw_st.values()) != nframes:
+        die(f"the raw request of {a.report} gave {sum(raw_st.values())} frames for {nframes}")
+    res = {"file": os.path.basename(a.report), "bytes": len(data), "raw_bytes": len(raw),
+           "kind": j.get("kind"), "format": j.get("format"), "threads": len(j["threads"]),
+           "frames": nframes, "images": len(j.get("images") or []),
+           "images_in_raw": len(images), "statuses": st, "raw_statuses": raw_st,
+           "signature": j.get("signature")}
+    write_json(a.out, res)
+    print(f"{res['file']}: {res['kind']}, {res['threads']} threads, {nframes} frames, "
+          f"{res['images']} images ({len(images)} with UUID and load address), "
+          f"{len(data):,} bytes; frames {st}; raw request {len(raw):,} bytes, frames {raw_st}")
+
+
+# ---- crash: the store at scale ----------------------------------------------------
+
+
+def lua_str(s):
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif o < 32 or o == 127:
+            out.append("\\%03d" % o)
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+SEED_VERSIONS = ["2.1 (41)", "2.0 (30)", "1.2 (12)", "1.1 (7)", "1.0.1 (3)", "1.0 (1)"]
+SEED_OS = ["iPhone OS 16.1 (20B82)", "iPhone OS 15.3 (19D50)", "iPhone OS 16.0 (20A362)",
+           "iPhone OS 15.4 (19E241)", "iPhone OS 15.2 (19C56)", "iPhone OS 15.1 (19B74)",
+           "iPhone OS 15.0 (19A346)", "iPhone OS 14.8 (18H17)"]
+SEED_MODELS = ["iPhone14,2", "iPhone14,5", "iPhone13,2", "iPhone15,2", "iPhone12,1",
+               "iPhone14,3", "iPhone13,4", "iPad13,1", "iPhone11,8", "iPhone12,8"]
+
+
+def cmd_crash_seed_data(a):
+    """The data bench/seed_crashes.lua draws reports from: the text report
+    a.crash (fixtures/crashes/bigapp-twin.crash) cut at its Incident
+    Identifier, Hardware Model, Version, OS Version, the crashed thread's
+    frames and the app's UUID in Binary Images; and the groups:
+      - one per function of the app (a.syms: its start addresses): the
+        crashed thread's app frame (frame 1) is a return address 4 bytes
+        into that function, so the signature is its name (the app and its
+        dSYM are uploaded);
+      - a.unsymbolicated more: the app's UUID is one of a.builds builds
+        never uploaded and frame 0 is an app frame at its own offset, so no
+        frame has a name and the signature is "bigapp-arm64 + 0xOFFSET".
+    The groups are shuffled (seeded), so both kinds mix among the frequent
+    ones."""
+    with open(a.crash) as f:
+        text = f.read()
+    lines = text.split("\n")
+    app = a.app_name
+    # The crashed thread's frame lines.
+    start = next(i for i, l in enumerate(lines) if re.match(r"^Thread \d+ Crashed:", l)) + 1
+    end = start
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    frame_re = re.compile(r"^(\d+)\s+(\S+)\s+0x([0-9a-fA-F]+) 0x([0-9a-fA-F]+) \+ (\d+)$")
+    frames = [frame_re.match(l) for l in lines[start:end]]
+    if not frames or not all(frames):
+        die(f"{a.crash}: crashed thread frames not as expected")
+    app_rows = [m for m in frames if m.group(2) == app]
+    if not app_rows:
+        die(f"{a.crash}: no {app} frame in the crashed thread")
+    load = int(app_rows[0].group(4), 16)
+
+    def frame_line(n, image, pc, base):
+        return f"{n:<4}{image:<30}\t0x{pc:016x} 0x{base:x} + {pc - base}"
+
+    orig = [(m.group(2), int(m.group(3), 16), int(m.group(4), 16)) for m in frames]
+    bi = next((l for l in lines if f" {app} " in l and "<" in l and l.startswith("0x")), None)
+    um = re.search(r"<([0-9a-fA-F]{32})>", bi or "")
+    if not um:
+        die(f"{a.crash}: no Binary Images line of {app}")
+    app_uuid = um.group(1)
+    text_vmaddr = 0x100000000
+    funcs = {}
+    with open(a.syms) as f:
+        next(f)
+        for row in f:
+            c = row.rstrip("\n").split("\t")
+            if len(c) >= 3:
+                funcs[int(c[2], 16)] = c[1]
+    rng = random.Random(f"{a.seed}/seed-data")
+    groups = []
+    for s in sorted(funcs):
+        if s + 4 >= text_vmaddr + 0x4000:
+            continue
+        pc = load + (s - text_vmaddr) + 4
+        fl = [frame_line(0, orig[0][0], orig[0][1], orig[0][2]), frame_line(1, app, pc, load)]
+        fl += [frame_line(n, im, p, b) for n, (im, p, b) in enumerate(orig[2:], 2)]
+        groups.append({"kind": "named", "function": funcs[s], "frames": "\n".join(fl),
+                       "app_uuid": app_uuid})
+    builds = [rng.getrandbits(128).to_bytes(16, "big").hex() for _ in range(a.builds)]
+    for k in range(a.unsymbolicated):
+        pc = load + 0x900 + 4 * k
+        fl = [frame_line(0, app, pc, load)]
+        fl += [frame_line(n, im, p, b) for n, (im, p, b) in enumerate(orig[1:], 1)]
+        groups.append({"kind": "unsymbolicated", "offset": pc - load, "frames": "\n".join(fl),
+                       "app_uuid": builds[k % len(builds)]})
+    rng.shuffle(groups)
+    # The template: text and slot names alternate.
+    marked = "\n".join(lines[:start]) + "\n\0FRAMES\0\n" + "\n".join(lines[end:])
+    for label, key in (("Incident Identifier", "INCIDENT"), ("Hardware Model", "HW"),
+                       ("Version", "VERSION"), ("OS Version", "OS")):
+        marked, n = re.subn(r"^(%s:\s+)(.*)$" % re.escape(label), lambda m: m.group(1) +
+                            "\0" + key + "\0", marked, count=1, flags=re.M)
+        if n != 1:
+            die(f"{a.crash}: no '{label}:' line")
+    marked = marked.replace(app_uuid, "\0APPUUID\0")
+    parts = marked.split("\0")
+    with open(a.out, "w") as f:
+        f.write("-- written by bench.py crash-seed-data from %s\nreturn {\n" % a.crash)
+        f.write("parts = {" + ", ".join(lua_str(p) for p in parts) + "},\n")
+        f.write("versions = {" + ", ".join(map(lua_str, SEED_VERSIONS)) + "},\n")
+        f.write("os_versions = {" + ", ".join(map(lua_str, SEED_OS)) + "},\n")
+        f.write("models = {" + ", ".join(map(lua_str, SEED_MODELS)) + "},\n")
+        f.write("groups = {\n")
+        for g in groups:
+            f.write("{frames = %s, app_uuid = %s},\n" % (lua_str(g["frames"]),
+                                                         lua_str(g["app_uuid"])))
+        f.write("},\n}\n")
+    named = sum(1 for g in groups if g["kind"] == "named")
+    write_json(a.meta, {"template": a.crash, "template_bytes": len(text), "groups": len(groups),
+                        "named": named, "unsymbolicated": len(groups) - named,
+                        "builds": len(builds), "versions": len(SEED_VERSIONS),
+                        "os_versions": len(SEED_OS), "models": len(SEED_MODELS)})
+    print(f"seed data: {len(groups)} groups ({named} named after {app}'s functions, "
+          f"{len(groups) - named} unsymbolicated in {len(builds)} never-uploaded builds), "
+          f"{len(SEED_VERSIONS)} versions, {len(SEED_OS)} OS versions, {len(SEED_MODELS)} devices")
+
+
+def crash_count(url):
+    return int(read_metrics(url).get("symd_crashes", -1))
+
+
+def cmd_crash_seed(a):
+    """Seeds the store up to a.target crashes with bench/seed_crashes.lua;
+    the time from starting wrk until the server counts a.target crashes
+    (GET /metrics, polled) gives the rate."""
+    before = crash_count(a.url)
+    need = a.target - before
+    res = {"level": a.target, "before": before}
+    if need <= 0:
+        res.update({"added": 0, "seconds": 0, "rate": None})
+        write_json(a.out, res)
+        return
+    t = min(a.threads, a.conns)
+    cmd = ["wrk", f"-t{t}", f"-c{a.conns}", "-d3600s", "--timeout", "30s", "-s", a.script,
+           a.url + "/v1/crashes", "--", a.data, str(need), str(t), str(a.seed)]
+    s0, m0 = proc_cpu_s(a.server_pid), machine_cpu()
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    limit = max(60.0, need / 50.0)  # 50 crashes/s would be a failure anyway
+    n, last, t_last, t1 = before, before, t0, None
+    while True:
+        now = time.perf_counter()
+        if p.poll() is not None or now - t0 > limit:
+            break
+        n = crash_count(a.url)
+        now = time.perf_counter()
+        if n >= a.target:
+            t1 = now
+            break
+        rate = (n - last) / max(1e-3, now - t_last) if n > last else 0
+        last, t_last = n, now
+        # Poll less often far from the target, often close to it.
+        eta = (a.target - n) / rate if rate > 0 else 1.0
+        time.sleep(min(0.25, max(0.01, eta / 3)))
+    s1, m1 = proc_cpu_s(a.server_pid), machine_cpu()
+    if p.poll() is None:
+        p.send_signal(2)  # SIGINT: wrk prints its results and done()
+    out, _ = p.communicate(timeout=60)
+    after = crash_count(a.url)
+    with open(a.log, "w") as f:
+        f.write(" ".join(cmd) + "\n" + out)
+    lua = re.search(r"lua: posted (\d+) bytes (\d+) created (\d+) non2xx (\d+) errors (\d+)", out)
+    if not lua:
+        die(f"seeding wrk gave no lua line ({p.returncode}):\n{out}")
+    secs = (t1 or time.perf_counter()) - t0
+    cores = os.cpu_count() or 1
+    busy = (1 - (m1[1] - m0[1]) / max(1, m1[0] - m0[0])) * cores
+    res.update({"added": after - before, "after": after, "seconds": secs,
+                "rate": (after - before) / secs if secs > 0 else None,
+                "posted": int(lua.group(1)), "bytes": int(lua.group(2)),
+                "created": int(lua.group(3)), "non2xx": int(lua.group(4)),
+                "socket_errors": int(lua.group(5)), "reached": t1 is not None,
+                "avg_report_bytes": int(lua.group(2)) / max(1, int(lua.group(1))),
+                "server_cores": (s1 - s0) / secs, "busy_cores": busy})
+    write_json(a.out, res)
+    print(f"seeded {res['added']} crashes ({before} -> {after}) in {secs:.1f} s: "
+          f"{res['rate']:.0f} crashes/s; average report {res['avg_report_bytes']:.0f} bytes; "
+          f"{res['non2xx']} non-2xx, {res['socket_errors']} socket errors; symd used "
+          f"{res['server_cores']:.2f} cores")
+    if not res["reached"] or res["non2xx"] or res["socket_errors"] or after != a.target:
+        print(f"FAIL: seeding to {a.target}: the server counts {after}")
+
+
+CRASH_ROUTES = [("groups", "/v1/crashes/groups"),
+                ("groups_trend", "/v1/crashes/groups?trend=30"),
+                ("crashes", "/v1/crashes?limit=50"),
+                ("trend", "/v1/crashes/trend?days=30"),
+                ("missing", "/v1/missing")]
+
+
+def db_size(db):
+    """Logical size of the database (page_count x page_size: the file after a
+    checkpoint, WAL content included), the files on disk, and the largest
+    tables and indexes (dbstat), read with sqlite3 -readonly."""
+    out = run(["sqlite3", "-readonly", db, "PRAGMA page_count;", "PRAGMA page_size;",
+               "PRAGMA freelist_count;"]).split()
+    pages, psize, free = int(out[0]), int(out[1]), int(out[2])
+    files = sum(os.path.getsize(p) for p in (db, db + "-wal") if os.path.exists(p))
+    tables = {}
+    try:
+        for line in run(["sqlite3", "-readonly", db, "SELECT name, sum(pgsize) FROM dbstat "
+                         "GROUP BY name ORDER BY 2 DESC LIMIT 8"]).splitlines():
+            k, _, v = line.rpartition("|")
+            tables[k] = int(v)
+    except subprocess.CalledProcessError:
+        pass  # a sqlite3 without dbstat
+    return {"logical": (pages - free) * psize, "files": files, "tables": tables}
+
+
+def cmd_crash_gets(a):
+    """a.n sequential GETs of each listing route (one keep-alive connection,
+    3 unmeasured first); p50/p99 in ms. The groups there are, and the
+    database's size."""
+    conn = connect(a.url)
+    res = {"level": a.level, "crashes": crash_count(a.url), "n": a.n, "routes": {}}
+    for label, path in CRASH_ROUTES:
+        times, size = [], 0
+        for i in range(a.n + 3):
+            t = time.perf_counter()
+            status, body = get(conn, path)
+            dt = time.perf_counter() - t
+            if status != 200:
+                die(f"GET {path} answered {status}: {body[:300]!r}")
+            if i >= 3:
+                times.append(dt * 1e3)
+            size = len(body)
+        res["routes"][label] = {"path": path, "p50_ms": pct(times, 50), "p99_ms": pct(times, 99),
+                                "max_ms": max(times), "mean_ms": sum(times) / len(times),
+                                "bytes": size}
+    status, body = get(conn, "/v1/crashes/groups?limit=1000")
+    groups = json.loads(body)["groups"]
+    counts = sorted((g["count"] for g in groups), reverse=True)
+    total = sum(counts)
+    res["groups"] = len(groups)
+    res["groups_capped"] = len(groups) >= 1000
+    res["top_group_share"] = counts[0] / total if total else 0
+    res["top10_share"] = sum(counts[:10]) / total if total else 0
+    res["named_groups"] = sum(1 for g in groups if " + 0x" not in g["signature"])
+    status, body = get(conn, "/v1/missing?limit=1000")
+    res["missing_images"] = len(json.loads(body)["missing"])
+    res["db"] = db_size(a.db)
+    write_json(a.out, res)
+    r = res["routes"]
+    print(f"{res['crashes']} crashes, {res['groups']} groups (top one {res['top_group_share']:.0%}, "
+          f"top 10 {res['top10_share']:.0%}), {res['missing_images']} missing images; "
+          f"database {res['db']['logical']:,} bytes: "
+          + "; ".join(f"{k} p50 {v['p50_ms']:.2f} p99 {v['p99_ms']:.2f} ms" for k, v in r.items()))
+
+
+# ---- crash: many images, a small cache ------------------------------------------
+
+
+def macho_uuid_offset(buf):
+    """File offset of the 16 UUID bytes of a thin 64-bit Mach-O (LC_UUID, 0x1b)."""
+    if struct.unpack_from("<I", buf, 0)[0] != 0xFEEDFACF:
+        die("needs a thin 64-bit little-endian Mach-O")
+    ncmds, off = struct.unpack_from("<I", buf, 16)[0], 32
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<II", buf, off)
+        if cmd == 0x1B:
+            return off + 8
+        off += size
+    die("no LC_UUID")
+
+
+def cmd_crash_images_upload(a):
+    """a.n copies of a.file, each with its LC_UUID rewritten to a seeded
+    random UUID, POSTed to /v1/images by a.conns connections; per-upload
+    latency and the total time. Then one symbolicate over a.probe of them
+    gives the size of one loaded index (GET /metrics)."""
+    with open(a.file, "rb") as f:
+        buf = f.read()
+    off = macho_uuid_offset(buf)
+    head, tail = buf[:off], buf[off + 16:]
+    rng = random.Random(f"{a.seed}/images")
+    uuids = []
+    seen = {buf[off:off + 16]}
+    while len(uuids) < a.n:
+        u = rng.getrandbits(128).to_bytes(16, "big")
+        if u not in seen:
+            seen.add(u)
+            uuids.append(u)
+    lat = [None] * a.n
+    answers = [None] * a.n
+    errors = []
+
+    def worker(k):
+        conn = connect(a.url)
+        for i in range(k, a.n, a.conns):
+            t = time.perf_counter()
+            try:
+                status, body = post(conn, "/v1/images?name=img-%05d" % i,
+                                    head + uuids[i] + tail, "application/octet-stream")
+            except (OSError, http.client.HTTPException) as e:
+                errors.append(f"{i}: {e}")
+                conn = connect(a.url)
+                continue
+            lat[i] = time.perf_counter() - t
+            if status != 201:
+                errors.append(f"{i}: {status} {body[:200]!r}")
+            elif i == 0:
+                answers[0] = json.loads(body)["images"][0]
+    t0 = time.perf_counter()
+    ths = [threading.Thread(target=worker, args=(k,)) for k in range(a.conns)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    wall = time.perf_counter() - t0
+    if errors:
+        die(f"{len(errors)} uploads failed: {errors[:3]}")
+    img = answers[0]
+    text = int(img["text_vmaddr"], 16)
+    # One loaded index: symbolicate one frame in each of a.probe images.
+    m0 = read_metrics(a.url)
+    probe = list(range(min(a.probe, a.n)))
+    doc = {"images": [{"uuid": uuid_str(uuids[i]), "arch": "arm64",
+                       "load_address": "0x%x" % (0x200000000 + i * 0x100000)} for i in probe],
+           "threads": [{"id": 0, "frames": [{"address": "0x%x" % (0x200000000 + i * 0x100000
+                                                                   + 0x800), "image": k}
+                                            for k, i in enumerate(probe)]}]}
+    conn = connect(a.url)
+    status, body = post(conn, "/v1/symbolicate", json.dumps(doc).encode(), "application/json")
+    if status != 200:
+        die(f"probe symbolicate answered {status}: {body[:300]!r}")
+    m1 = read_metrics(a.url)
+    entries = m1.get("symd_index_cache_entries", 0) - m0.get("symd_index_cache_entries", 0)
+    nbytes = m1.get("symd_index_cache_bytes", 0) - m0.get("symd_index_cache_bytes", 0)
+    per = nbytes / entries if entries > 0 else None
+    first, last = lat[:max(1, a.n // 10)], lat[-max(1, a.n // 10):]
+    working = per * a.n if per else None
+    auto = max(1, math.ceil(working * a.cache_share / MIB)) if working else 1
+    res = {"n": a.n, "file": os.path.basename(a.file), "file_bytes": len(buf),
+           "uuid_offset": off, "conns": a.conns, "seconds": wall, "per_s": a.n / wall,
+           "p50_ms": pct(lat, 50) * 1e3, "p99_ms": pct(lat, 99) * 1e3,
+           "first_p50_ms": pct(first, 50) * 1e3, "last_p50_ms": pct(last, 50) * 1e3,
+           "text_vmaddr": img["text_vmaddr"], "symbols": img["symbols"],
+           "index_bytes": per, "probe_entries": entries, "working_set_bytes": working,
+           "cache_mb_auto": auto, "uuids": [uuid_str(u) for u in uuids]}
+    write_json(a.out, res)
+    print(f"uploaded {a.n} copies of {res['file']} ({len(buf):,} bytes, LC_UUID at {off}) in "
+          f"{wall:.1f} s = {res['per_s']:.0f} images/s ({a.conns} connections); latency p50 "
+          f"{res['p50_ms']:.1f} ms p99 {res['p99_ms']:.1f} ms; first tenth p50 "
+          f"{res['first_p50_ms']:.1f} ms, last tenth {res['last_p50_ms']:.1f} ms")
+    if per:
+        print(f"one loaded index: {per:.0f} bytes ({entries:.0f} probed); all {a.n}: "
+              f"{working / MIB:.1f} MiB; a cache of {auto} MiB holds "
+              f"{auto * MIB / working:.0%} of them")
+
+
+def cmd_crash_images_bodies(a):
+    """Bodies of a.frames frames, each in an image drawn among the a.n
+    uploaded ones: uniform, or skewed (rank = floor(n^u) - 1: log-uniform,
+    about Zipf with s = 1, the ranks mapped onto images by a seeded
+    permutation). A body lists each image it uses once (its own load
+    address); every frame names its image by index."""
+    up = read_json(a.images)
+    uuids, text = up["uuids"], int(up["text_vmaddr"], 16)
+    n = len(uuids)
+    pool = [x["vmaddr"] for x in read_json(a.samples)["samples"]]
+    res = {}
+    for mode, d in (("uniform", a.uniform), ("skewed", a.skewed)):
+        os.makedirs(d, exist_ok=True)
+        rng = random.Random(f"{a.seed}/images/{mode}")
+        perm = list(range(n))
+        rng.shuffle(perm)
+        used = {}
+        per_body = []
+        for b in range(a.count):
+            idx, frames = {}, []
+            for _ in range(a.frames):
+                if mode == "uniform":
+                    i = rng.randrange(n)
+                else:
+                    i = perm[min(n - 1, int(n ** rng.random()) - 1)]
+                used[i] = used.get(i, 0) + 1
+                k = idx.setdefault(i, len(idx))
+                frames.append({"address": "0x%x" % (0x200000000 + i * 0x100000
+                                                    + rng.choice(pool) - text), "image": k})
+            images = [{"uuid": uuids[i], "arch": "arm64",
+                       "load_address": "0x%x" % (0x200000000 + i * 0x100000)} for i in idx]
+            per_body.append(len(images))
+            write_body(d, b, json.dumps({"images": images, "threads": [{"id": 0, "frames": frames}]},
+                                        separators=(",", ":")).encode())
+        top = sorted(used.values(), reverse=True)
+        total = sum(top)
+        res[mode] = {"distinct_images": len(used), "images_per_body": sum(per_body) / len(per_body),
+                     "top5pct_share": sum(top[:max(1, n // 20)]) / total}
+        print(f"{mode}: {a.count} bodies x {a.frames} frames over {len(used)} distinct images "
+              f"({res[mode]['images_per_body']:.0f} per body; the 5% most used images take "
+              f"{res[mode]['top5pct_share']:.0%} of the frames)")
+    write_json(a.out, res)
+
+
+def cmd_crash_state(a):
+    """The server's RSS and the index cache's series, at a moment."""
+    vm = vm_status(a.server_pid)
+    m = read_metrics(a.url)
+    res = {"label": a.label, "rss": vm["VmRSS"], "hwm": vm["VmHWM"],
+           "cache_bytes": m.get("symd_index_cache_bytes"),
+           "cache_entries": m.get("symd_index_cache_entries"),
+           "cache_hits": m.get("symd_index_cache_hits_total"),
+           "cache_misses": m.get("symd_index_cache_misses_total"),
+           "cache_mb": a.cache_mb}
+    write_json(a.out, res)
+    print(f"{a.label}: RSS {vm['VmRSS'] / MIB:.1f} MiB (peak {vm['VmHWM'] / MIB:.1f}); index "
+          f"cache {res['cache_bytes'] or 0:,.0f} bytes in {res['cache_entries'] or 0:.0f} entries "
+          f"(--cache-mb {a.cache_mb}), {res['cache_hits'] or 0:.0f} hits, "
+          f"{res['cache_misses'] or 0:.0f} misses")
+
+
+# ---- crash: summary ---------------------------------------------------------------
+
+
+def short_name(f):
+    """A real report's file name without the repository prefix
+    (owner+repo[@commit]+path_in_repo)."""
+    return f.rsplit("+", 1)[-1]
+
+
+def cmd_crash_summary(a):
+    d = a.dir
+
+    def opt(name):
+        p = os.path.join(d, name)
+        return read_json(p) if os.path.exists(p) else None
+
+    def runs(prefix):
+        """wrk results crash-PREFIX-R.json, in round order."""
+        out = []
+        for f in sorted(os.listdir(d)):
+            m = re.match(re.escape(f"crash-{prefix}-") + r"(\d+)\.json$", f)
+            if m:
+                out.append((int(m.group(1)), read_json(os.path.join(d, f))))
+        return [r for _, r in sorted(out, key=lambda x: x[0])]
+
+    def best(rs):
+        return max(rs, key=lambda r: r["frames_per_s"]) if rs else None
+
+    def mark(ok):
+        return "ok" if ok else "FAIL"
+
+    def ms(us):
+        return f"{us / 1e3:.2f}"
+
+    failed, perf_failed = [], []
+    every_run = []
+    lines, details = [], []
+
+    # 1. found vs never-uploaded frames
+    fb = opt("crash-frames-bodies.json")
+    found, missing = runs("frames-found"), runs("frames-missing")
+    if fb and found and missing:
+        every_run += found + missing
+        bf, bm = best(found), best(missing)
+        ratio = bm["frames_per_s"] / bf["frames_per_s"]
+        ok = ratio >= 0.8
+        if not ok:
+            perf_failed.append("missing/found")
+        lines += [
+            f"found vs never-uploaded frames: {fb['image']} ({fb['symbols']} symbols, symbol table "
+            f"only), {fb['bodies']} bodies x {fb['frames']} frames; the missing bodies spread the "
+            f"same frames over {fb['images_per_missing_body']} random UUIDs each "
+            f"({fb['distinct_missing_uuids']} in all)",
+            f"  found   {bf['frames_per_s']:10,.0f} frames/s (p50 {ms(bf['latency_us']['p50'])} ms, "
+            f"p99 {ms(bf['latency_us']['p99'])} ms)",
+            f"  missing {bm['frames_per_s']:10,.0f} frames/s (p50 {ms(bm['latency_us']['p50'])} ms, "
+            f"p99 {ms(bm['latency_us']['p99'])} ms)",
+            f"  missing/found: {ratio:.2f}x (goal >= 0.8) {mark(ok)}"]
+        details.append("  frames, each round (found, missing, missing/found): " + "; ".join(
+            f"{f['frames_per_s']:,.0f}, {m['frames_per_s']:,.0f}, "
+            f"{m['frames_per_s'] / f['frames_per_s']:.2f}x" for f, m in zip(found, missing))
+            + f"; symd used {bf['server_cores']:.2f} / {bm['server_cores']:.2f} cores, "
+            f"wrk {bf['wrk_cores']:.2f} / {bm['wrk_cores']:.2f}")
+    elif fb or found or missing:
+        failed.append("frames")
+        lines.append("found vs never-uploaded frames: FAIL: incomplete results")
+
+    # 2. real reports
+    for w in ("small", "big"):
+        m = opt(f"crash-report-{w}-missing.json")
+        if m:
+            failed.append(f"report {w}")
+            lines.append(f"real report ({w}): FAIL: not measured: no file {m['missing']}")
+    reps = [(w, opt(f"crash-report-{w}.json")) for w in ("small", "big")]
+    reps = [(w, r) for w, r in reps if r]
+    if reps:
+        lines.append("real reports, frames/s: stored (POST /v1/crashes, 201) | parsed and "
+                     "symbolicated, not stored (?store=false) | the same frames as one raw "
+                     "/v1/symbolicate request")
+    for w, r in reps:
+        st, ns, raw = runs(f"rep-{w}-stored"), runs(f"rep-{w}-nostore"), runs(f"rep-{w}-raw")
+        if not (st and ns and raw):
+            failed.append(f"report {w}")
+            lines.append(f"  {r['file']}: FAIL: incomplete results")
+            continue
+        every_run += st + ns + raw
+        bs, bn, br = best(st), best(ns), best(raw)
+        ratio = bs["frames_per_s"] / br["frames_per_s"]
+        ok = ratio >= 0.7
+        if not ok:
+            perf_failed.append(f"stored/raw {w}")
+        lines += [
+            f"  {short_name(r['file'])}",
+            f"    ({r['kind']}, {r['frames']} frames, {r['threads']} threads, {r['images']} images, "
+            f"{r['bytes']:,} bytes): stored {bs['frames_per_s']:,.0f} | store=false "
+            f"{bn['frames_per_s']:,.0f} | raw {br['frames_per_s']:,.0f}",
+            f"    stored/raw {ratio:.2f}x (goal >= 0.7) {mark(ok)}; store=false/raw "
+            f"{bn['frames_per_s'] / br['frames_per_s']:.2f}x; stored/store=false "
+            f"{bs['frames_per_s'] / bn['frames_per_s']:.2f}x"]
+        details.append(
+            f"  report {w}: reports/s stored {bs['requests_per_s']:.0f} (p50 "
+            f"{ms(bs['latency_us']['p50'])} ms, p99 {ms(bs['latency_us']['p99'])} ms), store=false "
+            f"{bn['requests_per_s']:.0f} (p50 {ms(bn['latency_us']['p50'])} ms), raw "
+            f"{br['requests_per_s']:.0f} (p50 {ms(br['latency_us']['p50'])} ms); rounds stored/raw "
+            + ", ".join(f"{s['frames_per_s'] / x['frames_per_s']:.2f}x" for s, x in zip(st, raw))
+            + f"; frame statuses {r['statuses']}; symd used {bs['server_cores']:.2f} cores stored, "
+            f"{br['server_cores']:.2f} raw")
+
+    # 3. the store at scale
+    sd = opt("crash-seed-data.json")
+    base = opt("crash-db-base.json")
+    levels = sorted({int(m.group(1)) for f in os.listdir(d)
+                     for m in [re.match(r"crash-gets-(\d+)\.json$", f)] if m})
+    if sd and levels:
+        gets = {lv: read_json(os.path.join(d, f"crash-gets-{lv}.json")) for lv in levels}
+        seeds = {lv: opt(f"crash-seed-{lv}.json") for lv in levels}
+        lo, hi = levels[0], levels[-1]
+        lines.append(
+            f"crash store seeded through the API: {os.path.basename(sd['template'])} varied over "
+            f"{sd['groups']} groups ({sd['named']} named, {sd['unsymbolicated']} unsymbolicated; "
+            f"skewed), {sd['versions']} versions, {sd['os_versions']} OS versions, "
+            f"{sd['models']} devices")
+        lines.append(f"  p50/p99 ms of {gets[lo]['n']} sequential GETs at each level:")
+        lines.append(f"  {'crashes':>8} {'seeded/s':>9} {'#groups':>7} {'groups':>12} "
+                     f"{'groups?trend':>13} {'crashes?limit':>13} {'trend?days':>12} "
+                     f"{'missing':>12} {'db B/crash':>10}")
+        base_logical = base["logical"] if base else 0
+        for lv in levels:
+            g, s = gets[lv], seeds[lv]
+            r = g["routes"]
+            per = (g["db"]["logical"] - base_logical) / max(1, g["crashes"])
+            cells = " ".join(f"{r[k]['p50_ms']:5.2f}/{r[k]['p99_ms']:<6.2f}".rjust(w)
+                             for k, w in (("groups", 12), ("groups_trend", 13), ("crashes", 13),
+                                          ("trend", 12), ("missing", 12)))
+            rate = f"{s['rate']:,.0f}" if s and s.get("rate") else "-"
+            lines.append(f"  {g['crashes']:>8} {rate:>9} {g['groups']:>7} {cells} {per:>10,.0f}")
+        g_lo, g_hi = gets[lo]["routes"]["groups"], gets[hi]["routes"]["groups"]
+        r50 = g_hi["p50_ms"] / g_lo["p50_ms"]
+        ok = g_hi["p99_ms"] < 20 and r50 <= 1.5
+        if not ok:
+            perf_failed.append("groups at scale")
+        lines.append(f"  GET /v1/crashes/groups at {hi} vs {lo} crashes: p50 {g_hi['p50_ms']:.2f} vs "
+                     f"{g_lo['p50_ms']:.2f} ms = {r50:.2f}x (goal <= 1.5x); p99 at {hi} "
+                     f"{g_hi['p99_ms']:.2f} ms (goal < 20 ms) {mark(ok)}")
+        s_hi = [seeds[lv] for lv in levels if seeds[lv] and seeds[lv].get("posted")]
+        posted = sum(s["posted"] for s in s_hi)
+        avg = sum(s["bytes"] for s in s_hi) / max(1, posted)
+        per = (gets[hi]["db"]["logical"] - base_logical) / max(1, gets[hi]["crashes"])
+        ok = per <= avg
+        if not ok:
+            perf_failed.append("database size")
+        lines.append(f"  database at {gets[hi]['crashes']} crashes: {per:,.0f} bytes per crash, "
+                     f"average report {avg:,.0f} bytes: {per / avg:.2f}x (goal <= 1.0x) {mark(ok)}")
+        first = seeds[lo]
+        details.append("  seeding: " + "; ".join(
+            f"to {lv}: {seeds[lv]['added']} in {seeds[lv]['seconds']:.1f} s = "
+            f"{seeds[lv]['rate']:,.0f}/s ({seeds[lv]['rate'] / first['rate']:.2f}x the first level's; "
+            f"symd {seeds[lv]['server_cores']:.2f} cores)"
+            for lv in levels if seeds[lv] and seeds[lv].get("rate")))
+        gh = gets[hi]
+        details.append(f"  groups at {hi}: {gh['groups']}{'+' if gh['groups_capped'] else ''} "
+                       f"({gh['named_groups']} named), the largest holds {gh['top_group_share']:.0%} "
+                       f"of the crashes, the 10 largest {gh['top10_share']:.0%}; "
+                       f"{gh['missing_images']} missing images")
+        details.append(f"  database at {hi}: {gh['db']['logical']:,} bytes (files with WAL "
+                       f"{gh['db']['files']:,}; {base_logical:,} before seeding, the images); largest: "
+                       + ", ".join(f"{k} {v / max(1, gh['crashes']):,.0f} B/crash"
+                                   for k, v in list(gh["db"]["tables"].items())[:4]))
+        for lv in levels:
+            s = seeds[lv]
+            if s and (s.get("non2xx") or s.get("socket_errors") or not s.get("reached")
+                      or s.get("after") != lv):
+                failed.append(f"seeding {lv}")
+                lines.append(f"  FAIL: seeding to {lv}: {s.get('non2xx')} non-2xx, "
+                             f"{s.get('socket_errors')} socket errors, the server counts "
+                             f"{s.get('after')}")
+        for lv in levels[1:]:
+            r = gets[lv]["routes"]
+            details.append(f"  GETs at {lv}, ratio of p50 to that at {lo}: " + ", ".join(
+                f"{k} {r[k]['p50_ms'] / gets[lo]['routes'][k]['p50_ms']:.2f}x"
+                for k in r) + "; answer bytes: " + ", ".join(f"{k} {r[k]['bytes']:,}" for k in r))
+
+    # 4. many images, a small cache
+    up = opt("crash-images-upload.json")
+    ib = opt("crash-images-bodies.json")
+    cfg = {c: {"idle": opt(f"crash-img-{c}-idle.json"), "end": opt(f"crash-img-{c}-end.json"),
+               "uniform": opt(f"crash-img-{c}-uniform.json"),
+               "skewed": opt(f"crash-img-{c}-skewed.json")} for c in ("small", "fit")}
+    if up and ib and all(cfg["small"].values()) and all(cfg["fit"].values()):
+        sm, ft = cfg["small"], cfg["fit"]
+        every_run += [sm["uniform"], sm["skewed"], ft["uniform"], ft["skewed"]]
+        cmb, fmb = sm["idle"]["cache_mb"], ft["idle"]["cache_mb"]
+        per = up["index_bytes"] or 0
+        ws = up["working_set_bytes"] or 0
+        lines.append(f"{up['n']} stored images (copies of {up['file']} with new LC_UUIDs), one "
+                     f"loaded index {per:,.0f} bytes, {ws / MIB:.1f} MiB for all; --cache-mb {cmb} "
+                     f"holds {cmb * MIB / ws:.0%} of them, --cache-mb {fmb} all")
+        for mode in ("uniform", "skewed"):
+            s, f = sm[mode]["latency_us"], ft[mode]["latency_us"]
+            lines.append(
+                f"  {mode:7}: p50 {ms(s['p50'])} ms p99 {ms(s['p99'])} ms with {cmb} MiB vs p50 "
+                f"{ms(f['p50'])} ms p99 {ms(f['p99'])} ms all cached: {s['p50'] / f['p50']:.2f}x and "
+                f"{s['p99'] / f['p99']:.2f}x; frames/s {sm[mode]['frames_per_s']:,.0f} vs "
+                f"{ft[mode]['frames_per_s']:,.0f} ({sm[mode]['frames_per_s'] / ft[mode]['frames_per_s']:.2f}x)")
+        peak_s = max(sm["uniform"]["rss_peak"], sm["skewed"]["rss_peak"], sm["end"]["rss"])
+        peak_f = max(ft["uniform"]["rss_peak"], ft["skewed"]["rss_peak"], ft["end"]["rss"])
+        idle_s, idle_f = sm["idle"]["rss"], ft["idle"]["rss"]
+        grow_s, grow_f = peak_s - idle_s, peak_f - idle_f
+        cache_ok = (sm["end"]["cache_bytes"] or 0) <= cmb * MIB
+        rss_ok = grow_s <= cmb * MIB + a.rss_slack_mb * MIB
+        if not (cache_ok and rss_ok):
+            perf_failed.append("RSS")
+        held_s, held_f = sm["end"]["cache_bytes"] or 0, ft["end"]["cache_bytes"] or 0
+        lines.append(
+            f"  RSS with --cache-mb {cmb}: peak {peak_s / MIB:.1f} MiB = idle {idle_s / MIB:.1f} + "
+            f"{grow_s / MIB:.1f} MiB ({grow_s / (cmb * MIB):.1f}x --cache-mb); the cache held "
+            f"{held_s / MIB:.2f} MiB, the rest {(grow_s - held_s) / MIB:.1f} MiB")
+        lines.append(
+            f"  RSS all cached:     peak {peak_f / MIB:.1f} MiB = idle {idle_f / MIB:.1f} + "
+            f"{grow_f / MIB:.1f} MiB; the cache held {held_f / MIB:.2f} MiB, the rest "
+            f"{(grow_f - held_f) / MIB:.1f} MiB: small/all-cached RSS {peak_s / peak_f:.2f}x")
+        lines.append(f"  goal: RSS over idle <= --cache-mb + {a.rss_slack_mb} MiB (memory --cache-mb "
+                     f"does not count: SQLite page caches, malloc's retained heap; see the README) "
+                     f"and the cache <= --cache-mb: {mark(rss_ok and cache_ok)}")
+        lines.append(f"  upload: {up['n']} images in {up['seconds']:.1f} s = {up['per_s']:,.0f}/s "
+                     f"({up['conns']} connections); p50 of the last tenth vs the first: "
+                     f"{up['last_p50_ms']:.2f} vs {up['first_p50_ms']:.2f} ms = "
+                     f"{up['last_p50_ms'] / up['first_p50_ms']:.2f}x")
+        for c, label in (("small", f"--cache-mb {cmb}"), ("fit", f"--cache-mb {fmb}")):
+            e = cfg[c]["end"]
+            hits, misses = e["cache_hits"] or 0, e["cache_misses"] or 0
+            details.append(f"  images, {label}: cache {e['cache_entries'] or 0:.0f} entries "
+                           f"{(e['cache_bytes'] or 0) / MIB:.2f} MiB, hit rate "
+                           f"{hits / max(1, hits + misses):.0%} over the runs and warm-up; RSS idle "
+                           f"{cfg[c]['idle']['rss'] / MIB:.1f} MiB, peaks uniform "
+                           f"{cfg[c]['uniform']['rss_peak'] / MIB:.1f} skewed "
+                           f"{cfg[c]['skewed']['rss_peak'] / MIB:.1f}, VmHWM {e['hwm'] / MIB:.1f} MiB")
+        details.append("  image bodies: " + "; ".join(
+            f"{m} {ib[m]['distinct_images']} distinct images, {ib[m]['images_per_body']:.0f} per "
+            f"body, the 5% most used take {ib[m]['top5pct_share']:.0%} of the frames"
+            for m in ("uniform", "skewed")))
+    elif up or any(v for c in cfg.values() for v in c.values()):
+        failed.append("images")
+        lines.append("images: FAIL: incomplete results")
+
+    if every_run:
+        r0 = every_run[0]
+        rounds = len(found) or max((len(runs(f"rep-{w}-raw")) for w, _ in reps), default=1)
+        lines.insert(0, f"crash section: wrk runs of {r0['seconds']} s, {r0['connections']} "
+                        f"connections, {r0['threads']} threads; throughput best of {rounds} rounds")
+    bad = sum(r["non2xx"] + r["socket_errors"] + r.get("unexpected", 0) for r in every_run)
+    if bad:
+        failed.append("requests")
+    if every_run:
+        lines.append(f"every wrk run: {sum(r['responses'] for r in every_run):,} answers, {bad} "
+                     f"non-2xx, socket errors or unexpected statuses {mark(bad == 0)}")
+    load = opt("crash-load.json")
+    other = max([r.get("other_cores", 0) for r in every_run] + [0])
+    if not lines:
+        lines.append("crash section: no results")
+        failed.append("nothing")
+    text = "\n".join(lines + (["details:"] + details if details else [])) + "\n"
+    if load and load["busy_cores"] > 0.25:
+        text += (f"WARNING: other processes used {load['busy_cores']:.2f} cores before the runs; "
+                 "figures are unreliable\n")
+    elif other > 0.25:
+        text += (f"note: other processes used up to {other:.2f} cores during some wrk runs "
+                 "(bench/.cache/last/crash-*.json)\n")
+    print(text, end="")
+    with open(a.out, "w") as f:
+        f.write(text)
+    if failed:
+        print(f"crash bench: failed: {', '.join(failed)}", file=sys.stderr)
+    if a.strict and perf_failed:
+        print(f"crash bench: goals missed: {', '.join(perf_failed)}", file=sys.stderr)
+    sys.exit(1 if failed or (a.strict and perf_failed) else 0)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1514,6 +2496,127 @@ def main():
     s.add_argument("--out", required=True)
     s.add_argument("--strict", action="store_true")
     s.set_defaults(fn=cmd_swift_summary)
+
+    # crash section
+    s = sub.add_parser("crash-upload")
+    s.add_argument("--url", required=True)
+    s.add_argument("--file", action="append", required=True, help="a file to upload (repeat)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_upload)
+
+    s = sub.add_parser("crash-frame-bodies")
+    s.add_argument("--url", required=True, help="the server, to check one body of each")
+    s.add_argument("--samples", required=True)
+    s.add_argument("--upload", required=True)
+    s.add_argument("--found", required=True, help="directory of the found bodies")
+    s.add_argument("--missing", required=True, help="directory of the missing bodies")
+    s.add_argument("--count", type=int, default=64)
+    s.add_argument("--frames", type=int, default=200)
+    s.add_argument("--images", type=int, default=8, help="never-uploaded UUIDs per missing body")
+    s.add_argument("--seed", default="1")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_frame_bodies)
+
+    s = sub.add_parser("crash-wrk")
+    s.add_argument("--url", required=True)
+    s.add_argument("--path", required=True, help="route and query, e.g. /v1/crashes?store=false")
+    s.add_argument("--script", required=True, help="bench/bodies.lua")
+    s.add_argument("--bodies", required=True)
+    s.add_argument("--count", type=int, required=True)
+    s.add_argument("--ctype", default="application/json")
+    s.add_argument("--frames", type=int, required=True, help="frames per request")
+    s.add_argument("--expect", type=int, help="the status every answer must have")
+    s.add_argument("--label", required=True)
+    s.add_argument("--server-pid", type=int, required=True)
+    s.add_argument("--conns", type=int, default=4)
+    s.add_argument("--threads", type=int, default=2)
+    s.add_argument("--seconds", type=int, default=5)
+    s.add_argument("--log", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_wrk)
+
+    s = sub.add_parser("crash-report-prep")
+    s.add_argument("--url", required=True)
+    s.add_argument("--report", required=True)
+    s.add_argument("--dir", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_report_prep)
+
+    s = sub.add_parser("crash-seed-data")
+    s.add_argument("--crash", required=True, help="fixtures/crashes/bigapp-twin.crash")
+    s.add_argument("--syms", required=True, help="fixtures/expected/bigapp-arm64.sym.tsv")
+    s.add_argument("--app-name", default="bigapp-arm64")
+    s.add_argument("--unsymbolicated", type=int, default=476)
+    s.add_argument("--builds", type=int, default=8)
+    s.add_argument("--seed", default="1")
+    s.add_argument("--out", required=True, help="the Lua data file")
+    s.add_argument("--meta", required=True)
+    s.set_defaults(fn=cmd_crash_seed_data)
+
+    s = sub.add_parser("crash-seed")
+    s.add_argument("--url", required=True)
+    s.add_argument("--script", required=True, help="bench/seed_crashes.lua")
+    s.add_argument("--data", required=True)
+    s.add_argument("--target", type=int, required=True)
+    s.add_argument("--server-pid", type=int, required=True)
+    s.add_argument("--conns", type=int, default=4)
+    s.add_argument("--threads", type=int, default=2)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--log", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_seed)
+
+    s = sub.add_parser("crash-gets")
+    s.add_argument("--url", required=True)
+    s.add_argument("--db", required=True)
+    s.add_argument("--level", type=int, required=True)
+    s.add_argument("--n", type=int, default=200)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_gets)
+
+    s = sub.add_parser("crash-db-size")
+    s.add_argument("--db", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=lambda a: write_json(a.out, db_size(a.db)))
+
+    s = sub.add_parser("crash-images-upload")
+    s.add_argument("--url", required=True)
+    s.add_argument("--file", required=True)
+    s.add_argument("--n", type=int, default=10000)
+    s.add_argument("--conns", type=int, default=4)
+    s.add_argument("--probe", type=int, default=200, help="images loaded to size one index")
+    s.add_argument("--cache-share", type=float, default=0.05,
+                   help="share of the images the small cache should hold")
+    s.add_argument("--seed", default="1")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_images_upload)
+
+    s = sub.add_parser("crash-images-bodies")
+    s.add_argument("--images", required=True, help="crash-images-upload's output")
+    s.add_argument("--samples", required=True)
+    s.add_argument("--uniform", required=True)
+    s.add_argument("--skewed", required=True)
+    s.add_argument("--count", type=int, default=64)
+    s.add_argument("--frames", type=int, default=200)
+    s.add_argument("--seed", default="1")
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_images_bodies)
+
+    s = sub.add_parser("crash-state")
+    s.add_argument("--url", required=True)
+    s.add_argument("--server-pid", type=int, required=True)
+    s.add_argument("--cache-mb", type=int, required=True)
+    s.add_argument("--label", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_crash_state)
+
+    s = sub.add_parser("crash-summary")
+    s.add_argument("--dir", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--rss-slack-mb", type=int, default=16,
+                   help="what RSS may grow beyond --cache-mb before the RSS goal fails")
+    s.add_argument("--strict", action="store_true")
+    s.set_defaults(fn=cmd_crash_summary)
 
     a = p.parse_args()
     a.fn(a)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: symd against llvm-symbolizer on a real third-party binary
 # (symbol tables), then against llvm-symbolizer --inlining and llvm-gsymutil
-# on a generated program with a dSYM (DWARF: lines and inlined frames).
+# on a generated program with a dSYM (DWARF: lines and inlined frames), Swift
+# names, and the crash path and crash store at scale (crash section).
 # See bench/README.md for what is measured and how to read the output.
 #
 # Knobs (environment):
@@ -15,11 +16,22 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
-#   BENCH_SECTIONS="symtab dwarf swift"  which parts to run
+#   BENCH_SECTIONS="symtab dwarf swift crash"  which parts to run
 #   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
 #   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
 #   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
 #   BENCH_JOBS=2           parallel compiles of the generated program
+#   BENCH_CRASH_SECONDS=5  length of each wrk run of the crash section
+#   BENCH_CRASH_CONNS=4    its wrk connections
+#   BENCH_CRASH_ROUNDS=2   rounds of its throughput comparisons (best of each side)
+#   BENCH_CRASH_PARTS="frames reports store images"  which parts of it run
+#   BENCH_CRASH_LEVELS="2000 20000 200000"  stored crashes at which the listings are timed
+#   BENCH_CRASH_GETS=200   sequential GETs per listing route and level
+#   BENCH_CRASH_IMAGES=10000  stored images of the cache part
+#   BENCH_CRASH_CACHE_MB=  its small --cache-mb (default: about 5% of the indexes)
+#   BENCH_CRASH_FIT_MB=256 its --cache-mb that holds every index
+#   BENCH_CRASH_REPORTS=   directory of the real reports (default ../shared/real-reports)
+#   BENCH_CRASH_SMALL, BENCH_CRASH_BIG  the two real reports (file names in it)
 set -euo pipefail
 
 if [ -n "${BENCH_SYMD:-}" ]; then BENCH_SYMD=$(realpath "$BENCH_SYMD"); fi
@@ -37,12 +49,24 @@ BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
-BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift"}
+BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash"}
 BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
 BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
 BENCH_DWARF_CXX_UNITS=${BENCH_DWARF_CXX_UNITS:-4}
 BENCH_DWARF_WAIT=${BENCH_DWARF_WAIT:-30}
 BENCH_JOBS=${BENCH_JOBS:-2}
+BENCH_CRASH_SECONDS=${BENCH_CRASH_SECONDS:-5}
+BENCH_CRASH_CONNS=${BENCH_CRASH_CONNS:-4}
+BENCH_CRASH_ROUNDS=${BENCH_CRASH_ROUNDS:-2}
+BENCH_CRASH_PARTS=${BENCH_CRASH_PARTS:-"frames reports store images"}
+BENCH_CRASH_LEVELS=${BENCH_CRASH_LEVELS:-"2000 20000 200000"}
+BENCH_CRASH_GETS=${BENCH_CRASH_GETS:-200}
+BENCH_CRASH_IMAGES=${BENCH_CRASH_IMAGES:-10000}
+BENCH_CRASH_CACHE_MB=${BENCH_CRASH_CACHE_MB:-}
+BENCH_CRASH_FIT_MB=${BENCH_CRASH_FIT_MB:-256}
+BENCH_CRASH_REPORTS=${BENCH_CRASH_REPORTS:-}
+BENCH_CRASH_SMALL=${BENCH_CRASH_SMALL:-inket+MacSymbolicator+MacSymbolicatorTests_Resources_Other_ios-crash-with-json-header.crash}
+BENCH_CRASH_BIG=${BENCH_CRASH_BIG:-faisalmemon+ios-crash-dump-analysis-book+examples_adventure_pac_crash_ios_adventure_crash_ios.crash}
 want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
 # wrk_rounds PREFIX BODIES SLICE [symbolizer args...]: for each connection
@@ -115,15 +139,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server NAME: symd serve on an ephemeral port and a fresh database
-# $WORK/NAME.db; sets SERVER_PID, URL, DB.
+# start_server NAME [ARGS...]: symd serve on an ephemeral port and the
+# database $WORK/NAME.db (fresh unless an earlier server of that NAME left
+# one), with ARGS added; sets SERVER_PID, URL, DB.
 start_server() {
     DB=$WORK/$1.db
-    say "starting $SYMD serve (database $1.db)"
+    say "starting $SYMD serve (database $1.db${2:+; ${*:2}})"
     # The access log stays on, as in production, in a file of its own so
     # stderr keeps only diagnostics.
     local server_args=(serve --listen 127.0.0.1:0 --db "$DB" --access-log "$WORK/access-$1.log")
     [ -n "$BENCH_SERVER_THREADS" ] && server_args+=(--threads "$BENCH_SERVER_THREADS")
+    server_args+=("${@:2}")
     "$SYMD" "${server_args[@]}" >"$WORK/serve-$1.out" 2>"$WORK/serve-$1.err" &
     SERVER_PID=$!
     SERVER_NAME=$1
@@ -333,6 +359,133 @@ if want swift; then
     stop_server
 fi
 
+# ---- crash path and crash store at scale ----------------------------------------
+crash_part() { [[ " $BENCH_CRASH_PARTS " == *" $1 "* ]]; }
+# crash_wrk LABEL PATH BODIES COUNT CTYPE FRAMES [EXPECT]: one wrk run of
+# bench/bodies.lua against the current server; result $RES/crash-LABEL.json.
+crash_wrk() {
+    $PY crash-wrk --url "$URL" --path "$2" --script "$BENCH/bodies.lua" --bodies "$3" \
+        --count "$4" --ctype "$5" --frames "$6" ${7:+--expect "$7"} --label "$1" \
+        --server-pid "$SERVER_PID" --conns "$BENCH_CRASH_CONNS" --threads "$BENCH_WRK_THREADS" \
+        --seconds "$BENCH_CRASH_SECONDS" --log "$WORK/crash-wrk-$1.log" --out "$RES/crash-$1.json"
+}
+
+if want crash; then
+    CR=$WORK/crash
+    FIX=$ROOT/fixtures
+    APP=$FIX/bin/bigapp-arm64
+    APP_DSYM=$FIX/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64
+    mkdir -p "$CR"
+    $PY sample --slice "$APP" --arch arm64 --n "$BENCH_SAMPLES" --seed "$BENCH_SEED" \
+        --out "$CR/app-samples.json"
+    $PY load --out "$RES/crash-load.json"
+
+    if crash_part frames; then
+        say "crash 1/4: frames of an uploaded image vs never-uploaded ones (/v1/symbolicate)"
+        start_server crash-frames
+        $PY crash-upload --url "$URL" --file "$APP" --out "$CR/frames-upload.json"
+        $PY crash-frame-bodies --url "$URL" --samples "$CR/app-samples.json" \
+            --upload "$CR/frames-upload.json" --found "$CR/found" --missing "$CR/missing" \
+            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --seed "$BENCH_SEED" \
+            --out "$RES/crash-frames-bodies.json"
+        for r in $(seq "$BENCH_CRASH_ROUNDS"); do
+            crash_wrk "frames-found-$r" /v1/symbolicate "$CR/found" "$BENCH_BODIES" \
+                application/json "$BENCH_FRAMES" 200
+            crash_wrk "frames-missing-$r" /v1/symbolicate "$CR/missing" "$BENCH_BODIES" \
+                application/json "$BENCH_FRAMES" 200
+        done
+        stop_server
+    fi
+
+    if crash_part reports; then
+        REPORTS=$BENCH_CRASH_REPORTS
+        if [ -z "$REPORTS" ]; then
+            for d in "$ROOT/../shared/real-reports" /work/shared/real-reports; do
+                [ -d "$d" ] && { REPORTS=$d; break; }
+            done
+        fi
+        for which in small big; do
+            if [ $which = small ]; then rep=$REPORTS/$BENCH_CRASH_SMALL; else rep=$REPORTS/$BENCH_CRASH_BIG; fi
+            if [ -z "$REPORTS" ] || [ ! -f "$rep" ]; then
+                # Not fatal here: the other sections' summaries still come.
+                say "crash 2/4: FAIL: no report $rep (set BENCH_CRASH_REPORTS)"
+                printf '{"missing": "%s"}\n' "$rep" >"$RES/crash-report-$which-missing.json"
+                continue
+            fi
+            say "crash 2/4: a real report stored vs its frames raw ($which: $(basename "$rep"))"
+            for r in $(seq "$BENCH_CRASH_ROUNDS"); do
+                # A fresh database each round: stored reports grow it.
+                start_server "crash-report-$which-$r"
+                $PY crash-report-prep --url "$URL" --report "$rep" --dir "$CR/rep-$which" \
+                    --out "$RES/crash-report-$which.json" >"$CR/rep-$which.txt"
+                [ "$r" = 1 ] && cat "$CR/rep-$which.txt"
+                frames=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["frames"])' \
+                    "$RES/crash-report-$which.json")
+                crash_wrk "rep-$which-raw-$r" /v1/symbolicate "$CR/rep-$which/raw" 1 \
+                    application/json "$frames" 200
+                crash_wrk "rep-$which-nostore-$r" "/v1/crashes?store=false" "$CR/rep-$which/report" 1 \
+                    text/plain "$frames" 200
+                crash_wrk "rep-$which-stored-$r" /v1/crashes "$CR/rep-$which/report" 1 \
+                    text/plain "$frames" 201
+                stop_server
+            done
+        done
+    fi
+
+    if crash_part store; then
+        say "crash 3/4: the crash store at $BENCH_CRASH_LEVELS crashes, seeded through the API"
+        start_server crash-store
+        $PY crash-upload --url "$URL" --file "$APP" --file "$APP_DSYM" \
+            --file "$FIX/bin/libfix-arm64.dylib" --out "$CR/store-upload.json"
+        $PY crash-seed-data --crash "$FIX/crashes/bigapp-twin.crash" \
+            --syms "$FIX/expected/bigapp-arm64.sym.tsv" --seed "$BENCH_SEED" \
+            --out "$CR/seed-data.lua" --meta "$RES/crash-seed-data.json"
+        $PY crash-db-size --db "$DB" --out "$RES/crash-db-base.json"
+        for level in $BENCH_CRASH_LEVELS; do
+            $PY crash-seed --url "$URL" --script "$BENCH/seed_crashes.lua" --data "$CR/seed-data.lua" \
+                --target "$level" --server-pid "$SERVER_PID" --conns "$BENCH_CRASH_CONNS" \
+                --threads "$BENCH_WRK_THREADS" --seed "$BENCH_SEED" \
+                --log "$WORK/crash-wrk-seed-$level.log" --out "$RES/crash-seed-$level.json"
+            $PY crash-gets --url "$URL" --db "$DB" --level "$level" --n "$BENCH_CRASH_GETS" \
+                --out "$RES/crash-gets-$level.json"
+        done
+        stop_server
+    fi
+
+    if crash_part images; then
+        say "crash 4/4: $BENCH_CRASH_IMAGES stored images, an index cache smaller than them"
+        start_server crash-images
+        $PY crash-images-upload --url "$URL" --file "$APP" --n "$BENCH_CRASH_IMAGES" \
+            --seed "$BENCH_SEED" --out "$RES/crash-images-upload.json"
+        stop_server
+        $PY crash-images-bodies --images "$RES/crash-images-upload.json" \
+            --samples "$CR/app-samples.json" --uniform "$CR/img-uniform" --skewed "$CR/img-skewed" \
+            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --seed "$BENCH_SEED" \
+            --out "$RES/crash-images-bodies.json"
+        small_mb=${BENCH_CRASH_CACHE_MB:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache_mb_auto"])' \
+            "$RES/crash-images-upload.json")}
+        for cfg in small fit; do
+            if [ $cfg = small ]; then mb=$small_mb; else mb=$BENCH_CRASH_FIT_MB; fi
+            # The same database, a fresh process with this cache.
+            start_server crash-images --cache-mb "$mb"
+            $PY crash-state --url "$URL" --server-pid "$SERVER_PID" --cache-mb "$mb" \
+                --label "cache $mb MiB, idle" --out "$RES/crash-img-$cfg-idle.json"
+            # Warm-up (unmeasured): loads what the cache will hold.
+            BENCH_CRASH_SECONDS=2 crash_wrk "img-$cfg-warmup" /v1/symbolicate "$CR/img-uniform" \
+                "$BENCH_BODIES" application/json "$BENCH_FRAMES" 200
+            BENCH_CRASH_SECONDS=1 crash_wrk "img-$cfg-warmup2" /v1/symbolicate "$CR/img-skewed" \
+                "$BENCH_BODIES" application/json "$BENCH_FRAMES" 200
+            crash_wrk "img-$cfg-uniform" /v1/symbolicate "$CR/img-uniform" "$BENCH_BODIES" \
+                application/json "$BENCH_FRAMES" 200
+            crash_wrk "img-$cfg-skewed" /v1/symbolicate "$CR/img-skewed" "$BENCH_BODIES" \
+                application/json "$BENCH_FRAMES" 200
+            $PY crash-state --url "$URL" --server-pid "$SERVER_PID" --cache-mb "$mb" \
+                --label "cache $mb MiB, after the runs" --out "$RES/crash-img-$cfg-end.json"
+            stop_server
+        done
+    fi
+fi
+
 say "summary"
 rm -rf "$CACHE/last" && mkdir -p "$CACHE/last" # kept for a look after the run
 cp "$RES"/*.json "$CACHE/last/"
@@ -343,6 +496,9 @@ if want symtab; then
 fi
 if want swift; then
     $PY swift-summary --dir "$RES" --out "$CACHE/last-summary-swift.txt" ${BENCH_STRICT:+--strict} || rc=1
+fi
+if want crash; then
+    $PY crash-summary --dir "$RES" --out "$CACHE/last-summary-crash.txt" ${BENCH_STRICT:+--strict} || rc=1
 fi
 if want dwarf; then
     $PY dw-summary --dir "$RES" --out "$CACHE/last-summary-dwarf.txt" ${BENCH_STRICT:+--strict} || rc=1

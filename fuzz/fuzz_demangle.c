@@ -2,7 +2,9 @@
  * calls it for every symbol of an upload. Whatever it returns must respect
  * its bounds, and whenever it demangles a C++ or Rust name the answer must
  * be libiberty's cplus_demangle's (which is only safe to call then: on the
- * names symd gives up on it may print gigabytes). */
+ * names symd gives up on it may print gigabytes). Swift names go to symd's
+ * own demangler (fuzz_swift_demangle checks it): here both styles must
+ * agree on whether a name demangles, within the bounds. */
 #include <libiberty/demangle.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n == 0 || n > SYMD_DEMANGLE_MAX_OUT || strlen(name) > SYMD_DEMANGLE_MAX_IN ||
             strcmp(out, name) == 0)
             __builtin_trap();
-        if (strncmp(name, "___Z", 4) != 0) {
+        if (symd_is_swift(name)) {
+            char *full = symd_demangle_full(name);
+            if (!full || strlen(full) > SYMD_DEMANGLE_MAX_OUT)
+                __builtin_trap(); /* one style read it, the other must too */
+            free(full);
+        } else if (strncmp(name, "___Z", 4) != 0) {
             char *ref = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
             if (!ref || strcmp(ref, out) != 0)
                 __builtin_trap();

@@ -26,6 +26,7 @@ for t in "$@"; do
       extra=(-dict=fuzz/dict_symbolicate.txt -max_len=16384) ;;
     fuzz_demangle)
       cp -n fuzz/seeds/demangle/* "$corpus"/
+      cp -n fuzz/regress/demangle-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_demangle.txt -max_len=5000) ;;
     fuzz_swift_demangle)
       cp -n fuzz/seeds/swift/* "$corpus"/

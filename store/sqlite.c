@@ -39,6 +39,8 @@ enum {
     Q_ORIGINAL_INSERT,
     Q_ORIGINAL_DELETE,
     Q_BEGIN_WRITE,
+    Q_BEGIN_READ,
+    Q_GET_IMAGE,
     Q_COMMIT,
     Q_ROLLBACK,
     Q_SAVEPOINT,
@@ -257,6 +259,8 @@ static symd_status open_conn(const char *path, sqlite3 **out, symd_err *err)
 }
 
 static void finalize_all(store_db *s);
+static sqlite3_stmt *stmt(store_db *s, int ci, int q, symd_err *err);
+static void stmt_done(sqlite3_stmt *st);
 
 static void sq_close(store_db *s)
 {
@@ -277,8 +281,18 @@ static void sq_close(store_db *s)
     free(s);
 }
 
+/* SQLite keeps memory statistics under one process-wide mutex that every
+ * allocation takes; symd never reads them, and the worker threads would
+ * queue on it. Before SQLite initializes, once. */
+static pthread_once_t sq_config_once = PTHREAD_ONCE_INIT;
+static void sq_config(void)
+{
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /* fails harmlessly if already initialized */
+}
+
 static symd_status sq_open(const char *path, int pool, store_db **out, symd_err *err)
 {
+    pthread_once(&sq_config_once, sq_config);
     *out = NULL;
     if (pool < 1)
         pool = 1;
@@ -565,14 +579,11 @@ static symd_status sq_get_image(store_db *s, const uint8_t uuid[16], store_image
 {
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
-    sqlite3_stmt *st;
     symd_status r = SYMD_OK;
     *n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT " IMAGE_COLS
-                           " FROM images WHERE uuid = ?1 ORDER BY arch",
-                           -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "reading image");
+    sqlite3_stmt *st = stmt(s, ci, Q_GET_IMAGE, err);
+    if (!st) {
+        r = err->kind;
     } else {
         sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
         int rc;
@@ -580,7 +591,7 @@ static symd_status sq_get_image(store_db *s, const uint8_t uuid[16], store_image
             row_to_image(st, &out[(*n)++]);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
             r = db_fail(err, db, "reading image");
-        sqlite3_finalize(st);
+        stmt_done(st);
     }
     conn_put(s, ci);
     return r;
@@ -696,6 +707,8 @@ static const char *const sql_of[NQ] = {
     [Q_ORIGINAL_DELETE] = "DELETE FROM crash_originals WHERE id = ?1",
     /* transaction control, prepared once like the rest */
     [Q_BEGIN_WRITE] = "BEGIN IMMEDIATE",
+    [Q_BEGIN_READ] = "BEGIN",
+    [Q_GET_IMAGE] = "SELECT " IMAGE_COLS " FROM images WHERE uuid = ?1 ORDER BY arch",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
     [Q_SAVEPOINT] = "SAVEPOINT crash",
@@ -1804,17 +1817,9 @@ static symd_status sq_load_index(store_db *s, const uint8_t uuid[16], const char
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     /* One read transaction so the row, the slice count and the blobs agree. */
-    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 "
-                           "WHERE i2.uuid = images.uuid), (SELECT d.data FROM "
-                           "image_data d WHERE d.image_id = images.id AND d.kind = "
-                           "'symbols'), (SELECT d.data FROM image_data d WHERE "
-                           "d.image_id = images.id AND d.kind = 'lines') FROM images "
-                           "WHERE uuid = ?1 AND (?2 IS NULL OR arch = ?2) ORDER BY arch "
-                           "LIMIT 2",
-                           -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "loading image");
+    run_q(s, ci, Q_BEGIN_READ);
+    if (!(st = stmt(s, ci, Q_LOAD_INDEX, err))) {
+        r = err->kind;
         goto out;
     }
     sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
@@ -1841,8 +1846,8 @@ static symd_status sq_load_index(store_db *s, const uint8_t uuid[16], const char
     if ((r = column_copy(st, 13, sym, sym_len, err)) == SYMD_OK)
         r = column_copy(st, 14, lines, lines_len, err);
 out:
-    sqlite3_finalize(st);
-    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    stmt_done(st);
+    run_q(s, ci, Q_COMMIT);
     conn_put(s, ci);
     if (r != SYMD_OK) {
         free(*sym);
