@@ -2095,10 +2095,15 @@ static snode *reabstraction_thunk(dm *d, char c)
     snode *sig = pop_kind(d, SK_DependentGenericSignature);
     if (sig)
         add(d, thunk, sig);
-    if (k == SK_ReabstractionThunkHelperWithSelf)
-        add(d, thunk, pop_kind(d, SK_Type));
-    add(d, thunk, pop_kind(d, SK_Type));
-    add(d, thunk, pop_kind(d, SK_Type));
+    /* Swift's parser keeps a thunk short of its types, and its full printer
+     * then reads past its children: no name here. */
+    int types = k == SK_ReabstractionThunkHelperWithSelf ? 3 : 2;
+    for (int i = 0; i < types; i++) {
+        snode *t = pop_kind(d, SK_Type);
+        if (!t)
+            return NULL;
+        add(d, thunk, t);
+    }
     return thunk;
 }
 
