@@ -13,8 +13,10 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread \
 # libzip (Debian libzip-dev) reads uploaded .zip archives.
 ZIP_CFLAGS := $(shell pkg-config --cflags libzip 2>/dev/null)
 ZIP_LIBS   := $(shell pkg-config --libs libzip 2>/dev/null || echo -lzip)
-CFLAGS   += $(ZIP_CFLAGS)
-LDLIBS   := -lmicrohttpd -lsqlite3 -ljansson $(ZIP_LIBS) -liberty -lzstd -pthread
+# libpq (Debian libpq-dev) reaches a PostgreSQL store (--db postgresql://...).
+PQ_CFLAGS  := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+CFLAGS   += $(ZIP_CFLAGS) $(PQ_CFLAGS)
+LDLIBS   := -lmicrohttpd -lsqlite3 -lpq -ljansson $(ZIP_LIBS) -liberty -lzstd -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -22,7 +24,7 @@ endif
 
 # Everything but main.c goes into a library the tests and fuzzers link too.
 LIB_SRC := util/err.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c \
-           demangle/demangle.c macho/macho.c dsym/dwarf.c dsym/dwarf_read.c dsym/dwarf_line.c dsym/dwarf_die.c dsym/dwarf_inline.c dsym/lineindex.c macho/symindex.c store/store.c store/sqlite.c ingest/ingest.c ingest/unzip.c \
+           demangle/demangle.c macho/macho.c dsym/dwarf.c dsym/dwarf_read.c dsym/dwarf_line.c dsym/dwarf_die.c dsym/dwarf_inline.c dsym/lineindex.c macho/symindex.c store/store.c store/sqlite.c store/postgres.c store/migrate.c ingest/ingest.c ingest/unzip.c \
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
            server/crashtext.c server/metrics.c server/http.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/retention.c server/regroup.c \
            swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c
@@ -84,7 +86,7 @@ run: $(SYMD)
 # compiled once (instrumented for coverage, not linked to the fuzzer driver)
 # and every target links it.
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread $(ZIP_CFLAGS) -I.
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -pthread $(ZIP_CFLAGS) $(PQ_CFLAGS) -I.
 FUZZ_OBJ   := $(LIB_SRC:%.c=$(O)/fuzz/obj/%.o) $(O)/fuzz/obj/gen/assets.o
 fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/%)
 $(O)/fuzz/obj/%.o: %.c build/.deps-ok

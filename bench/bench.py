@@ -1377,6 +1377,82 @@ def cmd_swift_summary(a):
     sys.exit(1 if failed else 0)
 
 
+# ---- postgres section ------------------------------------------------------------
+#
+# symd on PostgreSQL against SQLite: one node each on the symtab bodies with
+# the index cached (what a symbolication costs once the image is in the
+# node's cache), then two nodes on one PostgreSQL database, wrk on both at
+# once, summed, against the one node.
+
+def cmd_pg_summary(a):
+    d = a.dir
+    skipped = os.path.join(d, "pg-skipped.json")
+    if os.path.exists(skipped):
+        text = ("PostgreSQL: SKIPPED (" + read_json(skipped)["skipped"] +
+                "); bash scripts/deps.sh installs it\n")
+        print(text, end="")
+        with open(a.out, "w") as f:
+            f.write(text)
+        return
+
+    def best(label):
+        runs = []
+        r = 1
+        while os.path.exists(os.path.join(d, f"pg-{label}-{r}.json")):
+            runs.append(read_json(os.path.join(d, f"pg-{label}-{r}.json")))
+            r += 1
+        if not runs:
+            die(f"no pg-{label}-*.json results")
+        return max(runs, key=lambda x: x["frames_per_s"])
+
+    sq, pg = best("sqlite-1node"), best("postgresql-1node")
+    rounds = []
+    r = 1
+    while os.path.exists(os.path.join(d, f"pg-2nodes-a-{r}.json")):
+        ra = read_json(os.path.join(d, f"pg-2nodes-a-{r}.json"))
+        rb = read_json(os.path.join(d, f"pg-2nodes-b-{r}.json"))
+        rounds.append((ra["frames_per_s"] + rb["frames_per_s"], ra, rb))
+        r += 1
+    two, ra, rb = max(rounds, key=lambda x: x[0])
+    bad = sum(x["non2xx"] + x["socket_errors"] for x in (sq, pg, ra, rb))
+    up_sq = read_json(os.path.join(d, "pg-upload-sqlite.json"))
+    up_pg = read_json(os.path.join(d, "pg-upload-postgresql.json"))
+    lines = [
+        f"PostgreSQL vs SQLite, one node, the index cached ({sq['connections']} connections, "
+        f"{sq['frames_per_request']} frames per request):",
+        f"  SQLite     {sq['frames_per_s']:>12,.0f} frames/s  (p99 {sq['latency_p99']}, "
+        f"symd {sq['server_cores']:.2f} cores)",
+        f"  PostgreSQL {pg['frames_per_s']:>12,.0f} frames/s  (p99 {pg['latency_p99']}, "
+        f"symd {pg['server_cores']:.2f} cores, PostgreSQL and the rest {pg['other_cores']:.2f})",
+        f"  ratio PostgreSQL/SQLite {pg['frames_per_s'] / sq['frames_per_s']:.2f}x",
+        f"  upload of sentry-cli ({up_sq['bytes'] / 1e6:.1f} MB): SQLite {up_sq['upload_ms']:.0f} ms, "
+        f"PostgreSQL {up_pg['upload_ms']:.0f} ms; upload->queryable "
+        f"{up_sq['queryable_ms']:.0f} / {up_pg['queryable_ms']:.0f} ms",
+        f"Two nodes on one PostgreSQL database, wrk on both at once ({ra['connections']} "
+        f"connections each):",
+        f"  node a {ra['frames_per_s']:,.0f} + node b {rb['frames_per_s']:,.0f} = "
+        f"{two:,.0f} frames/s; one node {pg['frames_per_s']:,.0f}",
+        f"  ratio two nodes/one {two / pg['frames_per_s']:.2f}x",
+        f"  (on this {a.cores}-core machine the two nodes, both wrk and PostgreSQL share the "
+        f"cores: this shows the overhead of a second node more than scaling, which needs a "
+        f"machine per node)",
+        f"  non-2xx answers and socket errors in all runs: {bad}",
+    ]
+    # In a one-node run nothing else should use the CPU (PostgreSQL idles
+    # while the index is cached); in the two-node runs the other node and
+    # its wrk count as "other" by design.
+    busy = [(n, x["other_cores"]) for n, x in (("SQLite", sq), ("PostgreSQL", pg))
+            if x["other_cores"] > 0.25]
+    for n, c in busy:
+        lines.append(f"  note: other processes used {c:.2f} cores during the best {n} run: "
+                     f"its ratios are not reliable; run again on an idle machine")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    with open(a.out, "w") as f:
+        f.write(text)
+    sys.exit(1 if bad else 0)
+
+
 # ---- crash section -------------------------------------------------------------
 #
 # The crash path and the crash store at scale (bench/README.md, "Crash
@@ -2417,6 +2493,12 @@ def main():
     s.add_argument("--log", required=True)
     s.add_argument("--out", required=True)
     s.set_defaults(fn=cmd_wrk)
+
+    s = sub.add_parser("pg-summary")
+    s.add_argument("--dir", required=True)
+    s.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    s.add_argument("--out", required=True)
+    s.set_defaults(fn=cmd_pg_summary)
 
     s = sub.add_parser("summary")
     s.add_argument("--dir", required=True)

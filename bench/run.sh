@@ -2,7 +2,8 @@
 # make bench: symd against llvm-symbolizer on a real third-party binary
 # (symbol tables), then against llvm-symbolizer --inlining and llvm-gsymutil
 # on a generated program with a dSYM (DWARF: lines and inlined frames), Swift
-# names, and the crash path and crash store at scale (crash section).
+# names, the crash path and crash store at scale (crash section), and symd on
+# PostgreSQL against SQLite, one node and two (postgres section).
 # See bench/README.md for what is measured and how to read the output.
 #
 # Knobs (environment):
@@ -16,7 +17,7 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
-#   BENCH_SECTIONS="symtab dwarf swift crash"  which parts to run
+#   BENCH_SECTIONS="symtab dwarf swift crash"  which parts to run (add postgres)
 #   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
 #   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
 #   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
@@ -32,6 +33,11 @@
 #   BENCH_CRASH_FIT_MB=256 its --cache-mb that holds every index
 #   BENCH_CRASH_REPORTS=   directory of the real reports (default ../shared/real-reports)
 #   BENCH_CRASH_SMALL, BENCH_CRASH_BIG  the two real reports (file names in it)
+#   BENCH_PG_SECONDS=10    length of each wrk run of the postgres section
+#   BENCH_PG_CONNS=8       its wrk connections per node
+#   BENCH_PG_ROUNDS=2      its rounds (best of each configuration)
+#   BENCH_PG_PORT=55433    the port of its throwaway cluster (tests/pg/start.sh)
+#   BENCH_PG_POOL=         symd serve --db-pool on PostgreSQL (default: symd's)
 set -euo pipefail
 
 if [ -n "${BENCH_SYMD:-}" ]; then BENCH_SYMD=$(realpath "$BENCH_SYMD"); fi
@@ -67,6 +73,11 @@ BENCH_CRASH_FIT_MB=${BENCH_CRASH_FIT_MB:-256}
 BENCH_CRASH_REPORTS=${BENCH_CRASH_REPORTS:-}
 BENCH_CRASH_SMALL=${BENCH_CRASH_SMALL:-inket+MacSymbolicator+MacSymbolicatorTests_Resources_Other_ios-crash-with-json-header.crash}
 BENCH_CRASH_BIG=${BENCH_CRASH_BIG:-faisalmemon+ios-crash-dump-analysis-book+examples_adventure_pac_crash_ios_adventure_crash_ios.crash}
+BENCH_PG_SECONDS=${BENCH_PG_SECONDS:-10}
+BENCH_PG_CONNS=${BENCH_PG_CONNS:-8}
+BENCH_PG_ROUNDS=${BENCH_PG_ROUNDS:-2}
+BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
+BENCH_PG_POOL=${BENCH_PG_POOL:-}
 want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
 # wrk_rounds PREFIX BODIES SLICE [symbolizer args...]: for each connection
@@ -117,7 +128,7 @@ for t in llvm-nm llvm-objdump llvm-lipo llvm-symbolizer llvm-dwarfdump llvm-gsym
         PATH=$(llvm-config-14 --bindir):$PATH
     fi
 done
-if want symtab || want swift; then command -v npm >/dev/null || apt_install npm npm; fi
+if want symtab || want swift || want postgres; then command -v npm >/dev/null || apt_install npm npm; fi
 command -v sqlite3 >/dev/null || apt_install sqlite3 sqlite3
 command -v python3 >/dev/null || die "python3 is missing"
 export PATH
@@ -130,20 +141,27 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/symd-bench.XXXXXX")
 RES=$WORK/results
 mkdir -p "$RES"
 SERVER_PID=
+SECOND_PID=
+PG_DIR=
 cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill -TERM "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    local pid
+    for pid in "$SERVER_PID" "$SECOND_PID"; do
+        if [ -n "$pid" ]; then
+            kill -TERM "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
+    if [ -n "$PG_DIR" ]; then bash "$ROOT/tests/pg/stop.sh" "$PG_DIR" || true; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 # start_server NAME [ARGS...]: symd serve on an ephemeral port and the
 # database $WORK/NAME.db (fresh unless an earlier server of that NAME left
-# one), with ARGS added; sets SERVER_PID, URL, DB.
+# one), or $SERVER_DB when set (a postgresql:// URI), with ARGS added; sets
+# SERVER_PID, URL, DB.
 start_server() {
-    DB=$WORK/$1.db
+    DB=${SERVER_DB:-$WORK/$1.db}
     say "starting $SYMD serve (database $1.db${2:+; ${*:2}})"
     # The access log stays on, as in production, in a file of its own so
     # stderr keeps only diagnostics.
@@ -161,7 +179,7 @@ start_server() {
         sleep 0.05
     done
     [ -n "$URL" ] || die "symd serve did not report its address"
-    echo "$URL (pid $SERVER_PID, db $DB)"
+    echo "$URL (pid $SERVER_PID, db ${DB%%\?*})"
 }
 stop_server() {
     if [ -n "$SERVER_PID" ]; then
@@ -176,8 +194,11 @@ stop_server() {
 }
 
 # ---- symbol tables: sentry-cli ---------------------------------------------
-if want symtab; then
-    # ---- fetch --------------------------------------------------------------------
+# symtab_prepare: sentry-cli from npm (cached), its two slices and
+# BENCH_SAMPLES sampled addresses of each; sets FAT. The symtab and postgres
+# sections share it.
+symtab_prepare() {
+    [ -n "${FAT:-}" ] && return 0
     mkdir -p "$CACHE"
     if [ -f "$CACHE/$TARBALL" ] && [ "$(sha1sum <"$CACHE/$TARBALL" | cut -d' ' -f1)" != "$TARBALL_SHA1" ]; then
         say "cached $TARBALL has the wrong checksum; fetching again"
@@ -203,7 +224,10 @@ if want symtab; then
         $PY sample --slice "$CACHE/$arch" --arch $arch --n "$BENCH_SAMPLES" \
             --seed "$BENCH_SEED" --out "$WORK/samples-$arch.json"
     done
+}
 
+if want symtab; then
+    symtab_prepare
     start_server bench
     say "upload -> queryable"
     $PY upload --url "$URL" --file "$FAT" --samples "$WORK/samples-arm64.json" \
@@ -486,6 +510,85 @@ if want crash; then
     fi
 fi
 
+# ---- PostgreSQL: one node against SQLite, two nodes against one -------------------
+# pg_wrk LABEL: BENCH_PG_ROUNDS wrk runs of the symtab bodies against the
+# current server; results $RES/pg-LABEL-R.json.
+pg_wrk() {
+    local r
+    for r in $(seq "$BENCH_PG_ROUNDS"); do
+        $PY wrk --url "$URL" --script "$BENCH/symbolicate.lua" --bodies "$WORK/pg-bodies" \
+            --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$SERVER_PID" \
+            --conns "$BENCH_PG_CONNS" --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_PG_SECONDS" \
+            --log "$WORK/pg-wrk-$1-$r.log" --out "$RES/pg-$1-$r.json"
+    done
+}
+
+if want postgres; then
+    say "postgres: symd on PostgreSQL against SQLite (one node), two nodes against one"
+    # Its own directory under /tmp: as root the cluster runs as "postgres",
+    # which cannot enter $WORK (mode 700).
+    PG_DIR=$(mktemp -d /tmp/symd-bench-pg.XXXXXX)
+    if ! PG_URI=$(bash "$ROOT/tests/pg/start.sh" "$PG_DIR" "$BENCH_PG_PORT" 2>"$WORK/pg-start.err"); then
+        # Not fatal: the other sections' summaries still come.
+        say "postgres: SKIPPED: no PostgreSQL cluster could start: $(tail -1 "$WORK/pg-start.err")"
+        say "postgres: (bash scripts/deps.sh installs PostgreSQL; PG_BINDIR names another)"
+        printf '{"skipped": "%s"}\n' "$(tail -1 "$WORK/pg-start.err" | tr -d '"\\')" \
+            >"$RES/pg-skipped.json"
+        PG_DIR=
+    else
+        # shellcheck disable=SC1091
+        . "$PG_DIR/cluster.env"
+        "$BINDIR/psql" -X -q -d "$PG_URI" -c "CREATE DATABASE symd_bench"
+        PG_DB=${PG_URI/\/postgres\?/\/symd_bench?}
+        pool_args=()
+        [ -n "$BENCH_PG_POOL" ] && pool_args=(--db-pool "$BENCH_PG_POOL")
+        symtab_prepare
+        for backend in sqlite postgresql; do
+            if [ $backend = sqlite ]; then
+                start_server pg-sqlite
+            else
+                SERVER_DB=$PG_DB start_server pg-node-a "${pool_args[@]}"
+            fi
+            $PY upload --url "$URL" --file "$FAT" --samples "$WORK/samples-arm64.json" \
+                --out "$RES/pg-upload-$backend.json"
+            if [ ! -d "$WORK/pg-bodies" ]; then
+                $PY bodies --samples "$WORK/samples-arm64.json" --upload "$RES/pg-upload-$backend.json" \
+                    --dir "$WORK/pg-bodies" --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" \
+                    --seed "$BENCH_SEED"
+            fi
+            # Warm-up (unmeasured): the index in the node's cache.
+            BENCH_PG_ROUNDS=1 BENCH_PG_SECONDS=2 pg_wrk "$backend-warmup"
+            pg_wrk "$backend-1node"
+            [ $backend = sqlite ] && stop_server
+        done
+        # Node a still runs on PostgreSQL; node b joins it on the same database.
+        A_PID=$SERVER_PID A_URL=$URL
+        SERVER_DB=$PG_DB start_server pg-node-b "${pool_args[@]}"
+        SECOND_PID=$SERVER_PID B_URL=$URL
+        BENCH_PG_ROUNDS=1 BENCH_PG_SECONDS=2 pg_wrk "node-b-warmup"
+        say "two nodes at once: wrk on each ($BENCH_PG_CONNS connections per node)"
+        for r in $(seq "$BENCH_PG_ROUNDS"); do
+            wrk_pids=()
+            for n in a b; do
+                if [ $n = a ]; then u=$A_URL p=$A_PID; else u=$B_URL p=$SECOND_PID; fi
+                $PY wrk --url "$u" --script "$BENCH/symbolicate.lua" --bodies "$WORK/pg-bodies" \
+                    --count "$BENCH_BODIES" --frames "$BENCH_FRAMES" --server-pid "$p" \
+                    --conns "$BENCH_PG_CONNS" --threads "$BENCH_WRK_THREADS" \
+                    --seconds "$BENCH_PG_SECONDS" --log "$WORK/pg-wrk-2nodes-$n-$r.log" \
+                    --out "$RES/pg-2nodes-$n-$r.json" &
+                wrk_pids+=($!)
+            done
+            for p in "${wrk_pids[@]}"; do wait "$p" || die "wrk on two nodes failed"; done
+        done
+        stop_server # node b
+        SECOND_PID=
+        SERVER_PID=$A_PID SERVER_NAME=pg-node-a
+        stop_server
+        bash "$ROOT/tests/pg/stop.sh" "$PG_DIR"
+        PG_DIR=
+    fi
+fi
+
 say "summary"
 rm -rf "$CACHE/last" && mkdir -p "$CACHE/last" # kept for a look after the run
 cp "$RES"/*.json "$CACHE/last/"
@@ -499,6 +602,9 @@ if want swift; then
 fi
 if want crash; then
     $PY crash-summary --dir "$RES" --out "$CACHE/last-summary-crash.txt" ${BENCH_STRICT:+--strict} || rc=1
+fi
+if want postgres; then
+    $PY pg-summary --dir "$RES" --cores "$(nproc)" --out "$CACHE/last-summary-postgres.txt" || rc=1
 fi
 if want dwarf; then
     $PY dw-summary --dir "$RES" --out "$CACHE/last-summary-dwarf.txt" ${BENCH_STRICT:+--strict} || rc=1

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Checks that symd's build and test dependencies are present. As root it
 # installs what is missing from Debian; otherwise it names the packages.
+# PostgreSQL (server and libpq) is for the --db postgresql:// backend and the
+# suite that runs the end-to-end tests on it (tests/pg/start.sh).
 set -euo pipefail
 
 # header-or-command  Debian package
@@ -19,6 +21,8 @@ need=(
   "/usr/bin/curl curl"
   "/usr/bin/wrk wrk"
   "/usr/bin/python3 python3"
+  "/usr/include/postgresql/libpq-fe.h libpq-dev"
+  "/usr/lib/postgresql/15/bin/initdb postgresql"
 )
 missing=()
 for entry in "${need[@]}"; do
@@ -31,6 +35,13 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  if [[ " ${missing[*]} " == *" postgresql "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+    # The tests start clusters of their own (tests/pg/start.sh): no system
+    # cluster "main" on port 5432, created and started by the package.
+    apt-get install -y -qq --no-install-recommends postgresql-common >&2
+    sed -ri 's/^#?\s*create_main_cluster\b.*$/create_main_cluster = false/' \
+      /etc/postgresql-common/createcluster.conf
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 else
   echo "deps: missing Debian packages: ${missing[*]}" >&2

@@ -203,6 +203,8 @@ enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
         return reply_error(c, 404, "not_found", "%s", e->msg);
     case SYMD_E_NOMEM:
         return reply_error(c, 503, "out_of_memory", "%s", e->msg);
+    case SYMD_E_UNAVAILABLE:
+        return reply_error(c, 503, "database_unavailable", "%s", e->msg);
     default:
         return reply_error(c, 500, "internal_error", "%s (%s:%d)", e->msg,
                            e->src_file ? e->src_file : "?", e->src_line);
@@ -889,7 +891,8 @@ int server_run(const server_config *cfg)
     }
 
     symd_err err = {0};
-    if (store_open(cfg->db, threads + 1, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
+    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + 1;
+    if (store_open(cfg->db, pool, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
         return 1;
     }

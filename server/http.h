@@ -9,7 +9,8 @@
 
 typedef struct {
     const char *listen;       /* "host:port", "[v6]:port" or "port"; port 0 = any */
-    const char *db;           /* the database: a SQLite file */
+    const char *db;           /* the database: a SQLite file or a postgresql:// URI */
+    int db_pool;              /* database connections; 0 = one per thread and one more */
     size_t cache_mb;          /* index cache bound */
     /* The roles' tokens (NULL or "": open to anyone): upload (CI: POST and
      * DELETE /v1/images), report (crash pipelines: POST /v1/crashes and

@@ -325,7 +325,8 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     }
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
-        bool ours = err.kind == SYMD_E_NOMEM || err.kind == SYMD_E_DB || err.kind == SYMD_E_IO;
+        bool ours = err.kind == SYMD_E_NOMEM || err.kind == SYMD_E_DB || err.kind == SYMD_E_IO ||
+                    err.kind == SYMD_E_UNAVAILABLE;
         ret = ours ? reply_status(c, &err, "internal_error") : answer_stored(c, &sc, &err, text);
         crash_report_free(&r);
         store_crash_free(&sc);

@@ -47,12 +47,16 @@ enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name)
     return queue_response(c, fresh ? 304 : 200, r, fresh ? 0 : a->len, a->ctype, false);
 }
 
-/* 200 when the database answers a query, else 503. */
+/* 200 when the database answers a query, else 503; either way it says
+ * which backend the store uses ("database": "sqlite" or "postgresql"). */
 enum MHD_Result handle_health(server *srv, struct MHD_Connection *c)
 {
+    const char *backend = store_backend_name(srv->st);
     if (!store_ping(srv->st))
-        return reply_error(c, 503, "store_unavailable", "the database does not answer");
-    return reply_json(c, 200, json_pack("{s:s}", "status", "ok"));
+        return reply_error(c, 503, "store_unavailable", "the %s database does not answer",
+                           backend);
+    return reply_json(c, 200, json_pack("{s:s, s:s, s:s}", "status", "ok", "database", backend,
+                                        "database_status", "up"));
 }
 
 /* VmRSS from /proc/self/statm; 0 when unknown. */

@@ -1,4 +1,4 @@
-/* symd command line: serve, upload, atos, info, crash, demangle. */
+/* symd command line: serve, upload, atos, info, crash, demangle, migrate. */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -29,7 +29,7 @@ static void usage(FILE *f)
 {
     fputs("usage: symd <command> [options]\n"
           "\n"
-          "  serve  [--listen HOST:PORT] [--db FILE] [--cache-mb N]\n"
+          "  serve  [--listen HOST:PORT] [--db FILE|URI] [--db-pool N] [--cache-mb N]\n"
           "         [--upload-token T] [--report-token T] [--read-token T]\n"
           "         [--upload-token-file F] [--report-token-file F] [--read-token-file F]\n"
           "         [--keep-days N] [--max-crashes N] [--prune-every S]\n"
@@ -45,8 +45,14 @@ static void usage(FILE *f)
           "  crash  [--db FILE] [--json] [--full-names] REPORT\n"
           "                                      a report symbolicated, as text (or JSON)\n"
           "  demangle [--style full|simplified]  names on stdin, one per line, demangled\n"
+          "  migrate --from FILE|URI --to URI      copy a store (SQLite) into an empty one\n"
+          "                                      (PostgreSQL), then verify it\n"
           "\n"
-          "Options may also come from the environment: SYMD_LISTEN, SYMD_DB,\n"
+          "--db is a SQLite file or a postgresql:// (postgres://) URI: symd nodes on one\n"
+          "PostgreSQL database serve the same images and crashes. --db-pool is the\n"
+          "number of database connections (default: one per serving thread, plus one).\n"
+          "\n"
+          "Options may also come from the environment: SYMD_LISTEN, SYMD_DB, SYMD_DB_POOL,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
           "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
           "SYMD_THREADS, SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
@@ -210,7 +216,7 @@ static int cmd_serve(int argc, char **argv)
      * as flags and in the environment; resolved after the flags. */
     const char *flag_token[3] = {NULL, NULL, NULL}, *flag_file[3] = {NULL, NULL, NULL};
     uint64_t keep_days = 0, max_crashes = 0, prune_every = 60;
-    uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0;
+    uint64_t cache_mb = DEFAULT_CACHE_MB, threads = 0, db_pool = 0;
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
     cfg.max_json = DEFAULT_MAX_JSON;
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
@@ -221,6 +227,7 @@ static int cmd_serve(int argc, char **argv)
         parse_size_opt("SYMD_MAX_JSON", env_or("SYMD_MAX_JSON", "33554432"),
                        &cfg.max_json) ||
         parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads) ||
+        parse_size_opt("SYMD_DB_POOL", env_or("SYMD_DB_POOL", "0"), &db_pool) ||
         parse_size_opt("SYMD_MAX_CONNECTIONS", env_or("SYMD_MAX_CONNECTIONS", "1000"),
                        &max_conns) ||
         parse_size_opt("SYMD_MAX_PER_IP", env_or("SYMD_MAX_PER_IP", "200"), &max_per_ip) ||
@@ -254,6 +261,7 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
         else if (strcmp(a, "--threads") == 0) bad = parse_size_opt(a, v, &threads);
+        else if (strcmp(a, "--db-pool") == 0) bad = parse_size_opt(a, v, &db_pool);
         else if (strcmp(a, "--access-log") == 0 && v) cfg.access_log = v;
         else if (strcmp(a, "--max-connections") == 0) bad = parse_size_opt(a, v, &max_conns);
         else if (strcmp(a, "--max-per-ip") == 0) bad = parse_size_opt(a, v, &max_per_ip);
@@ -283,6 +291,11 @@ static int cmd_serve(int argc, char **argv)
         fprintf(stderr, "symd serve: --cache-mb or --threads out of range\n");
         return 2;
     }
+    if (db_pool > 1024) {
+        fprintf(stderr, "symd serve: --db-pool out of range (1..1024; 0: the default)\n");
+        return 2;
+    }
+    cfg.db_pool = (int)db_pool;
     if (max_conns == 0 || max_conns > 100000 || max_per_ip > 100000 || idle_s > 86400 ||
         header_s > 86400 || request_s > 86400 || grace_s > 86400 || inflight_mb == 0 ||
         inflight_mb > (1u << 30)) {
@@ -665,6 +678,38 @@ out:
     return rc;
 }
 
+/* symd migrate --from A --to B: the store at A copied into the empty store
+ * at B and verified (store_migrate); what was copied, table by table. */
+static int cmd_migrate(int argc, char **argv)
+{
+    const char *from = NULL, *to = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--from") == 0 && i + 1 < argc)
+            from = argv[++i];
+        else if (strcmp(argv[i], "--to") == 0 && i + 1 < argc)
+            to = argv[++i];
+        else
+            from = to = NULL, i = argc;
+    }
+    if (!from || !to) {
+        fprintf(stderr, "usage: symd migrate --from symd.db --to postgresql://...\n");
+        return 2;
+    }
+    store_copy_table t[STORE_COPY_TABLES];
+    symd_err err = {0};
+    symd_status st = store_migrate(from, to, t, &err);
+    for (int i = 0; i < STORE_COPY_TABLES && st == SYMD_OK; i++)
+        printf("%-18s %10lld rows %14llu bytes  checksum %016llx\n", t[i].table,
+               (long long)t[i].rows, (unsigned long long)t[i].bytes,
+               (unsigned long long)t[i].checksum);
+    if (st != SYMD_OK) {
+        fprintf(stderr, "symd migrate: %s (%s)\n", err.msg, symd_status_name(err.kind));
+        return 1;
+    }
+    printf("copied and verified: every table's rows and checksums match\n");
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc < 1) {
@@ -751,6 +796,8 @@ int main(int argc, char **argv)
         return cmd_crash(argc - 2, argv + 2);
     if (strcmp(cmd, "demangle") == 0)
         return cmd_demangle(argc - 2, argv + 2);
+    if (strcmp(cmd, "migrate") == 0)
+        return cmd_migrate(argc - 2, argv + 2);
     fprintf(stderr, "symd: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -42,6 +42,9 @@ static void prune_pass(retention *r)
         pthread_mutex_lock(&r->mu);
         r->pruned += n;
         pthread_mutex_unlock(&r->mu);
+        /* Fewer than a batch: nothing older is left, or (PostgreSQL)
+         * another node holds the retention lock and prunes meanwhile; this
+         * node tries again at its next pass. */
         if (n < RETENTION_BATCH)
             return;
         /* Let waiting writers in before the next batch: released and taken

@@ -16,13 +16,49 @@
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
 
+/* Told by a backend when images were written elsewhere (another process on
+ * the same database): uuid is the UUID whose slices changed, NULL when
+ * changes may have been missed (everything is to be read again). Called
+ * from a thread of the backend's own, at any time between open and close;
+ * a backend that sees no other writers (SQLite) never calls it. */
+typedef void (*store_change_fn)(void *ctx, const uint8_t *uuid);
+
+/* ---- copying a store (symd migrate) ---- */
+
+/* One column value of a copied row. */
+typedef enum { STORE_V_NULL, STORE_V_INT, STORE_V_TEXT, STORE_V_BLOB } store_vtype;
+typedef struct {
+    store_vtype type;
+    int64_t i;        /* STORE_V_INT */
+    const uint8_t *p; /* STORE_V_TEXT (not NUL-terminated), STORE_V_BLOB */
+    size_t len;
+} store_value;
+
+/* The tables of a schema-STORE_SCHEMA_VERSION store, each with its columns
+ * in the order export and import give them (every backend has these tables
+ * and columns under these names; key orders the rows). */
+typedef struct {
+    const char *name;
+    int ncols;
+    const char *cols[17];
+    const char *key;
+} store_table_def;
+#define STORE_NTABLES 9
+extern const store_table_def store_tables[STORE_NTABLES];
+
+/* Receives one exported row (cols: store_tables[t].ncols values, valid
+ * during the call). */
+typedef symd_status (*store_row_fn)(void *ctx, const store_value *cols, symd_err *err);
+
 typedef struct store_backend {
     const char *name; /* "sqlite", "postgresql" */
     /* Whether `where` (the --db value) names a database of this backend. */
     bool (*claims)(const char *where);
     /* Opens `where` with pool connections, creating the schema or migrating
-     * it; refuses a database written by a newer symd. */
-    symd_status (*open)(const char *where, int pool, store_db **out, symd_err *err);
+     * it; refuses a database written by a newer symd. on_change (may be
+     * NULL) is told of images other processes wrote, until close. */
+    symd_status (*open)(const char *where, int pool, store_change_fn on_change, void *ctx,
+                        store_db **out, symd_err *err);
     void (*close)(store_db *db);
     bool (*ping)(store_db *db);
 
@@ -74,10 +110,25 @@ typedef struct store_backend {
                                 symd_err *err);
     symd_status (*missing_images)(store_db *db, size_t limit, store_missing *out, size_t *n,
                                   symd_err *err);
+
+    /* ---- copying (symd migrate) ---- */
+    /* Calls fn for every row of table t (store_tables), in one snapshot. */
+    symd_status (*export_rows)(store_db *db, int t, store_row_fn fn, void *ctx, symd_err *err);
+    /* Starts an import: refuses (SYMD_E_INVALID) a database that holds any
+     * row; then import_row adds rows (ids and times as given) and
+     * import_end commits them all (commit true; sequences moved past the
+     * ids given) or none. NULL when the backend cannot be a target. */
+    symd_status (*import_begin)(store_db *db, symd_err *err);
+    symd_status (*import_row)(store_db *db, int t, const store_value *cols, symd_err *err);
+    symd_status (*import_end)(store_db *db, bool commit, symd_err *err);
 } store_backend;
 
 /* The backends, in the order store_open asks them whether they claim a
  * --db value; the last (SQLite) claims any path. */
+extern const store_backend store_backend_postgres;
 extern const store_backend store_backend_sqlite;
+
+/* The backend that claims where (a --db value). */
+const store_backend *store_backend_for(const char *where);
 
 #endif

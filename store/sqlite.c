@@ -66,6 +66,7 @@ struct store_db {
     pthread_cond_t gc_cv;
     struct crash_job *gc_head, *gc_tail;
     bool gc_leading;
+    int importing; /* the connection of an import under way */
 };
 
 static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
@@ -290,8 +291,11 @@ static void sq_config(void)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); /* fails harmlessly if already initialized */
 }
 
-static symd_status sq_open(const char *path, int pool, store_db **out, symd_err *err)
+static symd_status sq_open(const char *path, int pool, store_change_fn on_change, void *ctx,
+                           store_db **out, symd_err *err)
 {
+    (void)on_change; /* one process writes a SQLite store: nothing to be told */
+    (void)ctx;
     pthread_once(&sq_config_once, sq_config);
     *out = NULL;
     if (pool < 1)
@@ -1857,6 +1861,168 @@ out:
     return r;
 }
 
+/* ---- copying (symd migrate) --------------------------------------------- */
+
+/* "SELECT cols FROM t ORDER BY key" or "INSERT INTO t(cols) VALUES (?..)"
+ * of store_tables[t] (names from the table, never from input). */
+static char *copy_sql(int t, bool insert)
+{
+    const store_table_def *d = &store_tables[t];
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
+    bool ok = ADDSTR(insert ? "INSERT INTO " : "SELECT ");
+    if (insert)
+        ok = ok && ADDSTR(d->name) && ADDSTR("(");
+    for (int i = 0; i < d->ncols && ok; i++)
+        ok = (!i || ADDSTR(", ")) && ADDSTR(d->cols[i]);
+    if (insert) {
+        ok = ok && ADDSTR(") VALUES (");
+        for (int i = 0; i < d->ncols && ok; i++)
+            ok = ADDSTR(i ? ", ?" : "?");
+        ok = ok && ADDSTR(")");
+    } else {
+        ok = ok && ADDSTR(" FROM ") && ADDSTR(d->name) && ADDSTR(" ORDER BY ") && ADDSTR(d->key);
+    }
+    ok = ok && dynbuf_add(&q, "", 1);
+#undef ADDSTR
+    size_t len;
+    char *sql = ok ? (char *)dynbuf_take(&q, &len) : NULL;
+    dynbuf_free(&q);
+    return sql;
+}
+
+static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
+{
+    char *sql = copy_sql(t, false);
+    if (!sql)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    int ncols = store_tables[t].ncols;
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading rows to copy");
+        goto out;
+    }
+    int rc;
+    while (r == SYMD_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_value v[17];
+        for (int i = 0; i < ncols; i++) {
+            memset(&v[i], 0, sizeof v[i]);
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_NULL:
+                v[i].type = STORE_V_NULL;
+                break;
+            case SQLITE_INTEGER:
+                v[i].type = STORE_V_INT;
+                v[i].i = sqlite3_column_int64(st, i);
+                break;
+            case SQLITE_BLOB:
+                v[i].type = STORE_V_BLOB;
+                v[i].p = sqlite3_column_blob(st, i);
+                v[i].len = (size_t)sqlite3_column_bytes(st, i);
+                break;
+            default: /* text (no REAL column exists) */
+                v[i].type = STORE_V_TEXT;
+                v[i].p = sqlite3_column_text(st, i);
+                v[i].len = (size_t)sqlite3_column_bytes(st, i);
+                break;
+            }
+        }
+        r = fn(ctx, v, err);
+    }
+    if (r == SYMD_OK && rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading rows to copy");
+out:
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    conn_put(s, ci);
+    free(sql);
+    return r;
+}
+
+/* An import holds the writer turn and connection 0's transaction from
+ * import_begin to import_end. */
+static symd_status sq_import_begin(store_db *s, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        symd_status r = db_fail(err, db, "starting the import");
+        writer_put(s, ci);
+        return r;
+    }
+    for (int t = 0; t < STORE_NTABLES; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT 1 FROM %s LIMIT 1", store_tables[t].name);
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) {
+            symd_status r = rc == SQLITE_ROW
+                                ? symd_fail(err, SYMD_E_INVALID, "the target database already "
+                                                                 "holds data (table %s)",
+                                            store_tables[t].name)
+                                : db_fail(err, db, "checking the target is empty");
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            writer_put(s, ci);
+            return r;
+        }
+    }
+    s->importing = ci;
+    return SYMD_OK;
+}
+
+static symd_status sq_import_row(store_db *s, int t, const store_value *cols, symd_err *err)
+{
+    sqlite3 *db = s->conns[s->importing];
+    char *sql = copy_sql(t, true);
+    if (!sql)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        free(sql);
+        return db_fail(err, db, "importing a row");
+    }
+    for (int i = 0; i < store_tables[t].ncols; i++)
+        switch (cols[i].type) {
+        case STORE_V_NULL: sqlite3_bind_null(st, i + 1); break;
+        case STORE_V_INT: sqlite3_bind_int64(st, i + 1, cols[i].i); break;
+        case STORE_V_TEXT:
+            sqlite3_bind_text64(st, i + 1, (const char *)cols[i].p, cols[i].len,
+                                SQLITE_STATIC, SQLITE_UTF8);
+            break;
+        case STORE_V_BLOB:
+            sqlite3_bind_blob64(st, i + 1, cols[i].len ? (const void *)cols[i].p : "",
+                                cols[i].len, SQLITE_STATIC);
+            break;
+        }
+    if (sqlite3_step(st) != SQLITE_DONE)
+        r = db_fail(err, db, "importing a row");
+    sqlite3_finalize(st);
+    free(sql);
+    return r;
+}
+
+static symd_status sq_import_end(store_db *s, bool commit, symd_err *err)
+{
+    int ci = s->importing;
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    if (commit && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the import");
+    if (!commit || r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    writer_put(s, ci);
+    return r;
+}
+
 const store_backend store_backend_sqlite = {
     .name = "sqlite",
     .claims = sq_claims,
@@ -1879,4 +2045,8 @@ const store_backend store_backend_sqlite = {
     .crash_trend = sq_crash_trend,
     .group_spread = sq_group_spread,
     .missing_images = sq_missing_images,
+    .export_rows = sq_export_rows,
+    .import_begin = sq_import_begin,
+    .import_row = sq_import_row,
+    .import_end = sq_import_end,
 };

@@ -36,7 +36,17 @@ struct store {
 };
 
 /* The backends store_open tries, in order; SQLite claims any path. */
-static const store_backend *const backends[] = {&store_backend_sqlite};
+static const store_backend *const backends[] = {&store_backend_postgres, &store_backend_sqlite};
+
+const store_backend *store_backend_for(const char *where)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (backends[i]->claims(where))
+            return backends[i];
+    return &store_backend_sqlite;
+}
+
+static void on_change(void *ctx, const uint8_t *uuid);
 
 int64_t store_now_ms(void)
 {
@@ -52,9 +62,7 @@ symd_status store_open(const char *path, int pool, size_t cache_bytes, store **o
     store *s = calloc(1, sizeof *s);
     if (!s)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < sizeof backends / sizeof backends[0] && !s->be; i++)
-        if (backends[i]->claims(path))
-            s->be = backends[i];
+    s->be = store_backend_for(path);
     pthread_mutex_init(&s->cache_mu, NULL);
     s->cache_max = cache_bytes;
     s->dir = calloc(STORE_DIR_SLOTS, sizeof *s->dir);
@@ -62,7 +70,7 @@ symd_status store_open(const char *path, int pool, size_t cache_bytes, store **o
         store_close(s);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
-    symd_status st = s->be->open(path, pool, &s->db, err);
+    symd_status st = s->be->open(path, pool, on_change, s, &s->db, err);
     if (st != SYMD_OK) {
         store_close(s);
         return st;
@@ -158,6 +166,8 @@ static dir_entry *dir_slot(store *s, const uint8_t uuid[16])
     return &s->dir[h % STORE_DIR_SLOTS];
 }
 
+/* Forgets what the cache and the directory hold of uuid (a write of it,
+ * here or on another node); safe from any thread. */
 static void cache_invalidate_uuid(store *s, const uint8_t uuid[16])
 {
     pthread_mutex_lock(&s->cache_mu);
@@ -173,6 +183,30 @@ static void cache_invalidate_uuid(store *s, const uint8_t uuid[16])
         e = next;
     }
     pthread_mutex_unlock(&s->cache_mu);
+}
+
+/* Forgets every cached index and directory entry (changes may have been
+ * missed); safe from any thread. */
+static void cache_invalidate_all(store *s)
+{
+    pthread_mutex_lock(&s->cache_mu);
+    s->generation++;
+    for (size_t i = 0; i < STORE_DIR_SLOTS; i++)
+        s->dir[i].used = false;
+    while (s->lru_head)
+        cache_remove(s, s->lru_head);
+    pthread_mutex_unlock(&s->cache_mu);
+}
+
+/* The backend's store_change_fn: another node wrote uuid (NULL: maybe
+ * anything). */
+static void on_change(void *ctx, const uint8_t *uuid)
+{
+    store *s = ctx;
+    if (uuid)
+        cache_invalidate_uuid(s, uuid);
+    else
+        cache_invalidate_all(s);
 }
 
 /* Under cache_mu: a cached entry for (uuid, arch), arch NULL matching a UUID
@@ -378,6 +412,11 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *cra
 bool store_ping(store *s)
 {
     return s->be->ping(s->db);
+}
+
+const char *store_backend_name(const store *s)
+{
+    return s->be->name;
 }
 
 /* ---- crash reports: originals compressed here, for every backend ---- */

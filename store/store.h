@@ -22,8 +22,13 @@
 typedef struct store store;
 
 /* Opens (creating and migrating as needed) the database path names: a
- * SQLite file. pool is the number of connections (one per serving thread is
- * right); cache_bytes bounds the index cache. */
+ * postgresql:// (or postgres://) URI, a PostgreSQL database that several
+ * symd processes may share, or else a SQLite file. pool is the number of
+ * connections (one per serving thread is right); cache_bytes bounds the
+ * index cache. With PostgreSQL, images other processes write reach this
+ * one's cache and directory within a second (LISTEN/NOTIFY). A database
+ * that does not answer (PostgreSQL down or restarting) fails calls with
+ * SYMD_E_UNAVAILABLE; its connections are made again on next use. */
 symd_status store_open(const char *path, int pool, size_t cache_bytes,
                        store **out, symd_err *err);
 void store_close(store *s);
@@ -105,6 +110,26 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *cra
                          symd_err *err);
 /* SELECT 1 against the database. */
 bool store_ping(store *s);
+/* The backend's name: "sqlite" or "postgresql". */
+const char *store_backend_name(const store *s);
+
+/* What store_migrate copied of one table. */
+typedef struct {
+    const char *table;
+    int64_t rows;
+    uint64_t bytes;    /* of blob and text values */
+    uint64_t checksum; /* of every row (order-independent); equal on both sides */
+} store_copy_table;
+
+/* symd migrate: copies every row of the store at `from` (migrated to this
+ * symd's schema first) into the empty store at `to` (any backends; ids,
+ * times and counters as they are), in one transaction on the target, then
+ * reads both again and compares row counts and checksums of every row, blobs
+ * included. tables (STORE_COPY_TABLES of them) say what was copied.
+ * SYMD_E_INVALID when the target holds data; SYMD_E_DB on a mismatch. */
+#define STORE_COPY_TABLES 9
+symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
+                          symd_err *err);
 
 /* A slice with its index loaded, shared through the cache. */
 typedef struct {
@@ -190,7 +215,9 @@ symd_status store_delete_crash(store *s, int64_t id, bool *deleted, symd_err *er
 /* Retention: deletes, oldest first and at most batch of them, the crashes
  * created before before_ms (0: no age limit) and those beyond the newest
  * max_crashes (0: no count limit), each counted out of its group; *deleted
- * says how many (fewer than batch: nothing older is left to prune). */
+ * says how many (fewer than batch: nothing older is left to prune). On a
+ * database several processes share, one prunes at a time: the others
+ * prune nothing (*deleted 0) while it does. */
 symd_status store_prune_crashes(store *s, int64_t before_ms, int64_t max_crashes, size_t batch,
                                 size_t *deleted, symd_err *err);
 

@@ -3,10 +3,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,21 @@
 
 #include "test.h"
 
+static bool stderr_to_file;
+
+void server_stderr_to_file(bool on)
+{
+    stderr_to_file = on;
+}
+
 bool server_start(server_proc *s, const char *db, const char *const *extra)
+{
+    const char *dbarg = db_arg(db);
+    return dbarg && server_start_on(s, db, dbarg, extra);
+}
+
+bool server_start_on(server_proc *s, const char *db, const char *dbarg,
+                     const char *const *extra)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->db, sizeof s->db, "%s", db);
@@ -29,7 +46,7 @@ bool server_start(server_proc *s, const char *db, const char *const *extra)
     int fds[2];
     if (pipe(fds) != 0)
         return false;
-    const char *argv[32] = {bin, "serve", "--listen", "127.0.0.1:0", "--db", db};
+    const char *argv[32] = {bin, "serve", "--listen", "127.0.0.1:0", "--db", dbarg};
     int argc = 6;
     for (int i = 0; extra && extra[i] && argc < 30; i++)
         argv[argc++] = extra[i];
@@ -49,6 +66,14 @@ bool server_start(server_proc *s, const char *db, const char *const *extra)
         char log[600];
         snprintf(log, sizeof log, "%s.access.log", db);
         setenv("SYMD_ACCESS_LOG", log, 0);
+        if (stderr_to_file) {
+            snprintf(log, sizeof log, "%s.stderr", db);
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+            if (fd >= 0) {
+                dup2(fd, 2);
+                close(fd);
+            }
+        }
         dup2(fds[1], 1);
         close(fds[0]);
         close(fds[1]);
@@ -248,4 +273,224 @@ const char *error_code(const http_resp *r)
     snprintf(code, sizeof code, "%s", c ? c : "");
     json_decref(doc);
     return code;
+}
+
+/* ---- SQLite or PostgreSQL ---- */
+
+bool test_pg(void)
+{
+    const char *u = getenv("SYMD_TEST_PG");
+    return u && *u;
+}
+
+bool skip_on_pg(const char *why)
+{
+    if (!test_pg())
+        return false;
+    test_skip(why);
+    return true;
+}
+
+bool pg_sql(const char *uri, const char *sql, char *out, size_t cap)
+{
+    const char *psql = getenv("SYMD_PSQL");
+    if (!psql || !*psql)
+        psql = "psql";
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return false;
+    }
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        setenv("PGOPTIONS", "-c client_min_messages=warning", 1);
+        execlp(psql, psql, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", uri, "-c",
+               sql, (char *)NULL);
+        fprintf(stderr, "cannot run %s\n", psql);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    char sink[4096];
+    for (;;) {
+        char *to = out && n + 1 < cap ? out + n : sink;
+        size_t room = out && n + 1 < cap ? cap - n - 1 : sizeof sink;
+        ssize_t r = read(fds[0], to, room);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (to != sink)
+            n += (size_t)r;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (out && cap) {
+        out[n] = 0;
+        while (n && (out[n - 1] == '\n' || out[n - 1] == '\r'))
+            out[--n] = 0;
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* base with its database replaced by name: the path of a URI, or a dbname
+ * appended to a key=value string. */
+static void uri_with_db(const char *base, const char *name, char *out, size_t cap)
+{
+    const char *scheme = strstr(base, "://");
+    if (!scheme) {
+        snprintf(out, cap, "%s dbname=%s", base, name);
+        return;
+    }
+    const char *auth = scheme + 3;
+    const char *q = strchr(auth, '?');
+    const char *end = q ? q : auth + strlen(auth);
+    const char *slash = memchr(auth, '/', (size_t)(end - auth));
+    const char *cut = slash ? slash : end;
+    snprintf(out, cap, "%.*s/%s%s", (int)(cut - base), base, name, q ? q : "");
+}
+
+static struct {
+    char path[512];
+    char uri[1024];
+    char name[64];
+} pg_dbs[256];
+static int pg_ndbs;
+static pthread_mutex_t pg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Creates database name (dropping one an earlier run left) and returns its
+ * URI in a registry slot; NULL when it cannot. Called with pg_lock held. */
+static const char *pg_create(const char *path, const char *tag)
+{
+    if (pg_ndbs >= (int)(sizeof pg_dbs / sizeof pg_dbs[0])) {
+        fprintf(stderr, "harness: too many PostgreSQL databases\n");
+        return NULL;
+    }
+    const char *base = getenv("SYMD_TEST_PG");
+    char name[64];
+    int n = snprintf(name, sizeof name, "symd_t%d_%d_", (int)getpid(), pg_ndbs);
+    for (const char *t = tag; *t && n < 62; t++)
+        name[n++] = (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ? *t
+                    : (*t >= 'A' && *t <= 'Z')                            ? (char)(*t + 32)
+                                                                           : '_';
+    name[n] = 0;
+    char sql[200];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+    pg_sql(base, sql, NULL, 0);
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
+    if (!pg_sql(base, sql, NULL, 0)) {
+        fprintf(stderr, "harness: cannot create database %s on %s\n", name, base);
+        return NULL;
+    }
+    int k = pg_ndbs++;
+    snprintf(pg_dbs[k].path, sizeof pg_dbs[k].path, "%s", path ? path : "");
+    snprintf(pg_dbs[k].name, sizeof pg_dbs[k].name, "%s", name);
+    uri_with_db(base, name, pg_dbs[k].uri, sizeof pg_dbs[k].uri);
+    return pg_dbs[k].uri;
+}
+
+const char *db_arg(const char *db)
+{
+    if (!test_pg() || strstr(db, "://") || strstr(db, "dbname="))
+        return db;
+    pthread_mutex_lock(&pg_lock);
+    const char *uri = NULL;
+    for (int i = 0; i < pg_ndbs && !uri; i++)
+        if (pg_dbs[i].path[0] && strcmp(pg_dbs[i].path, db) == 0)
+            uri = pg_dbs[i].uri;
+    if (!uri) {
+        const char *slash = strrchr(db, '/');
+        uri = pg_create(db, slash ? slash + 1 : db);
+    }
+    pthread_mutex_unlock(&pg_lock);
+    CHECK(uri, "no PostgreSQL database for %s", db);
+    return uri;
+}
+
+const char *pg_fresh_db(const char *tag)
+{
+    CHECK(test_pg(), "pg_fresh_db without SYMD_TEST_PG");
+    if (!test_pg())
+        return NULL;
+    pthread_mutex_lock(&pg_lock);
+    const char *uri = pg_create(NULL, tag);
+    pthread_mutex_unlock(&pg_lock);
+    CHECK(uri, "cannot create a PostgreSQL database for %s", tag);
+    return uri;
+}
+
+/* The databases of the run go when it ends (after the servers' own
+ * destructors: a smaller priority runs later). */
+__attribute__((destructor(101))) static void pg_drop_all(void)
+{
+    if (!test_pg() || !pg_ndbs || getenv("SYMD_KEEP_TMP"))
+        return;
+    for (int i = 0; i < pg_ndbs; i++) {
+        char sql[200];
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", pg_dbs[i].name);
+        pg_sql(getenv("SYMD_TEST_PG"), sql, NULL, 0);
+    }
+}
+
+long long db_query_int(const char *db, const char *sql)
+{
+    long long n = -1;
+    if (test_pg()) {
+        char out[128];
+        const char *uri = db_arg(db);
+        if (uri && pg_sql(uri, sql, out, sizeof out) && out[0]) {
+            char *end;
+            n = strtoll(out, &end, 10);
+            if (end == out)
+                n = -1;
+        }
+        return n;
+    }
+    sqlite3 *h;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return -1;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+}
+
+void db_integrity(const char *db, char out[64])
+{
+    if (test_pg()) {
+        /* no integrity_check: the store's own invariant instead, every
+         * image row with its symbol index */
+        long long bad = db_query_int(db, "SELECT count(*) FROM images i WHERE NOT EXISTS "
+                                         "(SELECT 1 FROM image_data d WHERE d.image_id = i.id "
+                                         "AND d.kind = 'symbols')");
+        if (bad == 0)
+            strcpy(out, "ok");
+        else
+            snprintf(out, 64, "%lld image rows without a symbol index", bad);
+        return;
+    }
+    strcpy(out, "?");
+    sqlite3 *h;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
+        return;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        snprintf(out, 64, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
 }

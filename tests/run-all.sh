@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole suite, as CI runs it: the test binary in a release build, the same
 # under ASan+UBSan, the dashboard in headless Chromium, the short forms of
-# the load, kill -9 and hostile-traffic tests, and a short libFuzzer smoke
-# run of every target. Ends with one line "N passed, N failed" summing all
-# of them.
+# the load, kill -9 and hostile-traffic tests, the end-to-end and
+# multi-node tests on a throwaway PostgreSQL (tests/pg/suite.sh), and a
+# short libFuzzer smoke run of every target. Ends with one line
+# "N passed, N failed" summing all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
@@ -44,6 +45,7 @@ fuzz_smoke() {
 bash fixtures/fetch-swift.sh || echo "run-all: fixtures/fetch-swift.sh failed; the real Swift binary tests will be skipped"
 
 suite release make -s test
+suite postgres bash tests/pg/suite.sh
 suite sanitizers make -s SANITIZE=address,undefined test
 suite browser env SYMD_BIN=./symd bash tests/browser/run.sh
 suite load env SYMD_BIN=./symd bash tests/load/run.sh

@@ -36,7 +36,7 @@ uint8_t *read_file(const char *path, size_t *len);
 /* read_file of root_path(rel); NULL and a failure when it cannot be read. */
 uint8_t *read_fixture(const char *rel, size_t *len);
 /* Path under the repository root (SYMD_ROOT or "."), in a static buffer
- * rotated among 8 slots. */
+ * rotated among 8 slots per thread. */
 const char *root_path(const char *rel);
 /* A fresh temporary directory for this test run. */
 const char *test_tmpdir(void);

@@ -1,7 +1,6 @@
 /* End-to-end: the real server over HTTP on a loopback port. */
 #include <jansson.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -452,26 +451,12 @@ TEST(e2e_list_get_delete_images)
     json_decref(j);
 }
 
+/* The rows of the server's store (its SQLite file or PostgreSQL database). */
 static void db_state(const char *db, long long *images, long long *blobs, char *integrity)
 {
-    sqlite3 *h;
-    *images = *blobs = -1;
-    strcpy(integrity, "?");
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        return;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM images), (SELECT count(*) "
-                              "FROM image_data)", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-        *images = sqlite3_column_int64(st, 0);
-        *blobs = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        snprintf(integrity, 64, "%s", (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    *images = db_query_int(db, "SELECT count(*) FROM images");
+    *blobs = db_query_int(db, "SELECT count(*) FROM image_data");
+    db_integrity(db, integrity);
 }
 
 /* Every hostile request gets a 4xx with its code; the server keeps serving

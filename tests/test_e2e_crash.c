@@ -2,7 +2,6 @@
  * server of their own (fresh database). */
 #include <dirent.h>
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,19 +25,10 @@ __attribute__((destructor)) static void stop_crash_server(void)
 static long long crash_count(void)
 {
     cport(); /* the database exists once the server does */
-    sqlite3 *h;
-    long long n = -1;
-    if (sqlite3_open_v2(csrv.proc.db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, "SELECT (SELECT count(*) FROM crashes) + (SELECT count(*) "
-                              "FROM crash_originals) + (SELECT total(crashes) FROM "
-                              "crash_image_refs)", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return n;
+    return db_query_int(csrv.proc.db,
+                        "SELECT (SELECT count(*) FROM crashes) + (SELECT count(*) FROM "
+                        "crash_originals) + (SELECT coalesce(sum(crashes), 0) FROM "
+                        "crash_image_refs)");
 }
 
 static json_t *request(const char *method, const char *path, const char *headers,

@@ -690,6 +690,8 @@ static const char *old_uuid_of(int64_t id)
 
 TEST(e2e_retention_keep_days_prunes_what_an_older_release_stored)
 {
+    if (skip_on_pg("the older release's database is a SQLite file"))
+        return;
     char db[512];
     snprintf(db, sizeof db, "%s/retention-days.db", test_tmpdir());
     CHECK(make_old_db(db, OLD_AGES, OLD_GROUPS, NOLD), "building the schema-2 database");
@@ -724,18 +726,23 @@ TEST(e2e_retention_keep_days_prunes_what_an_older_release_stored)
     CHECK(server_stop(&s), "no clean exit on SIGTERM");
 }
 
-/* Whether the database h has table name (column NULL) or a column of it. */
-static bool db_has(sqlite3 *h, const char *table, const char *column)
+/* Whether the database db has table name (column NULL) or a column of it. */
+static bool db_has(const char *db, const char *table, const char *column)
 {
-    char sql[160];
-    snprintf(sql, sizeof sql,
-             column ? "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'"
-                    : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
-             table, column ? column : "");
-    sqlite3_stmt *st;
-    bool yes = sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK &&
-               sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
+    char sql[200];
+    if (test_pg())
+        snprintf(sql, sizeof sql,
+                 column ? "SELECT count(*) FROM information_schema.columns WHERE table_schema "
+                          "= current_schema() AND table_name = '%s' AND column_name = '%s'"
+                        : "SELECT count(*) FROM information_schema.tables WHERE table_schema "
+                          "= current_schema() AND table_name = '%s'",
+                 table, column ? column : "");
+    else
+        snprintf(sql, sizeof sql,
+                 column ? "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'"
+                        : "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'",
+                 table, column ? column : "");
+    bool yes = db_query_int(db, sql) > 0;
     return yes;
 }
 
@@ -746,20 +753,17 @@ static bool db_has(sqlite3 *h, const char *table, const char *column)
  * the form found run. */
 static void check_db_counters(const char *db, const char *label)
 {
-    sqlite3 *h;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        CHECK(false, "[%s] cannot open %s", label, db);
-        return;
-    }
+    CHECK(db_query_int(db, "SELECT count(*) FROM crashes") >= 0, "[%s] cannot read %s", label,
+          db);
     static const char *const common[] = {
         "SELECT count(*) FROM (SELECT kind, signature, count(*) n, min(created_at) f, "
         "max(created_at) l, max(id) e FROM crashes GROUP BY 1, 2) x FULL JOIN crash_groups g "
         "USING (kind, signature) WHERE g.count IS NOT x.n OR g.first_seen IS NOT x.f OR "
         "g.last_seen IS NOT x.l OR g.example_id IS NOT x.e",
-        "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 day, count(*) n "
+        "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 AS day, count(*) n "
         "FROM crashes GROUP BY 1, 2, 3) x FULL JOIN (SELECT * FROM crash_group_days WHERE "
         "count <> 0) d USING (kind, signature, day) WHERE d.count IS NOT x.n",
-        "SELECT count(*) FROM (SELECT kind, created_at / 86400000 day, count(*) n FROM crashes "
+        "SELECT count(*) FROM (SELECT kind, created_at / 86400000 AS day, count(*) n FROM crashes "
         "GROUP BY 1, 2) x FULL JOIN (SELECT * FROM crash_days WHERE count <> 0) d USING (kind, "
         "day) WHERE d.count IS NOT x.n",
         "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n "
@@ -792,23 +796,27 @@ static void check_db_counters(const char *db, const char *label)
         bool on;
     } sets[] = {
         {common, sizeof common / sizeof common[0], true},
-        {refs_table, sizeof refs_table / sizeof refs_table[0], db_has(h, "crash_refs", NULL)},
+        {refs_table, sizeof refs_table / sizeof refs_table[0], db_has(db, "crash_refs", NULL)},
         {refs_column, sizeof refs_column / sizeof refs_column[0],
-         !db_has(h, "crash_refs", NULL) && db_has(h, "crashes", "refs")},
-        {originals, sizeof originals / sizeof originals[0], db_has(h, "crash_originals", NULL)},
+         !db_has(db, "crash_refs", NULL) && db_has(db, "crashes", "refs")},
+        {originals, sizeof originals / sizeof originals[0], db_has(db, "crash_originals", NULL)},
     };
     for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
         for (size_t i = 0; sets[k].on && i < sets[k].n; i++) {
-            sqlite3_stmt *st;
-            int rc = sqlite3_prepare_v2(h, sets[k].q[i], -1, &st, NULL);
-            long long bad = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW
-                                ? sqlite3_column_int64(st, 0)
-                                : -1;
-            CHECK(bad == 0, "[%s] counter check %zu.%zu: %lld rows differ (%s)", label, k, i, bad,
-                  sqlite3_errmsg(h));
-            sqlite3_finalize(st);
+            /* PostgreSQL spells SQLite's "a IS NOT b" (NULL-safe) as
+             * "a IS DISTINCT FROM b". */
+            char sql[2048];
+            const char *q = sets[k].q[i], *hit;
+            size_t n = 0;
+            while (test_pg() && (hit = strstr(q, " IS NOT ")) && n < sizeof sql - 200) {
+                n += (size_t)snprintf(sql + n, sizeof sql - n, "%.*s IS DISTINCT FROM ",
+                                      (int)(hit - q), q);
+                q = hit + 8;
+            }
+            snprintf(sql + n, sizeof sql - n, "%s", q);
+            long long bad = db_query_int(db, sql);
+            CHECK(bad == 0, "[%s] counter check %zu.%zu: %lld rows differ", label, k, i, bad);
         }
-    sqlite3_close(h);
 }
 
 static int64_t store_count(store *s)
@@ -823,6 +831,8 @@ static int64_t store_count(store *s)
  * database, and a count limit beside it. */
 TEST(store_retention_thread_prunes_by_age_and_count)
 {
+    if (skip_on_pg("builds the schema-2 SQLite file an older release wrote"))
+        return;
     char db[512];
     snprintf(db, sizeof db, "%s/retention-thread.db", test_tmpdir());
     CHECK(make_old_db(db, OLD_AGES, OLD_GROUPS, NOLD), "building the schema-2 database");
@@ -875,7 +885,8 @@ TEST(store_prune_crashes_by_cutoff_in_batches)
     snprintf(db, sizeof db, "%s/prune-cutoff.db", test_tmpdir());
     store *s = NULL;
     symd_err err = {0};
-    CHECK(store_open(db, 2, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    /* the file, or on PostgreSQL its database */
+    CHECK(store_open(db_arg(db), 2, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
     if (!s)
         return;
     int64_t ids[30], cut[3] = {0};
@@ -1052,10 +1063,11 @@ TEST(e2e_retention_large_prune_under_concurrent_traffic)
     enum { PREFILL = 6000, MAX = 100, THREADS = 4 };
     char db[512];
     snprintf(db, sizeof db, "%s/retention-big.db", test_tmpdir());
-    /* prefilled in-process: PREFILL crashes the server then prunes to MAX */
+    /* prefilled in-process: PREFILL crashes the server then prunes to MAX
+     * (in the file, or on PostgreSQL in the database the server gets) */
     store *st = NULL;
     symd_err err = {0};
-    CHECK(store_open(db, 1, 0, &st, &err) == SYMD_OK, "open: %s", err.msg);
+    CHECK(store_open(db_arg(db), 1, 0, &st, &err) == SYMD_OK, "open: %s", err.msg);
     if (!st)
         return;
     struct timespec t0, t1;

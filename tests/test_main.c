@@ -146,8 +146,10 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 
 const char *root_path(const char *rel)
 {
-    static char bufs[8][4096];
-    static int k;
+    /* per thread: tests that read fixtures from several threads at once
+     * would otherwise get each other's paths */
+    static __thread char bufs[8][4096];
+    static __thread int k;
     const char *root = getenv("SYMD_ROOT");
     char *b = bufs[k++ % 8];
     if (rel[0] == '/') /* already absolute */
@@ -237,7 +239,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "could not remove %s\n", tmpdir);
     }
     if (skipped)
-        printf("%d skipped (data outside the repository is absent)\n", skipped);
+        printf("%d skipped (absent data, or a backend the run is not on: see above)\n",
+               skipped);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -1,8 +1,17 @@
 /* store/: round trip, idempotent re-upload, all-or-nothing uploads, cache,
- * schema versioning and migration, crash kinds, missing images. */
+ * schema versioning and migration, crash kinds, missing images; with
+ * SYMD_TEST_PG set to a PostgreSQL server's URI (its database is only used
+ * to create and drop others), every test runs against a fresh PostgreSQL
+ * database of its own instead of a SQLite file, and the tests of several
+ * nodes on one database (notices, concurrent writers, retention's lock,
+ * reconnection) and of symd migrate run too. */
+#include <libpq-fe.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../ingest/ingest.h"
 #include "../store/store.h"
@@ -10,11 +19,119 @@
 #include "schema_v2.h"
 #include "test.h"
 
+/* The server tests run against (SYMD_TEST_PG), or NULL: SQLite files. */
+static const char *pg_server(void)
+{
+    const char *v = getenv("SYMD_TEST_PG");
+    return v && *v ? v : NULL;
+}
+
+/* uri with its database name replaced by name, in a static buffer rotated
+ * among 4 slots. */
+static const char *pg_uri_for(const char *uri, const char *name)
+{
+    static char bufs[4][1024];
+    static int next;
+    char *out = bufs[next++ % 4];
+    const char *auth = strstr(uri, "://");
+    auth = auth ? auth + 3 : uri;
+    const char *q = strchr(auth, '?'), *end = q ? q : auth + strlen(auth);
+    const char *slash = memchr(auth, '/', (size_t)(end - auth));
+    const char *cut = slash ? slash : end;
+    snprintf(out, 1024, "%.*s/%s%s", (int)(cut - uri), uri, name, q ? q : "");
+    return out;
+}
+
+static char pg_made[64][64];
+static int pg_nmade;
+
+/* Runs sql on the database uri names; 0 on success. */
+static int pg_exec(const char *uri, const char *sql)
+{
+    PGconn *c = PQconnectdb(uri);
+    int rc = -1;
+    if (PQstatus(c) == CONNECTION_OK) {
+        PGresult *r = PQexec(c, sql);
+        rc = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK
+                 ? 0
+                 : -1;
+        if (rc)
+            fprintf(stderr, "pg_exec: %s", PQresultErrorMessage(r));
+        PQclear(r);
+    }
+    PQfinish(c);
+    return rc;
+}
+
+static void pg_drop_all(void)
+{
+    for (int i = 0; i < pg_nmade; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %.63s WITH (FORCE)", pg_made[i]);
+        pg_exec(pg_server(), sql);
+    }
+}
+
+/* A fresh, empty PostgreSQL database (dropped at exit); its URI. */
+static const char *pg_fresh(void)
+{
+    if (pg_nmade == 64)
+        return NULL;
+    char *name = pg_made[pg_nmade];
+    snprintf(name, 64, "symd_t_%d_%d", (int)getpid(), pg_nmade);
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %.63s", name);
+    if (pg_exec(pg_server(), sql) != 0)
+        return NULL;
+    if (pg_nmade++ == 0)
+        atexit(pg_drop_all);
+    return pg_uri_for(pg_server(), name);
+}
+
+/* Where a test's store lives: a fresh PostgreSQL database (SYMD_TEST_PG),
+ * else the file name in the test directory. */
 static const char *db_path(const char *name)
 {
-    static char p[512];
-    snprintf(p, sizeof p, "%s/%s", test_tmpdir(), name);
+    static char p[1024];
+    const char *uri = pg_server() ? pg_fresh() : NULL;
+    if (uri)
+        snprintf(p, sizeof p, "%s", uri);
+    else
+        snprintf(p, sizeof p, "%s/%s", test_tmpdir(), name);
     return p;
+}
+
+static bool is_pg(const char *db)
+{
+    return strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0;
+}
+
+/* The first column of the first row of sql on db (either backend) as a
+ * number; -1 on any error. */
+static long long query_int(const char *db, const char *sql)
+{
+    long long v = -1;
+    if (is_pg(db)) {
+        PGconn *c = PQconnectdb(db);
+        PGresult *r = PQstatus(c) == CONNECTION_OK ? PQexec(c, sql) : NULL;
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0))
+            v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        else if (r)
+            fprintf(stderr, "query_int: %s", PQresultErrorMessage(r));
+        PQclear(r);
+        PQfinish(c);
+        return v;
+    }
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    if (sqlite3_open(db, &h) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
 }
 
 static symd_status upload(store *s, const char *rel, store_put_result *res,
@@ -36,6 +153,8 @@ static symd_status upload(store *s, const char *rel, store_put_result *res,
 
 static int exec_sql(const char *db, const char *sql)
 {
+    if (is_pg(db))
+        return pg_exec(db, sql);
     sqlite3 *h;
     if (sqlite3_open(db, &h) != SQLITE_OK)
         return -1;
@@ -111,8 +230,13 @@ TEST(store_upload_is_all_or_nothing)
     if (!s)
         return;
     store_close(s);
-    CHECK(exec_sql(db, "CREATE TRIGGER no_x86 BEFORE INSERT ON images WHEN "
-                       "NEW.arch = 'x86_64' BEGIN SELECT RAISE(ABORT, 'x86 refused'); END")
+    CHECK(exec_sql(db, is_pg(db)
+                           ? "CREATE FUNCTION no_x86() RETURNS trigger AS $$ BEGIN IF NEW.arch "
+                             "= 'x86_64' THEN RAISE EXCEPTION 'x86 refused'; END IF; RETURN "
+                             "NEW; END $$ LANGUAGE plpgsql; CREATE TRIGGER no_x86 BEFORE INSERT "
+                             "ON images FOR EACH ROW EXECUTE FUNCTION no_x86()"
+                           : "CREATE TRIGGER no_x86 BEFORE INSERT ON images WHEN "
+                             "NEW.arch = 'x86_64' BEGIN SELECT RAISE(ABORT, 'x86 refused'); END")
               == SQLITE_OK,
           "trigger");
     CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "%s", err.msg);
@@ -134,24 +258,32 @@ TEST(store_schema_is_versioned)
     const char *db = db_path("schema.db");
     CHECK(store_open(db, 1, 0, &s, &err) == SYMD_OK, "%s", err.msg);
     store_close(s);
-    sqlite3 *h;
-    sqlite3_open(db, &h);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
-    CHECK(sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == STORE_SCHEMA_VERSION,
-          "user_version");
-    sqlite3_finalize(st);
-    sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL);
-    CHECK(sqlite3_step(st) == SQLITE_ROW &&
-              strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0,
-          "WAL mode");
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    if (is_pg(db)) {
+        CHECK(query_int(db, "SELECT version FROM symd_schema") == STORE_SCHEMA_VERSION,
+              "schema version");
+    } else {
+        sqlite3 *h;
+        sqlite3_open(db, &h);
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
+        CHECK(sqlite3_step(st) == SQLITE_ROW &&
+                  sqlite3_column_int(st, 0) == STORE_SCHEMA_VERSION,
+              "user_version");
+        sqlite3_finalize(st);
+        sqlite3_prepare_v2(h, "PRAGMA journal_mode", -1, &st, NULL);
+        CHECK(sqlite3_step(st) == SQLITE_ROW &&
+                  strcmp((const char *)sqlite3_column_text(st, 0), "wal") == 0,
+              "WAL mode");
+        sqlite3_finalize(st);
+        sqlite3_close(h);
+    }
     /* Reopening an up-to-date database migrates nothing and works. */
     CHECK(store_open(db, 1, 0, &s, &err) == SYMD_OK, "reopen: %s", err.msg);
     store_close(s);
     /* A database from a newer symd is refused, not damaged. */
-    CHECK(exec_sql(db, "PRAGMA user_version = 99") == SQLITE_OK, "bump");
+    CHECK(exec_sql(db, is_pg(db) ? "UPDATE symd_schema SET version = 99"
+                                 : "PRAGMA user_version = 99") == SQLITE_OK,
+          "bump");
     s = NULL;
     CHECK(store_open(db, 1, 0, &s, &err) == SYMD_E_DB && !s && strstr(err.msg, "newer"),
           "newer schema refused: %s", err.msg);
@@ -221,23 +353,29 @@ static bool make_v2_db(const char *path, const uint8_t *orig, size_t orig_len)
  * them; new crashes carry their kind and filter and group by it. */
 TEST(store_crash_kinds_migrate_from_version_2)
 {
-    const char *db = db_path("v2.db");
+    char file[512];
+    snprintf(file, sizeof file, "%s/v2.db", test_tmpdir());
     static const uint8_t orig[] = "Incident Identifier: X\n\0binary\xff tail";
-    CHECK(make_v2_db(db, orig, sizeof orig), "building the version-2 database");
+    CHECK(make_v2_db(file, orig, sizeof orig), "building the version-2 database");
     store *s = NULL;
     symd_err err = {0};
-    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "migrating: %s", err.msg);
+    CHECK(store_open(file, 1, 1 << 20, &s, &err) == SYMD_OK, "migrating: %s", err.msg);
     if (!s)
         return;
-    sqlite3 *h;
-    sqlite3_open(db, &h);
-    sqlite3_stmt *q;
-    sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &q, NULL);
-    CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == STORE_SCHEMA_VERSION &&
+    CHECK(query_int(file, "PRAGMA user_version") == STORE_SCHEMA_VERSION &&
               STORE_SCHEMA_VERSION == 4,
           "user_version after the migration");
-    sqlite3_finalize(q);
-    sqlite3_close(h);
+    const char *db = file;
+    if (pg_server()) { /* the migrated file, copied into PostgreSQL (symd migrate) */
+        store_close(s);
+        s = NULL;
+        db = db_path("v2");
+        store_copy_table t[STORE_COPY_TABLES];
+        CHECK(store_migrate(file, db, t, &err) == SYMD_OK, "symd migrate: %s", err.msg);
+        CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+        if (!s)
+            return;
+    }
 
     store_crash c;
     CHECK(store_get_crash(s, 1, true, &c, &err) == SYMD_OK, "old crash: %s", err.msg);
@@ -366,6 +504,8 @@ TEST(store_crash_kinds_migrate_from_version_2)
     store_close(s);
 }
 
+static void check_counters(const char *db, size_t nalive);
+
 /* A small seeded generator for the random runs below. */
 static uint32_t rnd(uint32_t *seed, uint32_t n)
 {
@@ -424,22 +564,28 @@ TEST(store_crash_counters_stay_exact)
               pruned == (nalive > 10 ? nalive - 10 : 0),
           "prune to 10: %zu of %zu (%s)", pruned, nalive, err.msg);
     store_close(s);
-    /* every counter against the rows (SQL over the file itself) */
-    sqlite3 *h;
-    sqlite3_open(db, &h);
+    check_counters(db, nalive);
+#undef RND
+}
+
+/* Every counter of the store at db against its crash rows (SQL over the
+ * database itself); unless nalive is (size_t)-1, that 10 crashes are left
+ * when more than 10 were alive before a prune to 10. */
+static void check_counters(const char *db, size_t nalive)
+{
     static const char *const checks[] = {
         "SELECT count(*) FROM (SELECT kind, signature, count(*) n, min(created_at) f, "
         "max(created_at) l, max(id) e FROM crashes GROUP BY 1, 2) x FULL JOIN crash_groups g "
         "USING (kind, signature) WHERE g.count IS NOT x.n OR g.first_seen IS NOT x.f OR "
         "g.last_seen IS NOT x.l OR g.example_id IS NOT x.e OR g.app_version IS NOT (SELECT "
         "app_version FROM crashes WHERE id = x.e)",
-        "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 day, count(*) n "
+        "SELECT count(*) FROM (SELECT kind, signature, created_at / 86400000 AS day, count(*) n "
         "FROM crashes GROUP BY 1, 2, 3) x FULL JOIN (SELECT * FROM crash_group_days WHERE "
         "count > 0) d USING (kind, signature, day) WHERE d.count IS NOT x.n",
-        "SELECT count(*) FROM (SELECT kind, created_at / 86400000 day, count(*) n FROM crashes "
+        "SELECT count(*) FROM (SELECT kind, created_at / 86400000 AS day, count(*) n FROM crashes "
         "GROUP BY 1, 2) x FULL JOIN (SELECT * FROM crash_days WHERE count > 0) d USING (kind, "
         "day) WHERE d.count IS NOT x.n",
-        "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, count(*) n, "
+        "SELECT count(*) FROM (SELECT kind, signature, 0 AS dim, app_version AS value, count(*) n, "
         "min(created_at) f, max(created_at) l, max(id) e FROM crashes WHERE app_version IS "
         "NOT NULL GROUP BY 1, 2, 4 UNION ALL SELECT kind, signature, 2, hardware_model, "
         "count(*), min(created_at), max(created_at), max(id) FROM crashes GROUP BY 1, 2, 4) x "
@@ -456,15 +602,348 @@ TEST(store_crash_counters_stay_exact)
         "SELECT count(*) - 10 FROM crashes",
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-        sqlite3_stmt *st;
-        int rc = sqlite3_prepare_v2(h, checks[i], -1, &st, NULL);
-        long long bad = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW
-                            ? sqlite3_column_int64(st, 0)
-                            : -1;
-        CHECK(bad == 0 || (i == 6 && nalive < 10), "counter check %zu: %lld rows differ (%s)", i,
-              bad, sqlite3_errmsg(h));
-        sqlite3_finalize(st);
+        char sql[2048];
+        snprintf(sql, sizeof sql, "%s", checks[i]);
+        /* PostgreSQL spells SQLite's IS NOT (of values) IS DISTINCT FROM */
+        for (char *at; is_pg(db) && (at = strstr(sql, " IS NOT ")) && strlen(sql) + 16 < sizeof sql;) {
+            memmove(at + 18, at + 8, strlen(at + 8) + 1);
+            memcpy(at, " IS DISTINCT FROM ", 18);
+        }
+        long long bad = query_int(db, sql);
+        CHECK(bad == 0 || (i == 6 && (nalive < 10 || nalive == (size_t)-1)),
+              "counter check %zu: %lld rows differ", i, bad);
     }
-    sqlite3_close(h);
-#undef RND
+}
+
+/* ---- several nodes on one PostgreSQL database (SYMD_TEST_PG) ---- */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Polls store_acquire of uuid on s until it answers want (SYMD_OK or
+ * SYMD_E_NOT_FOUND) or ms pass; how long it took, -1 when it never did. */
+static int64_t wait_for(store *s, const uint8_t uuid[16], symd_status want, int64_t ms)
+{
+    int64_t t0 = mono_ms();
+    for (;;) {
+        store_loaded *l = NULL;
+        symd_err err = {0};
+        symd_status st = store_acquire(s, uuid, "arm64", &l, &err);
+        if (l)
+            store_release(s, l);
+        if (st == want)
+            return mono_ms() - t0;
+        if (mono_ms() - t0 > ms)
+            return -1;
+        usleep(5000);
+    }
+}
+
+/* Two nodes: an upload on one reaches the other's directory (which had
+ * cached "not stored") and a delete on the other reaches the first's index
+ * cache, each within a second; a dSYM after its binary reaches the cache
+ * too; a node whose connections were cut (a restart) answers again and
+ * forgets its cache (notices may have been missed). */
+TEST(store_pg_nodes_see_each_others_writes)
+{
+    if (!pg_server()) {
+        test_skip("SYMD_TEST_PG not set");
+        return;
+    }
+    const char *db = db_path("nodes");
+    store *a = NULL, *b = NULL;
+    symd_err err = {0};
+    CHECK(store_open(db, 2, 8 << 20, &a, &err) == SYMD_OK, "open a: %s", err.msg);
+    CHECK(store_open(db, 2, 8 << 20, &b, &err) == SYMD_OK, "open b: %s", err.msg);
+    if (!a || !b) {
+        store_close(a);
+        store_close(b);
+        return;
+    }
+    CHECK(strcmp(store_backend_name(a), "postgresql") == 0 && store_ping(a), "backend, ping");
+    uint8_t u[16];
+    uuid_parse("4C4C4490-5555-3144-A17C-64A339EDE13A", u);
+    CHECK(wait_for(b, u, SYMD_E_NOT_FOUND, 0) >= 0, "b: not stored yet (and remembered)");
+    store_put_result res[4];
+    store_image stored[4];
+    size_t n;
+    CHECK(upload(a, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK, "upload on a");
+    int64_t took = wait_for(b, u, SYMD_OK, 1000);
+    CHECK(took >= 0, "b sees a's upload within 1 s (%lld ms)", (long long)took);
+    CHECK(wait_for(a, u, SYMD_OK, 0) >= 0, "a has it cached");
+    size_t deleted = 0;
+    CHECK(store_delete_image(b, u, &deleted, &err) == SYMD_OK && deleted == 1, "delete on b");
+    took = wait_for(a, u, SYMD_E_NOT_FOUND, 1000);
+    CHECK(took >= 0, "a forgets it within 1 s (%lld ms)", (long long)took);
+
+    /* a dSYM after its binary: the other node's cached index gains lines */
+    uint8_t iu[16];
+    uuid_parse("4C4C44BD-5555-3144-A184-0CB376F51FA0", iu);
+    CHECK(upload(a, "fixtures/bin/inliner-arm64", res, stored, &n) == SYMD_OK, "binary on a");
+    store_loaded *l = NULL;
+    int64_t t0 = mono_ms();
+    while (store_acquire(b, iu, "arm64", &l, &err) != SYMD_OK && mono_ms() - t0 < 1000) {
+        symd_err_clear(&err);
+        usleep(5000);
+    }
+    CHECK(l && !l->has_lines, "b has the binary, no lines");
+    if (l)
+        store_release(b, l);
+    CHECK(upload(a, "fixtures/dsym/inliner-arm64.dSYM/Contents/Resources/DWARF/inliner-arm64",
+                 res, stored, &n) == SYMD_OK && res[0] == STORE_UPDATED,
+          "dSYM on a");
+    bool lines = false;
+    t0 = mono_ms();
+    while (!lines && mono_ms() - t0 < 1000) {
+        l = NULL;
+        if (store_acquire(b, iu, "arm64", &l, &err) == SYMD_OK) {
+            lines = l->has_lines;
+            store_release(b, l);
+        }
+        if (!lines)
+            usleep(5000);
+    }
+    CHECK(lines, "b's cache gains the dSYM's lines within 1 s");
+
+    /* cut every connection of this database: b reconnects and forgets */
+    usleep(100000); /* the dSYM's notice in, then cached for good */
+    l = NULL;
+    CHECK(store_acquire(b, iu, "arm64", &l, &err) == SYMD_OK, "acquire: %s", err.msg);
+    if (l)
+        store_release(b, l);
+    store_cache_stats cs;
+    store_cache_stats_get(b, &cs);
+    CHECK(cs.entries >= 1, "b caches an index");
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+             "'%.63s'", pg_made[pg_nmade - 1]);
+    CHECK(query_int(pg_server(), sql) >= 4, "connections cut");
+    int64_t images = 0, blobs = 0;
+    symd_status st = SYMD_E_UNAVAILABLE;
+    t0 = mono_ms();
+    while (st != SYMD_OK && mono_ms() - t0 < 3000) {
+        symd_err_clear(&err);
+        st = store_counts(b, &images, &blobs, NULL, &err);
+        CHECK(st == SYMD_OK || st == SYMD_E_UNAVAILABLE, "only unavailable meanwhile: %s",
+              err.msg);
+        if (st != SYMD_OK)
+            usleep(20000);
+    }
+    CHECK(st == SYMD_OK && images == 1, "b answers again: %s", err.msg);
+    t0 = mono_ms();
+    do {
+        store_cache_stats_get(b, &cs);
+        if (cs.entries)
+            usleep(10000);
+    } while (cs.entries && mono_ms() - t0 < 2000);
+    CHECK(cs.entries == 0, "b's cache emptied after its listener came back");
+    /* and notices flow again */
+    symd_err_clear(&err);
+    st = store_delete_image(a, iu, &deleted, &err);
+    CHECK(st == SYMD_OK && deleted == 1, "delete on a: %s (%zu)", err.msg, deleted);
+    CHECK(wait_for(b, iu, SYMD_E_NOT_FOUND, 1000) >= 0, "b hears of it");
+    store_close(a);
+    store_close(b);
+}
+
+typedef struct {
+    store *s;
+    int node, n;
+    symd_status st;
+    int created;
+    char msg[240];
+} writer_arg;
+
+/* One node's writer: the same image, then crashes of a few groups. */
+static void *pg_writer(void *p)
+{
+    writer_arg *w = p;
+    store_put_result res[4];
+    store_image stored[4];
+    size_t n;
+    w->st = upload(w->s, "fixtures/bin/bigapp-fat", res, stored, &n);
+    for (size_t i = 0; w->st == SYMD_OK && i < n; i++)
+        w->created += res[i] == STORE_CREATED;
+    static const char *const sigs[] = {"a", "b", "c"}, *const vers[] = {"1.0", "2.0", NULL};
+    for (int i = 0; i < w->n && w->st == SYMD_OK; i++) {
+        store_crash c = {.format = "crash", .kind = "crash", .signature = (char *)sigs[i % 3],
+                         .app_version = (char *)vers[(i + w->node) % 3], .os_version = "iOS 17",
+                         .hardware_model = w->node ? "iPhone14,2" : "iPad13,1", .process = "P",
+                         .original = (uint8_t *)"report", .original_len = 6};
+        store_crash_image imgs[2] = {{.arch = "arm64", .name = "App", .app = true},
+                                     {.arch = "arm64", .name = "Lib"}};
+        imgs[0].uuid[0] = (uint8_t)(i % 4);
+        imgs[1].uuid[0] = 0x80;
+        int64_t id;
+        symd_err err = {0};
+        w->st = store_put_crash(w->s, &c, imgs, 2, &id, &err);
+        if (w->st == SYMD_OK && i % 5 == 4) { /* and some go again */
+            bool d;
+            w->st = store_delete_crash(w->s, id, &d, &err);
+        }
+        if (w->st != SYMD_OK)
+            snprintf(w->msg, sizeof w->msg, "%s", err.msg);
+    }
+    return NULL;
+}
+
+/* Nodes writing at once: one image uploaded on each ends as one row per
+ * slice, created once; crashes counted by all of them leave every counter
+ * exact; a prune runs on one node at a time (another gets nothing to do). */
+TEST(store_pg_concurrent_nodes_keep_counters_exact)
+{
+    if (!pg_server()) {
+        test_skip("SYMD_TEST_PG not set");
+        return;
+    }
+    const char *db = db_path("concurrent");
+    enum { NODES = 3 };
+    store *s[NODES] = {0};
+    symd_err err = {0};
+    for (int i = 0; i < NODES; i++)
+        CHECK(store_open(db, 2, 1 << 20, &s[i], &err) == SYMD_OK, "open: %s", err.msg);
+    if (!s[NODES - 1]) {
+        for (int i = 0; i < NODES; i++)
+            store_close(s[i]);
+        return;
+    }
+    pthread_t th[NODES];
+    writer_arg w[NODES];
+    for (int i = 0; i < NODES; i++) {
+        w[i] = (writer_arg){.s = s[i], .node = i, .n = 60};
+        pthread_create(&th[i], NULL, pg_writer, &w[i]);
+    }
+    int created = 0;
+    for (int i = 0; i < NODES; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(w[i].st == SYMD_OK, "node %d: %s", i, w[i].msg);
+        created += w[i].created;
+    }
+    CHECK(created == 2, "each slice created once: %d", created);
+    int64_t images, blobs, crashes;
+    CHECK(store_counts(s[0], &images, &blobs, &crashes, &err) == SYMD_OK && images == 2 &&
+              blobs == 2 && crashes == NODES * 48,
+          "rows: %lld images %lld blobs %lld crashes", (long long)images, (long long)blobs,
+          (long long)crashes);
+    check_counters(db, (size_t)-1);
+    store_crash_group g[8];
+    size_t n;
+    store_crash_filter all = {0};
+    int64_t total = 0;
+    CHECK(store_crash_groups(s[1], &all, 8, g, &n, &err) == SYMD_OK && n == 3, "groups: %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        total += g[i].count;
+        store_crash_group_free(&g[i]);
+    }
+    CHECK(total == NODES * 48, "group counts add up: %lld", (long long)total);
+
+    /* retention: while another node holds the lock, a node prunes nothing */
+    PGconn *holder = PQconnectdb(db);
+    PGresult *r = PQexec(holder, "SELECT pg_advisory_lock(x'73796d6402'::bigint)");
+    CHECK(PQresultStatus(r) == PGRES_TUPLES_OK, "lock held elsewhere");
+    PQclear(r);
+    size_t pruned = 99;
+    CHECK(store_prune_crashes(s[2], 0, 10, 1000, &pruned, &err) == SYMD_OK && pruned == 0,
+          "no prune without the lock: %zu", pruned);
+    PQclear(PQexec(holder, "SELECT pg_advisory_unlock_all()"));
+    PQfinish(holder);
+    CHECK(store_prune_crashes(s[2], 0, 10, 1000, &pruned, &err) == SYMD_OK &&
+              pruned == NODES * 48 - 10,
+          "prune with it: %zu", pruned);
+    check_counters(db, (size_t)-1);
+    CHECK(query_int(db, "SELECT count(*) FROM crashes") == 10, "10 left");
+    for (int i = 0; i < NODES; i++)
+        store_close(s[i]);
+}
+
+/* symd migrate: a SQLite store (images with their indexes, crashes with
+ * their originals, counters) copied into PostgreSQL with its ids and
+ * times, verified, and served the same; a target holding data is refused. */
+TEST(store_pg_migrate_copies_a_sqlite_store)
+{
+    if (!pg_server()) {
+        test_skip("SYMD_TEST_PG not set");
+        return;
+    }
+    char file[512];
+    snprintf(file, sizeof file, "%s/migrate-src.db", test_tmpdir());
+    store *s = NULL;
+    symd_err err = {0};
+    CHECK(store_open(file, 1, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    if (!s)
+        return;
+    store_put_result res[4];
+    store_image stored[4];
+    size_t n;
+    CHECK(upload(s, "fixtures/bin/bigapp-fat", res, stored, &n) == SYMD_OK, "upload");
+    CHECK(upload(s, "fixtures/bin/inliner-arm64", res, stored, &n) == SYMD_OK, "upload");
+    CHECK(upload(s, "fixtures/dsym/inliner-arm64.dSYM/Contents/Resources/DWARF/inliner-arm64",
+                 res, stored, &n) == SYMD_OK,
+          "dSYM");
+    uint8_t big[4096];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 7);
+    for (int i = 0; i < 12; i++) {
+        store_crash c = {.format = "ips", .kind = i % 2 ? "hang" : "crash",
+                         .signature = i % 3 ? "sig_a" : "sig_b", .app_version = "1.0",
+                         .hardware_model = i % 4 ? "iPhone14,2" : "iPad13,1",
+                         .process = "P", .original = big, .original_len = sizeof big - (size_t)i};
+        store_crash_image img = {.arch = "arm64", .name = "bigapp", .app = true};
+        uuid_parse("4C4C4490-5555-3144-A17C-64A339EDE13A", img.uuid);
+        int64_t id;
+        CHECK(store_put_crash(s, &c, &img, 1, &id, &err) == SYMD_OK, "crash: %s", err.msg);
+    }
+    bool d;
+    CHECK(store_delete_crash(s, 3, &d, &err) == SYMD_OK && d, "a gap in the ids");
+    int64_t images0, blobs0, crashes0;
+    store_counts(s, &images0, &blobs0, &crashes0, &err);
+    store_close(s);
+    check_counters(file, (size_t)-1);
+
+    const char *db = db_path("migrated");
+    store_copy_table t[STORE_COPY_TABLES];
+    CHECK(store_migrate(file, db, t, &err) == SYMD_OK, "migrate: %s", err.msg);
+    CHECK(strcmp(t[0].table, "images") == 0 && t[0].rows == 3 && t[1].rows == 4 &&
+              t[2].rows == 11 && t[3].rows == 11 && t[3].bytes > 0,
+          "copied: %lld images %lld blobs %lld crashes", (long long)t[0].rows,
+          (long long)t[1].rows, (long long)t[2].rows);
+    symd_err e2 = {0};
+    CHECK(store_migrate(file, db, t, &e2) == SYMD_E_INVALID && strstr(e2.msg, "holds data"),
+          "a target with data is refused: %s", e2.msg);
+    CHECK(query_int(db, "SELECT count(*) FROM crashes") == 11, "nothing copied twice");
+
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "open the copy: %s", err.msg);
+    if (!s)
+        return;
+    int64_t images, blobs, crashes;
+    CHECK(store_counts(s, &images, &blobs, &crashes, &err) == SYMD_OK && images == images0 &&
+              blobs == blobs0 && crashes == crashes0,
+          "same counts");
+    store_crash c;
+    CHECK(store_get_crash(s, 12, true, &c, &err) == SYMD_OK && c.original_len == sizeof big - 11 &&
+              memcmp(c.original, big, c.original_len) == 0 && c.has_app && c.app_stored,
+          "crash 12 and its original: %s", err.msg);
+    store_crash_free(&c);
+    CHECK(store_get_crash(s, 3, false, &c, &err) == SYMD_E_NOT_FOUND, "crash 3 stays gone");
+    symd_err_clear(&err);
+    uint8_t iu[16];
+    uuid_parse("4C4C44BD-5555-3144-A184-0CB376F51FA0", iu);
+    store_loaded *l = NULL;
+    CHECK(store_acquire(s, iu, NULL, &l, &err) == SYMD_OK && l->has_lines, "index with lines: %s",
+          err.msg);
+    store_release(s, l);
+    /* new rows take ids after the copied ones */
+    store_crash nc = {.format = "crash", .kind = "crash", .signature = "new",
+                      .hardware_model = "iPad13,1",
+                      .original = (uint8_t *)"x", .original_len = 1};
+    int64_t id = 0;
+    CHECK(store_put_crash(s, &nc, NULL, 0, &id, &err) == SYMD_OK && id == 13, "next id %lld: %s",
+          (long long)id, err.msg);
+    store_close(s);
+    check_counters(db, (size_t)-1);
 }

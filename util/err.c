@@ -41,6 +41,7 @@ const char *symd_status_name(symd_status s)
     case SYMD_E_DB: return "database_error";
     case SYMD_E_BAD_DEBUG_INFO: return "malformed_debug_info";
     case SYMD_E_NOT_CRASH_REPORT: return "not_a_crash_report";
+    case SYMD_E_UNAVAILABLE: return "database_unavailable";
     }
     return "unknown";
 }

@@ -20,6 +20,7 @@ typedef enum {
     SYMD_E_DB,
     SYMD_E_BAD_DEBUG_INFO, /* DWARF inside a well-formed Mach-O is broken */
     SYMD_E_NOT_CRASH_REPORT, /* input is not an Apple crash report at all */
+    SYMD_E_UNAVAILABLE, /* the database does not answer now (down, restarting): retry */
 } symd_status;
 
 typedef struct {

@@ -1,0 +1,2148 @@
+/* The PostgreSQL backend of the store (store/backend.h): the schema and its
+ * migrations, a pool of libpq connections made again after the server comes
+ * back, a listener relaying other nodes' image writes (LISTEN/NOTIFY), and
+ * every query, with binary parameters and results. */
+#include <libpq-fe.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "../util/dynbuf.h"
+#include "../util/hex.h"
+
+/* Type OIDs of parameters and results (pg_type.h, stable across versions). */
+#define OID_BOOL 16
+#define OID_BYTEA 17
+#define OID_INT8 20
+#define OID_INT2 21
+#define OID_INT4 23
+#define OID_TEXT 25
+
+/* The channel image writes are announced on; the payload is the UUID. */
+#define CHANNEL "symd_images"
+/* Advisory lock keys: schema migration, retention (one node at a time). */
+#define LOCK_MIGRATE 0x73796d6401LL
+#define LOCK_PRUNE 0x73796d6402LL
+/* Images one refs upsert counts at most (3 parameters each, +1). */
+#define REF_ROWS_MAX 32
+/* Times a transaction that lost a deadlock or a serialization race is run. */
+#define TX_ATTEMPTS 5
+/* Listener: how often a lost connection is tried again (ms). */
+#define LISTEN_RETRY_MS 200
+/* Crashes one retention transaction deletes at most. */
+#define PRUNE_BATCH_MAX 100
+
+struct store_db {
+    char *uri;
+    PGconn **conns;
+    bool *busy;
+    int nconns;
+    pthread_mutex_t pool_mu;
+    pthread_cond_t pool_cv;
+    /* the listener: its thread, the pipe that stops it */
+    store_change_fn on_change;
+    void *ctx;
+    PGconn *listen_conn; /* the listener's, made at open */
+    pthread_t listener;
+    bool listening;
+    int wake[2];
+    int importing; /* the connection of an import under way */
+};
+
+/* One pooled connection checked out, with the SQLSTATE of its last error. */
+typedef struct {
+    store_db *db;
+    int i;
+    PGconn *c;
+    char sqlstate[6];
+    bool fresh; /* connected (again) at checkout */
+} pgc;
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* Whether a failure means the server is gone (down, restarting, the
+ * connection broken) rather than a bad query. */
+static bool conn_lost(PGconn *c, const char *sqlstate)
+{
+    if (PQstatus(c) == CONNECTION_BAD)
+        return true;
+    return sqlstate && (strncmp(sqlstate, "08", 2) == 0 || strcmp(sqlstate, "57P01") == 0 ||
+                        strcmp(sqlstate, "57P02") == 0 || strcmp(sqlstate, "57P03") == 0);
+}
+
+/* Records a failed statement: SYMD_E_UNAVAILABLE when the database is
+ * gone, else SYMD_E_DB, with the server's message (first line). */
+static symd_status pg_fail(symd_err *err, pgc *c, const PGresult *res, const char *what)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(c->sqlstate, sizeof c->sqlstate, "%s", state ? state : "");
+    const char *msg = res ? PQresultErrorMessage(res) : "";
+    if (!msg || !*msg)
+        msg = PQerrorMessage(c->c);
+    int len = (int)strcspn(msg, "\n");
+    if (conn_lost(c->c, state))
+        return symd_fail(err, SYMD_E_UNAVAILABLE, "%s: the database does not answer: %.*s",
+                         what, len, msg);
+    return symd_fail(err, SYMD_E_DB, "%s: %.*s", what, len, msg);
+}
+
+/* ---- parameters and results ------------------------------------------------ */
+
+#define MAXP (1 + 3 * REF_ROWS_MAX)
+
+/* A statement's parameters: numbers as text, bytes binary, typed. */
+typedef struct {
+    int n;
+    const char *v[MAXP];
+    int len[MAXP], fmt[MAXP];
+    Oid type[MAXP];
+    char num[MAXP][24];
+} params;
+
+static void p_add(params *p, Oid type, const char *v, int len, int fmt)
+{
+    p->type[p->n] = type;
+    p->v[p->n] = v;
+    p->len[p->n] = len;
+    p->fmt[p->n] = fmt;
+    p->n++;
+}
+
+static void p_i64(params *p, int64_t x)
+{
+    snprintf(p->num[p->n], sizeof p->num[0], "%lld", (long long)x);
+    p_add(p, OID_INT8, p->num[p->n], 0, 0);
+}
+
+static void p_i32(params *p, int x)
+{
+    snprintf(p->num[p->n], sizeof p->num[0], "%d", x);
+    p_add(p, OID_INT4, p->num[p->n], 0, 0);
+}
+
+static void p_bool(params *p, bool x)
+{
+    p_add(p, OID_BOOL, x ? "t" : "f", 0, 0);
+}
+
+/* Text, or NULL for a NULL pointer. */
+static void p_text(params *p, const char *s)
+{
+    p_add(p, OID_TEXT, s, s ? (int)strlen(s) : 0, 1); /* text's binary form is its bytes */
+}
+
+/* Text, NULL for NULL or "" (as the SQLite backend stores optional fields). */
+static void p_text_or_null(params *p, const char *s)
+{
+    p_text(p, s && *s ? s : NULL);
+}
+
+static void p_bytes(params *p, const void *b, size_t n)
+{
+    p_add(p, OID_BYTEA, b ? (const char *)b : "", (int)n, 1);
+}
+
+/* Runs one statement; its result (binary) when it succeeds, else NULL with
+ * err set. */
+static PGresult *run(pgc *c, const char *sql, const params *p, const char *what, symd_err *err)
+{
+    /* A statement outside a transaction on a connection that died idle (the
+     * server restarted since its last use, and the goodbye was not read
+     * yet) did nothing: it runs again, once, on the connection made anew. */
+    bool retry = !c->fresh && PQtransactionStatus(c->c) == PQTRANS_IDLE;
+    PGresult *res;
+    ExecStatusType st;
+    for (;;) {
+        res = PQexecParams(c->c, sql, p ? p->n : 0, p ? p->type : NULL, p ? p->v : NULL,
+                           p ? p->len : NULL, p ? p->fmt : NULL, 1);
+        st = PQresultStatus(res);
+        if (!retry || st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK ||
+            PQstatus(c->c) != CONNECTION_BAD)
+            break;
+        retry = false;
+        c->fresh = true;
+        PQreset(c->c);
+        if (PQstatus(c->c) != CONNECTION_OK)
+            break;
+        PQclear(res);
+    }
+    if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+        return res;
+    pg_fail(err, c, res, what);
+    PQclear(res);
+    return NULL;
+}
+
+/* run() for a statement whose rows are not read. */
+static bool exec0(pgc *c, const char *sql, const params *p, const char *what, symd_err *err)
+{
+    PGresult *res = run(c, sql, p, what, err);
+    PQclear(res);
+    return res != NULL;
+}
+
+/* A row of a binary result being read; bad is set by a value that is not
+ * what its reader expects (numbers are read strictly: their type and size). */
+typedef struct {
+    PGresult *r;
+    int row;
+    bool bad;
+} rd;
+
+static bool rd_null(const rd *x, int col)
+{
+    return PQgetisnull(x->r, x->row, col);
+}
+
+static int64_t rd_i64(rd *x, int col)
+{
+    if (PQgetisnull(x->r, x->row, col))
+        return 0;
+    const uint8_t *p = (const uint8_t *)PQgetvalue(x->r, x->row, col);
+    int len = PQgetlength(x->r, x->row, col);
+    Oid t = PQftype(x->r, col);
+    uint64_t v = 0;
+    for (int i = 0; i < len && len <= 8; i++)
+        v = v << 8 | p[i];
+    if (PQfformat(x->r, col) == 1) {
+        if (t == OID_INT8 && len == 8)
+            return (int64_t)v;
+        if (t == OID_INT4 && len == 4)
+            return (int32_t)(uint32_t)v;
+        if (t == OID_INT2 && len == 2)
+            return (int16_t)(uint16_t)v;
+        if (t == OID_BOOL && len == 1)
+            return v != 0;
+    }
+    x->bad = true;
+    return 0;
+}
+
+/* A text value copied (NULL for NULL, or when out of memory). */
+static char *rd_dup(const rd *x, int col)
+{
+    if (PQgetisnull(x->r, x->row, col))
+        return NULL;
+    return strndup(PQgetvalue(x->r, x->row, col), (size_t)PQgetlength(x->r, x->row, col));
+}
+
+static void rd_text(const rd *x, int col, char *dst, size_t cap)
+{
+    snprintf(dst, cap, "%.*s", PQgetlength(x->r, x->row, col), PQgetvalue(x->r, x->row, col));
+}
+
+static const uint8_t *rd_bytes(const rd *x, int col, size_t *len)
+{
+    *len = (size_t)PQgetlength(x->r, x->row, col);
+    return (const uint8_t *)PQgetvalue(x->r, x->row, col);
+}
+
+static symd_status bad_value(symd_err *err, const char *what)
+{
+    return symd_fail(err, SYMD_E_DB, "%s: the database answered a value of an unexpected type",
+                     what);
+}
+
+/* ---- schema ------------------------------------------------------------------ */
+
+/* Migration i brings the schema version (table symd_schema) from i to i + 1,
+ * numbered as the SQLite store's: a PostgreSQL store starts at version 4, so
+ * the first three have nothing to do here. Append only. Text is compared
+ * and ordered bytewise (COLLATE "C"), as SQLite does. */
+#define T "text COLLATE \"C\""
+static const char *const migrations[] = {
+    "",
+    "",
+    "",
+    "CREATE TABLE images("
+    "  id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+    "  uuid bytea NOT NULL CHECK(length(uuid) = 16),"
+    "  arch " T " NOT NULL, name " T " NOT NULL, kind " T " NOT NULL,"
+    "  text_vmaddr bigint NOT NULL, text_size bigint NOT NULL,"
+    "  symbols bigint NOT NULL, functions bigint NOT NULL,"
+    "  debug_info boolean NOT NULL DEFAULT false,"
+    "  created_at bigint NOT NULL, updated_at bigint NOT NULL,"
+    "  UNIQUE(uuid, arch));"
+    "CREATE TABLE image_data("
+    "  image_id bigint NOT NULL REFERENCES images(id) ON DELETE CASCADE,"
+    "  kind " T " NOT NULL, data bytea NOT NULL,"
+    "  PRIMARY KEY(image_id, kind));"
+    "CREATE TABLE crashes("
+    "  id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+    "  created_at bigint NOT NULL,"
+    "  kind " T " NOT NULL, bug_type integer, format " T " NOT NULL,"
+    "  process " T ", bundle_id " T ", app_version " T ", os_version " T ","
+    "  hardware_model " T ", incident_id " T ", exception_type " T ","
+    "  signature " T " NOT NULL,"
+    "  app_uuid bytea CHECK(app_uuid IS NULL OR length(app_uuid) = 16),"
+    "  app_arch " T ", app_name " T ", refs " T " NOT NULL DEFAULT ',');"
+    "CREATE INDEX crashes_group ON crashes(kind, signature, id);"
+    /* originals are zstd already: stored out of line, never compressed again */
+    "CREATE TABLE crash_originals(id bigint PRIMARY KEY,"
+    "  codec integer NOT NULL, original_len bigint NOT NULL, original bytea NOT NULL);"
+    "ALTER TABLE crash_originals ALTER COLUMN original SET STORAGE EXTERNAL;"
+    "CREATE TABLE crash_image_refs("
+    "  id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,"
+    "  uuid bytea NOT NULL CHECK(length(uuid) = 16), arch " T " NOT NULL, name " T " NOT NULL,"
+    "  crashes bigint NOT NULL, last_crash_id bigint NOT NULL,"
+    "  UNIQUE(uuid, arch));"
+    "CREATE TABLE crash_groups("
+    "  kind " T " NOT NULL, signature " T " NOT NULL, count bigint NOT NULL,"
+    "  first_seen bigint NOT NULL, last_seen bigint NOT NULL, example_id bigint NOT NULL,"
+    "  app_version " T ", process " T ","
+    "  PRIMARY KEY(kind, signature));"
+    "CREATE INDEX crash_groups_top ON crash_groups(count DESC, last_seen DESC);"
+    "CREATE INDEX crash_groups_kind_top ON crash_groups(kind, count DESC, last_seen DESC);"
+    "CREATE TABLE crash_group_days(kind " T " NOT NULL, signature " T " NOT NULL,"
+    "  day bigint NOT NULL, count bigint NOT NULL,"
+    "  PRIMARY KEY(kind, signature, day));"
+    "CREATE TABLE crash_days(kind " T " NOT NULL, day bigint NOT NULL,"
+    "  count bigint NOT NULL, PRIMARY KEY(kind, day));"
+    "CREATE TABLE crash_group_dims(kind " T " NOT NULL, signature " T " NOT NULL,"
+    "  dim integer NOT NULL, value " T " NOT NULL, count bigint NOT NULL,"
+    "  first_seen bigint NOT NULL, last_seen bigint NOT NULL, example_id bigint NOT NULL,"
+    "  PRIMARY KEY(kind, signature, dim, value));"
+    "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
+};
+#undef T
+
+_Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
+               "STORE_SCHEMA_VERSION is the number of migrations");
+
+/* Runs a script of several statements (simple protocol, no parameters). */
+static bool exec_script(pgc *c, const char *sql, const char *what, symd_err *err)
+{
+    PGresult *res = PQexec(c->c, sql);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK;
+    if (!ok)
+        pg_fail(err, c, res, what);
+    PQclear(res);
+    return ok;
+}
+
+/* Brings the schema to this symd's version in one transaction, under an
+ * advisory lock (nodes starting together migrate once); refuses a newer one. */
+static symd_status migrate(pgc *c, symd_err *err)
+{
+    int latest = (int)(sizeof migrations / sizeof migrations[0]);
+    params p = {0};
+    p_i64(&p, LOCK_MIGRATE);
+    if (!exec0(c, "BEGIN", NULL, "starting migration", err) ||
+        !exec0(c, "SELECT pg_advisory_xact_lock($1)", &p, "locking the schema", err) ||
+        !exec_script(c, "CREATE TABLE IF NOT EXISTS symd_schema(version integer NOT NULL)",
+                     "reading schema version", err))
+        goto fail;
+    PGresult *res = run(c, "SELECT max(version) FROM symd_schema", NULL, "reading schema version",
+                        err);
+    if (!res)
+        goto fail;
+    rd x = {res, 0, false};
+    int version = rd_null(&x, 0) ? 0 : (int)rd_i64(&x, 0);
+    bool fresh = rd_null(&x, 0);
+    PQclear(res);
+    if (x.bad) {
+        bad_value(err, "reading schema version");
+        goto fail;
+    }
+    if (version > latest) {
+        symd_fail(err, SYMD_E_DB, "database schema version %d is newer than this symd (%d)",
+                  version, latest);
+        goto fail;
+    }
+    for (int v = version; v < latest; v++)
+        if (*migrations[v] && !exec_script(c, migrations[v], "migrating schema", err))
+            goto fail;
+    params q = {0};
+    p_i32(&q, latest);
+    if (version < latest &&
+        !exec0(c, fresh ? "INSERT INTO symd_schema VALUES ($1)" : "UPDATE symd_schema SET version = $1",
+               &q, "migrating schema", err))
+        goto fail;
+    if (!exec0(c, "COMMIT", NULL, "committing migration", err))
+        goto fail;
+    return SYMD_OK;
+fail:
+    PQclear(PQexec(c->c, "ROLLBACK"));
+    return err->kind;
+}
+
+/* ---- connections ------------------------------------------------------------ */
+
+/* Server notices (NOTICE: relation exists, ...) are not symd's to print. */
+static void quiet(void *arg, const char *msg)
+{
+    (void)arg;
+    (void)msg;
+}
+
+static PGconn *connect_db(const char *uri)
+{
+    PGconn *c = PQconnectdb(uri);
+    if (c)
+        PQsetNoticeProcessor(c, quiet, NULL);
+    return c;
+}
+
+static bool pg_claims(const char *where)
+{
+    return strncmp(where, "postgresql://", 13) == 0 || strncmp(where, "postgres://", 11) == 0;
+}
+
+static void *listen_main(void *arg);
+
+static void pg_close(store_db *s)
+{
+    if (!s)
+        return;
+    if (s->listening) {
+        ssize_t w = write(s->wake[1], "x", 1);
+        (void)w;
+        pthread_join(s->listener, NULL);
+    }
+    if (s->listen_conn)
+        PQfinish(s->listen_conn);
+    if (s->wake[0] >= 0) {
+        close(s->wake[0]);
+        close(s->wake[1]);
+    }
+    for (int i = 0; i < s->nconns; i++)
+        PQfinish(s->conns[i]);
+    free(s->conns);
+    free(s->busy);
+    free(s->uri);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
+    free(s);
+}
+
+/* A fresh connection, or NULL with err set (SYMD_E_UNAVAILABLE). */
+static PGconn *open_conn(const char *uri, symd_err *err)
+{
+    PGconn *c = connect_db(uri);
+    if (!c) {
+        symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (PQstatus(c) != CONNECTION_OK) {
+        const char *msg = PQerrorMessage(c);
+        symd_fail(err, SYMD_E_UNAVAILABLE, "cannot connect to the database: %.*s",
+                  (int)strcspn(msg, "\n"), msg);
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
+static symd_status pg_open(const char *where, int pool, store_change_fn on_change, void *ctx,
+                           store_db **out, symd_err *err)
+{
+    *out = NULL;
+    if (pool < 1)
+        pool = 1;
+    store_db *s = calloc(1, sizeof *s);
+    if (!s)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    s->wake[0] = s->wake[1] = -1;
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
+    s->uri = strdup(where);
+    s->conns = calloc((size_t)pool, sizeof *s->conns);
+    s->busy = calloc((size_t)pool, sizeof *s->busy);
+    s->on_change = on_change;
+    s->ctx = ctx;
+    if (!s->uri || !s->conns || !s->busy) {
+        pg_close(s);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < pool; i++) {
+        if (!(s->conns[i] = open_conn(where, err))) {
+            pg_close(s);
+            return err->kind;
+        }
+        s->nconns = i + 1;
+        if (i == 0) {
+            pgc c = {s, 0, s->conns[0], "", true};
+            if (migrate(&c, err) != SYMD_OK) {
+                pg_close(s);
+                return err->kind;
+            }
+        }
+    }
+    /* The listener listens before open returns: a write committed after
+     * it is never missed. */
+    if (on_change) {
+        pgc c = {s, -1, NULL, "", true};
+        if (!(c.c = s->listen_conn = open_conn(where, err)) ||
+            !exec0(&c, "LISTEN " CHANNEL, NULL, "listening for image writes", err)) {
+            pg_close(s);
+            return err->kind;
+        }
+        if (pipe(s->wake) != 0) {
+            s->wake[0] = s->wake[1] = -1;
+            pg_close(s);
+            return symd_fail(err, SYMD_E_IO, "cannot make the listener's pipe");
+        }
+        if (pthread_create(&s->listener, NULL, listen_main, s) != 0) {
+            pg_close(s);
+            return symd_fail(err, SYMD_E_IO, "cannot start the listener thread");
+        }
+        s->listening = true;
+    }
+    *out = s;
+    return SYMD_OK;
+}
+
+/* Checks out a connection; one the server closed (a restart) is made again
+ * first. SYMD_E_UNAVAILABLE (nothing checked out) when the server does not
+ * answer. */
+static symd_status conn_get(store_db *s, pgc *c, symd_err *err)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    int i;
+    for (;;) {
+        for (i = 0; i < s->nconns && s->busy[i]; i++)
+            ;
+        if (i < s->nconns)
+            break;
+        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+    }
+    s->busy[i] = true;
+    pthread_mutex_unlock(&s->pool_mu);
+    c->db = s;
+    c->i = i;
+    c->c = s->conns[i];
+    c->sqlstate[0] = 0;
+    /* An idle pooled connection has nothing to read unless the server
+     * said goodbye (a restart, a terminated backend) or, rarely, sent a
+     * notice: either way it is made again. */
+    struct pollfd pf = {PQsocket(c->c), POLLIN, 0};
+    c->fresh = PQstatus(c->c) != CONNECTION_OK || pf.fd < 0 || poll(&pf, 1, 0) != 0;
+    if (c->fresh)
+        PQreset(c->c);
+    if (PQstatus(c->c) != CONNECTION_OK) {
+        const char *msg = PQerrorMessage(c->c);
+        symd_fail(err, SYMD_E_UNAVAILABLE, "the database does not answer: %.*s",
+                  (int)strcspn(msg, "\n"), msg);
+        pthread_mutex_lock(&s->pool_mu);
+        s->busy[i] = false;
+        pthread_cond_signal(&s->pool_cv);
+        pthread_mutex_unlock(&s->pool_mu);
+        return SYMD_E_UNAVAILABLE;
+    }
+    return SYMD_OK;
+}
+
+static void conn_put(pgc *c)
+{
+    store_db *s = c->db;
+    pthread_mutex_lock(&s->pool_mu);
+    s->busy[c->i] = false;
+    pthread_cond_signal(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+}
+
+/* A transaction's body: its statements on c, outputs set anew each run. */
+typedef symd_status (*tx_fn)(pgc *c, void *arg, symd_err *err);
+
+/* Runs fn in one transaction: committed when it succeeds, rolled back when
+ * anything fails (nothing half-stored); run again when it lost a deadlock
+ * or a serialization race to another node. */
+static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, symd_err *err)
+{
+    for (int attempt = 1;; attempt++) {
+        pgc c;
+        symd_err e = {0};
+        symd_status r = conn_get(s, &c, &e);
+        if (r == SYMD_OK) {
+            if (exec0(&c, "BEGIN", NULL, what, &e) && (r = fn(&c, arg, &e)) == SYMD_OK &&
+                !exec0(&c, "COMMIT", NULL, what, &e))
+                r = e.kind;
+            if (e.kind != SYMD_OK)
+                r = e.kind;
+            if (r != SYMD_OK && PQstatus(c.c) == CONNECTION_OK &&
+                PQtransactionStatus(c.c) != PQTRANS_IDLE)
+                PQclear(PQexec(c.c, "ROLLBACK"));
+            conn_put(&c);
+        }
+        bool race = strcmp(c.sqlstate, "40P01") == 0 || strcmp(c.sqlstate, "40001") == 0;
+        if (r == SYMD_OK || !race || attempt == TX_ATTEMPTS) {
+            if (r != SYMD_OK && err && err->kind == SYMD_OK)
+                *err = e;
+            return r;
+        }
+    }
+}
+
+/* ---- the listener ------------------------------------------------------------- */
+
+/* Waits for notices on its own connection and tells the core of each UUID
+ * written; a lost connection is made again (every LISTEN_RETRY_MS), and
+ * once it is, everything is invalidated: notices may have been missed. */
+static void *listen_main(void *arg)
+{
+    store_db *s = arg;
+    PGconn *c = s->listen_conn;
+    bool lost = false;
+    for (;;) {
+        if (PQstatus(c) != CONNECTION_OK) {
+            lost = true;
+            PQreset(c);
+            if (PQstatus(c) == CONNECTION_OK) {
+                PGresult *res = PQexec(c, "LISTEN " CHANNEL);
+                bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+                PQclear(res);
+                if (ok) {
+                    lost = false;
+                    s->on_change(s->ctx, NULL);
+                }
+            }
+        }
+        bool up = !lost && PQstatus(c) == CONNECTION_OK;
+        struct pollfd pf[2] = {{s->wake[0], POLLIN, 0}, {up ? PQsocket(c) : -1, POLLIN, 0}};
+        int n = poll(pf, up ? 2 : 1, up ? -1 : LISTEN_RETRY_MS);
+        if (n > 0 && pf[0].revents)
+            break;
+        if (!up || n <= 0 || !pf[1].revents)
+            continue;
+        if (!PQconsumeInput(c)) {
+            lost = true;
+            if (PQstatus(c) == CONNECTION_OK) /* not closed, yet unreadable: start over */
+                PQreset(c);
+            continue;
+        }
+        PGnotify *note;
+        while ((note = PQnotifies(c))) {
+            uint8_t uuid[16];
+            if (note->extra && uuid_parse(note->extra, uuid))
+                s->on_change(s->ctx, uuid);
+            else
+                s->on_change(s->ctx, NULL);
+            PQfreemem(note);
+        }
+    }
+    return NULL;
+}
+
+/* Queues the notice of uuid's write in c's transaction: it goes out when
+ * the transaction commits, and not at all when it does not. */
+static bool notify(pgc *c, const uint8_t uuid[16], symd_err *err)
+{
+    char u[37];
+    uuid_format(uuid, u);
+    params p = {0};
+    p_text(&p, u);
+    return exec0(c, "SELECT pg_notify('" CHANNEL "', $1)", &p, "announcing the image", err);
+}
+
+static bool pg_ping(store_db *s)
+{
+    pgc c;
+    symd_err e = {0};
+    if (conn_get(s, &c, &e) != SYMD_OK)
+        return false;
+    bool ok = exec0(&c, "SELECT 1 FROM images LIMIT 1", NULL, "ping", &e);
+    conn_put(&c);
+    return ok;
+}
+
+/* ---- images ------------------------------------------------------------------ */
+
+#define IMAGE_COLS                                                                 \
+    "id, uuid, arch, name, kind, text_vmaddr, text_size, symbols, functions, " \
+    "debug_info, created_at, updated_at"
+#define IMAGE_NCOLS 12
+
+/* Reads an IMAGE_COLS row; false when a value is not what it should be. */
+static bool row_to_image(PGresult *res, int row, store_image *im)
+{
+    rd x = {res, row, false};
+    memset(im, 0, sizeof *im);
+    im->id = rd_i64(&x, 0);
+    size_t ulen;
+    const uint8_t *u = rd_bytes(&x, 1, &ulen);
+    if (ulen == 16)
+        memcpy(im->uuid, u, 16);
+    rd_text(&x, 2, im->arch, sizeof im->arch);
+    rd_text(&x, 3, im->name, sizeof im->name);
+    rd_text(&x, 4, im->kind, sizeof im->kind);
+    im->text_vmaddr = (uint64_t)rd_i64(&x, 5);
+    im->text_size = (uint64_t)rd_i64(&x, 6);
+    im->symbols = (uint32_t)rd_i64(&x, 7);
+    im->functions = (uint32_t)rd_i64(&x, 8);
+    im->debug_info = rd_i64(&x, 9) != 0;
+    im->created_at = rd_i64(&x, 10);
+    im->updated_at = rd_i64(&x, 11);
+    return !x.bad && ulen == 16;
+}
+
+/* The row of (uuid, arch), locked until the transaction ends; *found false
+ * when there is none. */
+static symd_status find_locked(pgc *c, const uint8_t uuid[16], const char *arch,
+                               store_image *im, bool *found, symd_err *err)
+{
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    p_text(&p, arch);
+    PGresult *res = run(c, "SELECT " IMAGE_COLS " FROM images WHERE uuid = $1 AND arch = $2 "
+                           "FOR UPDATE", &p, "looking up image", err);
+    if (!res)
+        return err->kind;
+    *found = PQntuples(res) > 0;
+    bool ok = !*found || row_to_image(res, 0, im);
+    PQclear(res);
+    return ok ? SYMD_OK : bad_value(err, "looking up image");
+}
+
+/* One slice, merged as store_put_images says, inside the caller's
+ * transaction. Two nodes storing one (uuid, arch) at once: the row lock
+ * (or the unique key, for a new row) makes the second merge into the
+ * first's row, as if it came after. */
+static symd_status put_one(pgc *c, store_put *pt, int64_t now, store_put_result *result,
+                           store_image *stored, symd_err *err)
+{
+    store_image old;
+    bool found;
+    symd_status r = find_locked(c, pt->meta.uuid, pt->meta.arch, &old, &found, err);
+    if (r != SYMD_OK)
+        return r;
+    PGresult *res = NULL;
+    if (!found) {
+        params p = {0};
+        p_bytes(&p, pt->meta.uuid, 16);
+        p_text(&p, pt->meta.arch);
+        p_text(&p, pt->meta.name);
+        p_text(&p, pt->meta.kind);
+        p_i64(&p, (int64_t)pt->meta.text_vmaddr);
+        p_i64(&p, (int64_t)pt->meta.text_size);
+        p_i64(&p, pt->meta.symbols);
+        p_i64(&p, pt->meta.functions);
+        p_bool(&p, pt->lines != NULL);
+        p_i64(&p, now);
+        res = run(c,
+                  "INSERT INTO images(uuid, arch, name, kind, text_vmaddr, text_size, symbols, "
+                  "functions, debug_info, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, "
+                  "$6, $7, $8, $9, $10, $10) ON CONFLICT (uuid, arch) DO NOTHING RETURNING "
+                  IMAGE_COLS, &p, "inserting image", err);
+        if (!res)
+            return err->kind;
+        if (PQntuples(res) == 0) { /* another node's row came first: merge into it */
+            PQclear(res);
+            res = NULL;
+            if ((r = find_locked(c, pt->meta.uuid, pt->meta.arch, &old, &found, err)) != SYMD_OK)
+                return r;
+            if (!found)
+                return symd_fail(err, SYMD_E_DB, "image row vanished while storing it");
+        } else {
+            *result = STORE_CREATED;
+        }
+    }
+    bool put_syms = true, put_lines = pt->lines != NULL;
+    if (found) {
+        /* Never fewer symbols: a line index may leave function names to
+         * the symbol index it was built beside. */
+        put_syms = pt->meta.symbols >= old.symbols &&
+                   (pt->meta.symbols > old.symbols || pt->meta.functions > old.functions);
+        put_lines = pt->lines && !old.debug_info;
+        if (!put_syms && !put_lines) {
+            *result = STORE_EXISTS;
+            *stored = old;
+            return SYMD_OK;
+        }
+        /* The binary's kind and name win over its dSYM's. */
+        bool take_kind = strcmp(old.kind, "dsym") == 0 && strcmp(pt->meta.kind, "dsym") != 0;
+        params p = {0};
+        p_i64(&p, old.id);
+        p_text(&p, pt->meta.kind);
+        p_i64(&p, (int64_t)pt->meta.text_vmaddr);
+        p_i64(&p, (int64_t)pt->meta.text_size);
+        p_i64(&p, pt->meta.symbols);
+        p_i64(&p, pt->meta.functions);
+        p_i64(&p, now);
+        p_text(&p, pt->meta.name);
+        p_bool(&p, take_kind);
+        p_bool(&p, put_syms);
+        p_bool(&p, put_lines);
+        res = run(c,
+                  "UPDATE images SET kind = CASE WHEN $9 THEN $2 ELSE kind END, "
+                  "text_vmaddr = CASE WHEN $10 THEN $3 ELSE text_vmaddr END, "
+                  "text_size = CASE WHEN $10 THEN $4 ELSE text_size END, "
+                  "symbols = CASE WHEN $10 THEN $5 ELSE symbols END, "
+                  "functions = CASE WHEN $10 THEN $6 ELSE functions END, "
+                  "debug_info = debug_info OR $11, updated_at = $7, "
+                  "name = CASE WHEN name = 'unknown' OR ($9 AND $8 <> 'unknown') THEN $8 ELSE "
+                  "name END WHERE id = $1 RETURNING " IMAGE_COLS,
+                  &p, "updating image", err);
+        if (!res)
+            return err->kind;
+        *result = STORE_UPDATED;
+    }
+    bool ok = PQntuples(res) == 1 && row_to_image(res, 0, stored);
+    PQclear(res);
+    if (!ok)
+        return bad_value(err, "writing image");
+    for (int k = 0; k < 2; k++) {
+        if (!(k ? put_lines : put_syms))
+            continue;
+        params p = {0};
+        p_i64(&p, stored->id);
+        p_text(&p, k ? "lines" : "symbols");
+        if (k)
+            p_bytes(&p, pt->lines, pt->lines_len);
+        else
+            p_bytes(&p, pt->symidx, pt->symidx_len);
+        if (!exec0(c,
+                   "INSERT INTO image_data(image_id, kind, data) VALUES ($1, $2, $3) ON "
+                   "CONFLICT (image_id, kind) DO UPDATE SET data = excluded.data",
+                   &p, k ? "writing line index" : "writing symbol index", err))
+            return err->kind;
+    }
+    return notify(c, pt->meta.uuid, err) ? SYMD_OK : err->kind;
+}
+
+typedef struct {
+    store_put *puts;
+    size_t n;
+    store_put_result *results;
+    store_image *stored;
+} put_images_args;
+
+static symd_status put_images_tx(pgc *c, void *arg, symd_err *err)
+{
+    put_images_args *a = arg;
+    int64_t now = store_now_ms();
+    symd_status r = SYMD_OK;
+    for (size_t i = 0; i < a->n && r == SYMD_OK; i++)
+        r = put_one(c, &a->puts[i], now, &a->results[i], &a->stored[i], err);
+    return r;
+}
+
+static symd_status pg_put_images(store_db *s, store_put *puts, size_t n,
+                                 store_put_result *results, store_image *stored, symd_err *err)
+{
+    put_images_args a = {puts, n, results, stored};
+    return in_tx(s, put_images_tx, &a, "storing images", err);
+}
+
+static symd_status pg_delete_image(store_db *s, const uint8_t uuid[16], size_t *deleted,
+                                   symd_err *err)
+{
+    *deleted = 0;
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    char u[37];
+    uuid_format(uuid, u);
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    p_text(&p, u);
+    /* one statement, one transaction: the notice goes out with the delete */
+    PGresult *res = run(&c,
+                        "WITH d AS (DELETE FROM images WHERE uuid = $1 RETURNING 1) SELECT n, "
+                        "pg_notify('" CHANNEL "', $2) FROM (SELECT count(*) n FROM d) x",
+                        &p, "deleting image", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res) {
+        rd x = {res, 0, false};
+        int64_t n = PQntuples(res) == 1 ? rd_i64(&x, 0) : -1;
+        if (x.bad || n < 0)
+            r = bad_value(err, "deleting image");
+        else
+            *deleted = (size_t)n;
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+/* Runs a read of image rows into out (at most max; *n read). */
+static symd_status read_images(store_db *s, const char *sql, const params *p, store_image *out,
+                               size_t max, size_t *n, bool *more, const char *what,
+                               symd_err *err)
+{
+    *n = 0;
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c, sql, p, what, err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    int rows = res ? PQntuples(res) : 0;
+    for (int i = 0; i < rows && r == SYMD_OK; i++) {
+        if (*n == max) {
+            if (more)
+                *more = true;
+            break;
+        }
+        if (!row_to_image(res, i, &out[(*n)++]))
+            r = bad_value(err, what);
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_get_image(store_db *s, const uint8_t uuid[16], store_image *out,
+                                size_t max, size_t *n, symd_err *err)
+{
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    return read_images(s, "SELECT " IMAGE_COLS " FROM images WHERE uuid = $1 ORDER BY arch", &p,
+                       out, max, n, NULL, "reading image", err);
+}
+
+static symd_status pg_list_images(store_db *s, const char *query, const char *arch,
+                                  int64_t before_id, size_t limit, store_image *out, size_t *n,
+                                  bool *more, symd_err *err)
+{
+    *more = false;
+    params p = {0};
+    p_text(&p, query ? query : "");
+    p_text(&p, arch ? arch : "");
+    p_i64(&p, before_id);
+    p_i64(&p, (int64_t)limit + 1);
+    /* strpos() keeps user text out of LIKE patterns. The UUID is matched
+     * as uppercase hex without dashes. */
+    return read_images(s,
+                       "SELECT " IMAGE_COLS " FROM images WHERE ($1 = '' OR "
+                       "strpos(lower(name), lower($1 COLLATE \"C\")) > 0 OR "
+                       "strpos(upper(encode(uuid, 'hex')), upper(replace($1, '-', ''))) = 1) "
+                       "AND ($2 = '' OR arch = $2) AND ($3 <= 0 OR id < $3) "
+                       "ORDER BY id DESC LIMIT $4",
+                       &p, out, limit, n, more, "listing images", err);
+}
+
+static symd_status pg_counts(store_db *s, int64_t *images, int64_t *blobs, int64_t *crashes,
+                             symd_err *err)
+{
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT (SELECT count(*) FROM images), (SELECT count(*) FROM "
+                        "image_data), (SELECT count(*) FROM crashes)",
+                        NULL, "counting", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res) {
+        rd x = {res, 0, false};
+        *images = rd_i64(&x, 0);
+        *blobs = rd_i64(&x, 1);
+        if (crashes)
+            *crashes = rd_i64(&x, 2);
+        if (x.bad)
+            r = bad_value(err, "counting");
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+/* A copy of a bytea value (NULL, 0 for NULL or empty). */
+static symd_status copy_bytes(const rd *x, int col, uint8_t **out, size_t *len, symd_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    if (rd_null(x, col))
+        return SYMD_OK;
+    size_t n;
+    const uint8_t *b = rd_bytes(x, col, &n);
+    if (!n)
+        return SYMD_OK;
+    if (!(*out = malloc(n)))
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    memcpy(*out, b, n);
+    *len = n;
+    return SYMD_OK;
+}
+
+static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char *arch,
+                                 store_image *meta, int *nslices, uint8_t **sym,
+                                 size_t *sym_len, uint8_t **lines, size_t *lines_len,
+                                 symd_err *err)
+{
+    *sym = *lines = NULL;
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    p_text(&p, arch);
+    /* one statement: the row, the slice count and the blobs of one snapshot */
+    PGresult *res = run(&c,
+                        "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 WHERE i2.uuid = "
+                        "images.uuid), (SELECT d.data FROM image_data d WHERE d.image_id = "
+                        "images.id AND d.kind = 'symbols'), (SELECT d.data FROM image_data d "
+                        "WHERE d.image_id = images.id AND d.kind = 'lines') FROM images WHERE "
+                        "uuid = $1 AND ($2::text IS NULL OR arch = $2) ORDER BY arch LIMIT 2",
+                        &p, "loading image", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res && PQntuples(res) == 0)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "image not uploaded");
+    if (r == SYMD_OK) {
+        rd x = {res, 0, false};
+        bool ok = row_to_image(res, 0, meta);
+        *nslices = (int)rd_i64(&x, IMAGE_NCOLS);
+        if (!ok || x.bad)
+            r = bad_value(err, "loading image");
+        else if (!arch && *nslices > 1)
+            r = symd_fail(err, SYMD_E_INVALID,
+                          "image has %d architectures; name one with \"arch\"", *nslices);
+        if (r == SYMD_OK && (r = copy_bytes(&x, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK)
+            r = copy_bytes(&x, IMAGE_NCOLS + 2, lines, lines_len, err);
+    }
+    PQclear(res);
+    conn_put(&c);
+    if (r != SYMD_OK) {
+        free(*sym);
+        free(*lines);
+        *sym = *lines = NULL;
+    }
+    return r;
+}
+
+/* ---- crash reports ------------------------------------------------------------- */
+
+static int64_t day_of(int64_t ms)
+{
+    return ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
+}
+
+/* What a crash is counted under. */
+typedef struct {
+    const char *kind, *signature, *dims[3], *process;
+    int64_t id, created_at;
+} crash_key;
+
+/* Counts crash k into (sign +1) or out of (sign -1) its group, the group's
+ * day, its kind's day and its dimensions, as the SQLite backend does (see
+ * its count_crash). Counters move by upserts and in-place increments under
+ * their row locks, so crashes counted by several nodes at once add up;
+ * locks are taken in one order (group, days, dimensions). */
+static symd_status count_crash(pgc *c, const crash_key *k, int sign, symd_err *err)
+{
+    int64_t day = day_of(k->created_at);
+    params p = {0};
+    p_text(&p, k->kind);
+    p_text(&p, k->signature);
+    if (sign > 0) {
+        p_i64(&p, k->created_at);
+        p_i64(&p, k->id);
+        p_text_or_null(&p, k->dims[0]);
+        p_text_or_null(&p, k->process);
+        if (!exec0(c,
+                   "INSERT INTO crash_groups AS g (kind, signature, count, first_seen, "
+                   "last_seen, example_id, app_version, process) VALUES ($1, $2, 1, $3, $3, $4, "
+                   "$5, $6) ON CONFLICT (kind, signature) DO UPDATE SET count = g.count + 1, "
+                   "first_seen = least(g.first_seen, excluded.first_seen), last_seen = "
+                   "greatest(g.last_seen, excluded.last_seen), app_version = CASE WHEN "
+                   "excluded.example_id > g.example_id THEN excluded.app_version ELSE "
+                   "g.app_version END, process = CASE WHEN excluded.example_id > g.example_id "
+                   "THEN excluded.process ELSE g.process END, example_id = "
+                   "greatest(g.example_id, excluded.example_id)",
+                   &p, "counting the crash in its group", err))
+            return err->kind;
+    } else {
+        PGresult *res = run(c,
+                            "UPDATE crash_groups SET count = count - 1 WHERE kind = $1 AND "
+                            "signature = $2 RETURNING count, example_id, first_seen",
+                            &p, "counting the crash out of its group", err);
+        if (!res)
+            return err->kind;
+        rd x = {res, 0, false};
+        bool row = PQntuples(res) == 1;
+        int64_t left = row ? rd_i64(&x, 0) : 0;
+        bool newest = row && rd_i64(&x, 1) == k->id;
+        bool oldest = row && rd_i64(&x, 2) >= k->created_at;
+        PQclear(res);
+        if (x.bad)
+            return bad_value(err, "counting the crash out of its group");
+        if (row && left <= 0) {
+            if (!exec0(c, "DELETE FROM crash_groups WHERE kind = $1 AND signature = $2", &p,
+                       "dropping an empty group", err))
+                return err->kind;
+        } else if (row && (newest || oldest)) {
+            if (!exec0(c,
+                       "UPDATE crash_groups SET (example_id, last_seen, app_version, process) "
+                       "= (SELECT id, created_at, app_version, process FROM crashes WHERE kind "
+                       "= $1 AND signature = $2 ORDER BY id DESC LIMIT 1), first_seen = "
+                       "(SELECT created_at FROM crashes WHERE kind = $1 AND signature = $2 "
+                       "ORDER BY id LIMIT 1) WHERE kind = $1 AND signature = $2",
+                       &p, "reading a group's newest and oldest crash", err))
+                return err->kind;
+        }
+    }
+    /* the group's day, the kind's day */
+    params d = {0};
+    p_text(&d, k->kind);
+    p_text(&d, k->signature);
+    p_i64(&d, day);
+    if (!exec0(c,
+               sign > 0 ? "INSERT INTO crash_group_days AS d VALUES ($1, $2, $3, 1) ON CONFLICT "
+                          "(kind, signature, day) DO UPDATE SET count = d.count + 1"
+                        : "UPDATE crash_group_days SET count = count - 1 WHERE kind = $1 AND "
+                          "signature = $2 AND day = $3",
+               &d, "counting the crash's day", err))
+        return err->kind;
+    params kd = {0};
+    p_text(&kd, k->kind);
+    p_i64(&kd, day);
+    if (!exec0(c,
+               sign > 0 ? "INSERT INTO crash_days AS d VALUES ($1, $2, 1) ON CONFLICT (kind, "
+                          "day) DO UPDATE SET count = d.count + 1"
+                        : "UPDATE crash_days SET count = count - 1 WHERE kind = $1 AND day = $2",
+               &kd, "counting the crash's day", err))
+        return err->kind;
+    for (int dim = 0; dim < 3; dim++) {
+        if (!k->dims[dim] || !*k->dims[dim])
+            continue;
+        params q = {0};
+        p_text(&q, k->kind);
+        p_text(&q, k->signature);
+        p_i32(&q, dim);
+        p_text(&q, k->dims[dim]);
+        if (sign > 0) {
+            p_i64(&q, k->created_at);
+            p_i64(&q, k->id);
+            if (!exec0(c,
+                       "INSERT INTO crash_group_dims AS d VALUES ($1, $2, $3, $4, 1, $5, $5, "
+                       "$6) ON CONFLICT (kind, signature, dim, value) DO UPDATE SET count = "
+                       "d.count + 1, first_seen = least(d.first_seen, excluded.first_seen), "
+                       "last_seen = greatest(d.last_seen, excluded.last_seen), example_id = "
+                       "greatest(d.example_id, excluded.example_id)",
+                       &q, "counting the crash's version, OS or device", err))
+                return err->kind;
+            continue;
+        }
+        PGresult *res = run(c,
+                            "UPDATE crash_group_dims SET count = count - 1 WHERE kind = $1 AND "
+                            "signature = $2 AND dim = $3 AND value = $4 RETURNING count, "
+                            "example_id, first_seen",
+                            &q, "counting the crash's version, OS or device out", err);
+        if (!res)
+            return err->kind;
+        rd x = {res, 0, false};
+        bool reset = PQntuples(res) == 1 && rd_i64(&x, 0) > 0 &&
+                     (rd_i64(&x, 1) == k->id || rd_i64(&x, 2) >= k->created_at);
+        PQclear(res);
+        if (x.bad)
+            return bad_value(err, "counting the crash's version, OS or device out");
+        if (reset &&
+            !exec0(c,
+                   "UPDATE crash_group_dims SET (example_id, last_seen) = (SELECT c.id, "
+                   "c.created_at FROM crashes c WHERE c.kind = $1 AND c.signature = $2 AND CASE "
+                   "$3 WHEN 0 THEN c.app_version WHEN 1 THEN c.os_version ELSE c.hardware_model "
+                   "END = $4 ORDER BY c.id DESC LIMIT 1), first_seen = (SELECT c.created_at "
+                   "FROM crashes c WHERE c.kind = $1 AND c.signature = $2 AND CASE $3 WHEN 0 "
+                   "THEN c.app_version WHEN 1 THEN c.os_version ELSE c.hardware_model END = $4 "
+                   "ORDER BY c.id LIMIT 1) WHERE kind = $1 AND signature = $2 AND dim = $3 AND "
+                   "value = $4",
+                   &q, "reading a version's, OS's or device's newest crash", err))
+            return err->kind;
+    }
+    return SYMD_OK;
+}
+
+typedef struct {
+    const store_crash *c;
+    int codec;
+    size_t raw_len;
+    const store_crash_image *imgs;
+    size_t nimgs;
+    int64_t *id;
+} put_crash_args;
+
+/* Images in one order on every node (uuid, then arch), so two crashes
+ * counted at once lock their rows in the same order. */
+static int img_cmp(const void *a, const void *b)
+{
+    const store_crash_image *x = a, *y = b;
+    int d = memcmp(x->uuid, y->uuid, 16);
+    return d ? d : strcmp(x->arch ? x->arch : "", y->arch ? y->arch : "");
+}
+
+static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
+{
+    put_crash_args *a = arg;
+    const store_crash *cr = a->c;
+    int64_t now = store_now_ms();
+    const store_crash_image *app = NULL;
+    for (size_t i = 0; i < a->nimgs && !app; i++)
+        if (a->imgs[i].app)
+            app = &a->imgs[i];
+    params p = {0};
+    p_i64(&p, now);
+    p_text(&p, cr->kind ? cr->kind : "crash");
+    if (cr->bug_type)
+        p_i32(&p, cr->bug_type);
+    else
+        p_add(&p, OID_INT4, NULL, 0, 0);
+    p_text(&p, cr->format);
+    const char *texts[] = {cr->process, cr->bundle_id, cr->app_version, cr->os_version,
+                           cr->hardware_model, cr->incident_id, cr->exception_type};
+    for (int i = 0; i < 7; i++)
+        p_text_or_null(&p, texts[i]);
+    p_text(&p, cr->signature);
+    if (app) {
+        p_bytes(&p, app->uuid, 16);
+        p_text(&p, app->arch ? app->arch : "");
+        p_text(&p, app->name ? app->name : "");
+    } else {
+        p_add(&p, OID_BYTEA, NULL, 0, 1);
+        p_text(&p, NULL);
+        p_text(&p, NULL);
+    }
+    p_i32(&p, a->codec);
+    p_i64(&p, (int64_t)a->raw_len);
+    p_bytes(&p, cr->original, cr->original_len);
+    PGresult *res = run(c,
+                        "WITH c AS (INSERT INTO crashes(created_at, kind, bug_type, format, "
+                        "process, bundle_id, app_version, os_version, hardware_model, "
+                        "incident_id, exception_type, signature, app_uuid, app_arch, app_name) "
+                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+                        "$15) RETURNING id) INSERT INTO crash_originals(id, codec, "
+                        "original_len, original) SELECT id, $16, $17, $18 FROM c RETURNING id",
+                        &p, "storing crash", err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    *a->id = PQntuples(res) == 1 ? rd_i64(&x, 0) : 0;
+    PQclear(res);
+    if (x.bad || !*a->id)
+        return bad_value(err, "storing crash");
+    crash_key k = {cr->kind ? cr->kind : "crash", cr->signature,
+                   {cr->app_version, cr->os_version, cr->hardware_model}, cr->process, *a->id,
+                   now};
+    symd_status r = count_crash(c, &k, +1, err);
+    if (r != SYMD_OK || !a->nimgs)
+        return r;
+    /* the images it needs: counted, and listed in the crash (",3,17,") */
+    store_crash_image *imgs = malloc(a->nimgs * sizeof *imgs);
+    dynbuf refs;
+    dynbuf_init(&refs, (a->nimgs + 1) * 24);
+    bool ok = imgs && dynbuf_add(&refs, ",", 1);
+    if (imgs) {
+        memcpy(imgs, a->imgs, a->nimgs * sizeof *imgs);
+        qsort(imgs, a->nimgs, sizeof *imgs, img_cmp);
+    }
+    for (size_t at = 0; at < a->nimgs && ok;) {
+        size_t n = a->nimgs - at < REF_ROWS_MAX ? a->nimgs - at : REF_ROWS_MAX;
+        dynbuf q;
+        dynbuf_init(&q, 8192);
+#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
+        ok = ADDSTR("INSERT INTO crash_image_refs AS r (uuid, arch, name, crashes, "
+                    "last_crash_id) VALUES ");
+        params rp = {0};
+        p_i64(&rp, *a->id);
+        for (size_t i = 0; i < n && ok; i++) {
+            char row[80];
+            snprintf(row, sizeof row, "%s($%zu, $%zu, $%zu, 1, $1)", i ? ", " : "", 2 + 3 * i,
+                     3 + 3 * i, 4 + 3 * i);
+            ok = ADDSTR(row);
+            const store_crash_image *im = &imgs[at + i];
+            p_bytes(&rp, im->uuid, 16);
+            p_text(&rp, im->arch ? im->arch : "");
+            p_text(&rp, im->name ? im->name : "");
+        }
+        ok = ok && ADDSTR(" ON CONFLICT (uuid, arch) DO UPDATE SET crashes = r.crashes + 1, "
+                          "last_crash_id = greatest(r.last_crash_id, excluded.last_crash_id), "
+                          "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE r.name "
+                          "END RETURNING id") &&
+             dynbuf_add(&q, "", 1);
+#undef ADDSTR
+        PGresult *rr = ok ? run(c, (const char *)q.data, &rp, "storing the images the crash "
+                                                              "needs", err)
+                          : NULL;
+        dynbuf_free(&q);
+        ok = rr != NULL;
+        for (int i = 0; rr && i < PQntuples(rr) && ok; i++) {
+            rd y = {rr, i, false};
+            char num[24];
+            int len = snprintf(num, sizeof num, "%lld,", (long long)rd_i64(&y, 0));
+            ok = !y.bad && dynbuf_add(&refs, num, (size_t)len);
+        }
+        PQclear(rr);
+        at += n;
+    }
+    if (ok) {
+        ok = dynbuf_add(&refs, "", 1);
+        params sp = {0};
+        p_i64(&sp, *a->id);
+        p_text(&sp, (const char *)refs.data);
+        ok = ok && exec0(c, "UPDATE crashes SET refs = $2 WHERE id = $1", &sp,
+                         "storing the images the crash needs", err);
+    }
+    free(imgs);
+    dynbuf_free(&refs);
+    if (!ok)
+        return err->kind != SYMD_OK ? err->kind
+                                    : symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    return SYMD_OK;
+}
+
+/* One crash, one transaction: PostgreSQL commits concurrent transactions
+ * together by itself, and crashes of several nodes never wait on one
+ * batch's locks. */
+static symd_status pg_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
+                                const store_crash_image *imgs, size_t nimgs, int64_t *id,
+                                symd_err *err)
+{
+    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id};
+    return in_tx(s, put_crash_tx, &a, "storing crash", err);
+}
+
+/* The counted fields of a crash, read and locked. */
+typedef struct {
+    crash_key k;
+    char *own[6];
+    int bug_type;
+    char *refs;
+} crash_row;
+
+static void crash_row_free(crash_row *w)
+{
+    for (int i = 0; i < 6; i++)
+        free(w->own[i]);
+    free(w->refs);
+    memset(w, 0, sizeof *w);
+}
+
+/* Reads crash id, locking it until the transaction ends (a second node
+ * deleting or refiling it waits, then finds it gone or moved); *found
+ * false when there is none. */
+static symd_status read_crash_row(pgc *c, int64_t id, crash_row *w, bool *found, symd_err *err)
+{
+    memset(w, 0, sizeof *w);
+    params p = {0};
+    p_i64(&p, id);
+    PGresult *res = run(c,
+                        "SELECT kind, signature, created_at, app_version, os_version, "
+                        "hardware_model, process, bug_type, refs FROM crashes WHERE id = $1 "
+                        "FOR UPDATE",
+                        &p, "reading crash", err);
+    if (!res)
+        return err->kind;
+    *found = PQntuples(res) == 1;
+    if (!*found) {
+        PQclear(res);
+        return SYMD_OK;
+    }
+    rd x = {res, 0, false};
+    for (int i = 0; i < 6; i++)
+        w->own[i] = rd_dup(&x, i < 2 ? i : i + 1);
+    w->k.kind = w->own[0];
+    w->k.signature = w->own[1];
+    w->k.created_at = rd_i64(&x, 2);
+    w->k.dims[0] = w->own[2];
+    w->k.dims[1] = w->own[3];
+    w->k.dims[2] = w->own[4];
+    w->k.process = w->own[5];
+    w->k.id = id;
+    w->bug_type = (int)rd_i64(&x, 7);
+    w->refs = rd_dup(&x, 8);
+    PQclear(res);
+    if (x.bad) {
+        crash_row_free(w);
+        return bad_value(err, "reading crash");
+    }
+    if (!w->k.kind || !w->k.signature || !w->refs) {
+        crash_row_free(w);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    return SYMD_OK;
+}
+
+/* Deletes crash w (locked by read_crash_row) and counts it out of
+ * everything, inside the caller's transaction. */
+static symd_status delete_in_tx(pgc *c, const crash_row *w, symd_err *err)
+{
+    params p = {0};
+    p_i64(&p, w->k.id);
+    if (!exec0(c,
+               "WITH o AS (DELETE FROM crash_originals WHERE id = $1) DELETE FROM crashes "
+               "WHERE id = $1",
+               &p, "deleting crash", err))
+        return err->kind;
+    symd_status r = count_crash(c, &w->k, -1, err);
+    if (r != SYMD_OK)
+        return r;
+    /* the images it needed (an image no crash needs keeps its row, at 0) */
+    for (const char *s = w->refs; *s;) {
+        char *end;
+        long long ref = strtoll(s, &end, 10);
+        if (end == s) { /* a separator */
+            s++;
+            continue;
+        }
+        s = end;
+        params q = {0};
+        p_i64(&q, ref);
+        p_i64(&q, w->k.id);
+        if (!exec0(c,
+                   "UPDATE crash_image_refs SET crashes = crashes - 1, last_crash_id = CASE "
+                   "WHEN last_crash_id <> $2 OR crashes = 1 THEN last_crash_id ELSE coalesce(("
+                   "SELECT c.id FROM crashes c WHERE c.id < $2 AND c.refs LIKE '%,' || "
+                   "$1::text || ',%' ORDER BY c.id DESC LIMIT 1), 0) END WHERE id = $1",
+                   &q, "counting out the images the crash needed", err))
+            return err->kind;
+    }
+    return SYMD_OK;
+}
+
+typedef struct {
+    int64_t id;
+    bool *deleted;
+} delete_args;
+
+static symd_status delete_crash_tx(pgc *c, void *arg, symd_err *err)
+{
+    delete_args *a = arg;
+    crash_row w;
+    symd_status r = read_crash_row(c, a->id, &w, a->deleted, err);
+    if (r == SYMD_OK && *a->deleted) {
+        r = delete_in_tx(c, &w, err);
+        crash_row_free(&w);
+    }
+    return r;
+}
+
+static symd_status pg_delete_crash(store_db *s, int64_t id, bool *deleted, symd_err *err)
+{
+    delete_args a = {id, deleted};
+    symd_status r = in_tx(s, delete_crash_tx, &a, "deleting crash", err);
+    if (r != SYMD_OK)
+        *deleted = false;
+    return r;
+}
+
+typedef struct {
+    int64_t before_ms, max_crashes;
+    size_t batch, *deleted;
+} prune_args;
+
+/* The rows a batch of retention counts its crashes out of, locked before
+ * any is changed: table by table in the order a crash is counted in
+ * (crashes, groups, the group's days, the kind's days, dimensions, needed
+ * images), each table's rows in key order. A crash stored meanwhile locks
+ * one row per table in that same order (its images sorted the same way), so
+ * the two wait for each other but never deadlock, as they did when a batch
+ * of 500 took its rows crash by crash. */
+static const char *const batch_locks[] = {
+    "SELECT 1 FROM crashes WHERE id = ANY($1::text::bigint[]) ORDER BY id FOR UPDATE",
+    "SELECT 1 FROM crash_groups g WHERE (g.kind, g.signature) IN (SELECT kind, signature FROM "
+    "crashes WHERE id = ANY($1::text::bigint[])) ORDER BY g.kind, g.signature FOR UPDATE",
+    "SELECT 1 FROM crash_group_days d WHERE (d.kind, d.signature, d.day) IN (SELECT kind, "
+    "signature, floor(created_at::numeric / 86400000)::bigint FROM crashes WHERE id = "
+    "ANY($1::text::bigint[])) ORDER BY d.kind, d.signature, d.day FOR UPDATE",
+    "SELECT 1 FROM crash_days d WHERE (d.kind, d.day) IN (SELECT kind, floor(created_at::numeric "
+    "/ 86400000)::bigint FROM crashes WHERE id = ANY($1::text::bigint[])) ORDER BY d.kind, "
+    "d.day FOR UPDATE",
+    "SELECT 1 FROM crash_group_dims d WHERE (d.kind, d.signature, d.dim, d.value) IN (SELECT "
+    "kind, signature, 0, app_version FROM crashes WHERE id = ANY($1::text::bigint[]) UNION ALL "
+    "SELECT kind, signature, 1, os_version FROM crashes WHERE id = ANY($1::text::bigint[]) "
+    "UNION ALL SELECT kind, signature, 2, hardware_model FROM crashes WHERE id = "
+    "ANY($1::text::bigint[])) ORDER BY d.kind, d.signature, d.dim, d.value FOR UPDATE",
+    "SELECT 1 FROM crash_image_refs r WHERE r.id IN (SELECT unnest(string_to_array(trim(both "
+    "',' from refs), ','))::bigint FROM crashes WHERE id = ANY($1::text::bigint[])) ORDER BY "
+    "r.uuid, r.arch FOR UPDATE",
+};
+
+static symd_status lock_batch(pgc *c, const int64_t *ids, size_t n, symd_err *err)
+{
+    dynbuf list;
+    dynbuf_init(&list, n * 21 + 3);
+    bool ok = dynbuf_add(&list, "{", 1);
+    for (size_t i = 0; i < n && ok; i++) {
+        char num[24];
+        int len = snprintf(num, sizeof num, "%s%lld", i ? "," : "", (long long)ids[i]);
+        ok = dynbuf_add(&list, num, (size_t)len);
+    }
+    ok = ok && dynbuf_add(&list, "}", 2); /* with its NUL */
+    if (!ok) {
+        dynbuf_free(&list);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    params p = {0};
+    p_text(&p, (const char *)list.data);
+    for (size_t i = 0; i < sizeof batch_locks / sizeof batch_locks[0] && ok; i++)
+        ok = exec0(c, batch_locks[i], &p, "locking what retention counts out", err);
+    dynbuf_free(&list);
+    return ok ? SYMD_OK : err->kind;
+}
+
+/* One batch of retention, by the node holding the retention lock; another
+ * node prunes nothing meanwhile (*deleted 0: its pass ends, and it tries
+ * again at its next). */
+static symd_status prune_tx(pgc *c, void *arg, symd_err *err)
+{
+    prune_args *a = arg;
+    *a->deleted = 0;
+    params lp = {0};
+    p_i64(&lp, LOCK_PRUNE);
+    PGresult *res = run(c, "SELECT pg_try_advisory_xact_lock($1)", &lp, "taking the retention "
+                                                                        "lock", err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    bool mine = PQntuples(res) == 1 && rd_i64(&x, 0);
+    PQclear(res);
+    if (x.bad)
+        return bad_value(err, "taking the retention lock");
+    if (!mine)
+        return SYMD_OK;
+    /* How many go: those past the count limit (the sum of the day
+     * counters: no scan), and those older than the age limit, oldest
+     * first. */
+    int64_t excess = 0;
+    if (a->max_crashes > 0) {
+        if (!(res = run(c, "SELECT coalesce(sum(count), 0)::bigint FROM crash_days", NULL,
+                        "counting crashes", err)))
+            return err->kind;
+        rd y = {res, 0, false};
+        excess = rd_i64(&y, 0) - a->max_crashes;
+        PQclear(res);
+        if (y.bad)
+            return bad_value(err, "counting crashes");
+    }
+    params p = {0};
+    p_i64(&p, (int64_t)a->batch);
+    if (!(res = run(c, "SELECT id, created_at FROM crashes ORDER BY id LIMIT $1", &p,
+                    "finding the oldest crashes", err)))
+        return err->kind;
+    int rows = PQntuples(res);
+    int64_t *ids = malloc((size_t)(rows ? rows : 1) * sizeof *ids);
+    size_t n = 0;
+    bool bad = false;
+    for (int i = 0; ids && i < rows && n < a->batch; i++) {
+        rd y = {res, i, false};
+        bool old = a->before_ms > 0 && rd_i64(&y, 1) < a->before_ms;
+        if (!old && (int64_t)n >= excess)
+            break;
+        ids[n++] = rd_i64(&y, 0);
+        bad |= y.bad;
+    }
+    PQclear(res);
+    if (!ids)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    symd_status r = bad ? bad_value(err, "finding the oldest crashes") : SYMD_OK;
+    if (r == SYMD_OK && n)
+        r = lock_batch(c, ids, n, err);
+    for (size_t i = 0; i < n && r == SYMD_OK; i++) {
+        crash_row w;
+        bool found;
+        if ((r = read_crash_row(c, ids[i], &w, &found, err)) == SYMD_OK && found) {
+            r = delete_in_tx(c, &w, err);
+            crash_row_free(&w);
+        }
+    }
+    free(ids);
+    if (r == SYMD_OK)
+        *a->deleted = n;
+    return r;
+}
+
+static symd_status pg_prune_crashes(store_db *s, int64_t before_ms, int64_t max_crashes,
+                                    size_t batch, size_t *deleted, symd_err *err)
+{
+    /* A transaction holds its groups' rows until it commits, and crashes
+     * stored into them meanwhile wait: the batch goes in transactions of
+     * PRUNE_BATCH_MAX crashes at most, to keep that wait short. */
+    *deleted = 0;
+    while (*deleted < batch) {
+        size_t want = batch - *deleted, got = 0;
+        if (want > PRUNE_BATCH_MAX)
+            want = PRUNE_BATCH_MAX;
+        prune_args a = {before_ms, max_crashes, want, &got};
+        symd_status r = in_tx(s, prune_tx, &a, "pruning crashes", err);
+        if (r != SYMD_OK)
+            return r; /* what committed before stays counted */
+        *deleted += got;
+        if (got < want)
+            break;
+    }
+    return SYMD_OK;
+}
+
+typedef struct {
+    int64_t id;
+    const char *signature, *kind;
+    int bug_type;
+} update_args;
+
+static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
+{
+    update_args *a = arg;
+    crash_row w;
+    bool found;
+    symd_status r = read_crash_row(c, a->id, &w, &found, err);
+    if (r != SYMD_OK || !found)
+        return r;
+    bool moves = strcmp(w.k.kind, a->kind) != 0 || strcmp(w.k.signature, a->signature) != 0;
+    if (moves || w.bug_type != a->bug_type) {
+        params p = {0};
+        p_i64(&p, a->id);
+        p_text(&p, a->signature);
+        p_text(&p, a->kind);
+        if (a->bug_type)
+            p_i32(&p, a->bug_type);
+        else
+            p_add(&p, OID_INT4, NULL, 0, 0);
+        if (!exec0(c, "UPDATE crashes SET signature = $2, kind = $3, bug_type = $4 WHERE id = $1",
+                   &p, "refiling crash", err))
+            r = err->kind;
+        if (r == SYMD_OK && moves) {
+            crash_key to = w.k;
+            to.kind = a->kind;
+            to.signature = a->signature;
+            if ((r = count_crash(c, &w.k, -1, err)) == SYMD_OK)
+                r = count_crash(c, &to, +1, err);
+        }
+    }
+    crash_row_free(&w);
+    return r;
+}
+
+static symd_status pg_update_crash(store_db *s, int64_t id, const char *signature,
+                                   const char *kind, int bug_type, symd_err *err)
+{
+    update_args a = {id, signature, kind, bug_type};
+    return in_tx(s, update_crash_tx, &a, "refiling crash", err);
+}
+
+#define CRASH_COLS                                                                          \
+    "c.id, c.created_at, c.format, c.kind, c.process, c.bundle_id, c.app_version, "        \
+    "c.os_version, c.hardware_model, c.incident_id, c.exception_type, c.signature, "       \
+    "c.bug_type, c.app_uuid, c.app_arch, c.app_name, c.app_uuid IS NOT NULL AND EXISTS "    \
+    "(SELECT 1 FROM images i WHERE i.uuid = c.app_uuid AND (c.app_arch = '' OR i.arch = " \
+    "c.app_arch))"
+#define CRASH_NCOLS 17
+
+/* Fills c from a CRASH_COLS row (original left NULL); false on a bad value. */
+static bool row_to_crash(PGresult *res, int row, store_crash *c)
+{
+    rd x = {res, row, false};
+    memset(c, 0, sizeof *c);
+    c->id = rd_i64(&x, 0);
+    c->created_at = rd_i64(&x, 1);
+    char **dst[] = {&c->format, &c->kind, &c->process, &c->bundle_id, &c->app_version,
+                    &c->os_version, &c->hardware_model, &c->incident_id, &c->exception_type,
+                    &c->signature};
+    for (int i = 0; i < 10; i++)
+        *dst[i] = rd_dup(&x, 2 + i);
+    c->bug_type = (int)rd_i64(&x, 12);
+    size_t ulen = 0;
+    const uint8_t *u = rd_null(&x, 13) ? NULL : rd_bytes(&x, 13, &ulen);
+    if (u && ulen == 16) {
+        c->has_app = true;
+        memcpy(c->app_uuid, u, 16);
+        rd_text(&x, 14, c->app_arch, sizeof c->app_arch);
+        rd_text(&x, 15, c->app_name, sizeof c->app_name);
+        c->app_stored = rd_i64(&x, 16) != 0;
+    }
+    return !x.bad;
+}
+
+static symd_status pg_get_crash(store_db *s, int64_t id, bool with_bytes, store_crash *c,
+                                int *codec, size_t *raw_len, symd_err *err)
+{
+    memset(c, 0, sizeof *c);
+    pgc pc;
+    if (conn_get(s, &pc, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_i64(&p, id);
+    p_bool(&p, with_bytes);
+    PGresult *res = run(&pc,
+                        "SELECT " CRASH_COLS ", o.codec, o.original_len, CASE WHEN $2 THEN "
+                        "o.original END FROM crashes c JOIN crash_originals o ON o.id = c.id "
+                        "WHERE c.id = $1",
+                        &p, "loading crash", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res && PQntuples(res) == 0)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "no crash %lld", (long long)id);
+    if (r == SYMD_OK) {
+        rd x = {res, 0, false};
+        bool ok = row_to_crash(res, 0, c);
+        *codec = (int)rd_i64(&x, CRASH_NCOLS);
+        int64_t len = rd_i64(&x, CRASH_NCOLS + 1);
+        *raw_len = len > 0 ? (size_t)len : 0;
+        if (!ok || x.bad || len < 0)
+            r = bad_value(err, "loading crash");
+        if (r == SYMD_OK && with_bytes) {
+            size_t n;
+            const uint8_t *b = rd_bytes(&x, CRASH_NCOLS + 2, &n);
+            if (!(c->original = malloc(n ? n : 1)))
+                r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+            else {
+                memcpy(c->original, b, n);
+                c->original_len = n;
+            }
+        }
+    }
+    PQclear(res);
+    conn_put(&pc);
+    if (r != SYMD_OK)
+        store_crash_free(c);
+    return r;
+}
+
+/* The filters of f in SQL on crashes c ($2 .. $7, always passed). */
+static bool filter_sql(dynbuf *q, const store_crash_filter *f)
+{
+    static const char *const conds[] = {
+        " AND strpos(lower(coalesce(c.process, '') || ' ' || coalesce(c.bundle_id, '') || ' ' "
+        "|| c.signature || ' ' || coalesce(c.exception_type, '') || ' ' || "
+        "coalesce(c.app_version, '') || ' ' || coalesce(c.incident_id, '')), lower($2 COLLATE "
+        "\"C\")) > 0",
+        " AND c.kind = $3", " AND c.signature = $4", " AND c.app_version = $5",
+        " AND c.os_version = $6", " AND c.hardware_model = $7"};
+    const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
+                       f->hardware_model};
+    bool ok = true;
+    for (int i = 0; i < 6; i++)
+        if (v[i] && *v[i])
+            ok = ok && dynbuf_add(q, conds[i], strlen(conds[i]));
+    return ok;
+}
+
+/* $1 (a number), then the filter's six values ($2 .. $7). */
+static void bind_filter(params *p, int64_t first, const store_crash_filter *f)
+{
+    p_i64(p, first);
+    const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
+                       f->hardware_model};
+    for (int i = 0; i < 6; i++)
+        p_text(p, v[i] && *v[i] ? v[i] : "");
+}
+
+static symd_status pg_list_crashes(store_db *s, const store_crash_filter *f, int64_t before_id,
+                                   size_t limit, store_crash *out, size_t *n, bool *more,
+                                   symd_err *err)
+{
+    *n = 0;
+    *more = false;
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    static const char head[] = "SELECT " CRASH_COLS " FROM crashes c WHERE ($1 = 0 OR c.id < $1)";
+    static const char tail[] = " ORDER BY c.id DESC LIMIT $8";
+    bool ok = dynbuf_add(&q, head, sizeof head - 1) && filter_sql(&q, f) &&
+              dynbuf_add(&q, tail, sizeof tail);
+    if (!ok) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    params p = {0};
+    bind_filter(&p, before_id, f);
+    p_i64(&p, (int64_t)limit + 1);
+    pgc c;
+    symd_status r = conn_get(s, &c, err);
+    if (r != SYMD_OK) {
+        dynbuf_free(&q);
+        return r;
+    }
+    PGresult *res = run(&c, (const char *)q.data, &p, "listing crashes", err);
+    r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && r == SYMD_OK; i++) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        if (!row_to_crash(res, i, &out[(*n)++]))
+            r = bad_value(err, "listing crashes");
+    }
+    PQclear(res);
+    conn_put(&c);
+    dynbuf_free(&q);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            store_crash_free(&out[i]);
+        *n = 0;
+    }
+    return r;
+}
+
+static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, size_t limit,
+                                   store_crash_group *out, size_t *n, symd_err *err)
+{
+    *n = 0;
+    const char *dimv[3] = {f->app_version, f->os_version, f->hardware_model};
+    int ndims = 0, dim = -1;
+    for (int d = 0; d < 3; d++)
+        if (dimv[d] && *dimv[d]) {
+            ndims++;
+            dim = d;
+        }
+    bool query = f->query && *f->query, kind = f->kind && *f->kind,
+         sig = f->signature && *f->signature;
+    static const char qg[] = "AND strpos(lower(g.signature || ' ' || coalesce(g.process, '')), "
+                             "lower($2 COLLATE \"C\")) > 0";
+    char buf[2048];
+    if (ndims == 0) { /* the group counters */
+        snprintf(buf, sizeof buf,
+                 "SELECT g.kind, g.signature, g.count, g.first_seen, g.last_seen, g.example_id, "
+                 "g.app_version, g.process FROM crash_groups g WHERE $1 = 0 %s %s %s ORDER BY "
+                 "g.count DESC, g.last_seen DESC LIMIT $8",
+                 kind ? "AND g.kind = $3" : "", sig ? "AND g.signature = $4" : "",
+                 query ? qg : "");
+    } else if (ndims == 1) { /* one dimension's counters */
+        snprintf(buf, sizeof buf,
+                 "SELECT d.kind, d.signature, d.count, d.first_seen, d.last_seen, d.example_id, "
+                 "x.app_version, x.process FROM crash_group_dims d JOIN crash_groups g ON "
+                 "g.kind = d.kind AND g.signature = d.signature LEFT JOIN crashes x ON x.id = "
+                 "d.example_id WHERE $1 = 0 AND d.dim = %d AND d.value = $%d AND d.count > 0 "
+                 "%s %s %s ORDER BY d.count DESC, d.last_seen DESC LIMIT $8",
+                 dim, 5 + dim, kind ? "AND d.kind = $3" : "", sig ? "AND d.signature = $4" : "",
+                 query ? qg : "");
+    } else { /* several: the matching crashes themselves */
+        dynbuf q;
+        dynbuf_init(&q, sizeof buf - 1);
+        static const char head[] =
+            "SELECT g.k, g.s, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
+            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e) FROM (SELECT "
+            "c.kind k, c.signature s, count(*) n, min(c.created_at) f, max(c.created_at) l, "
+            "max(c.id) e FROM crashes c WHERE $1 = 0";
+        static const char tail[] =
+            " GROUP BY c.kind, c.signature) g ORDER BY g.n DESC, g.l DESC LIMIT $8";
+        static const char qc[] = " AND strpos(lower(c.signature || ' ' || coalesce(c.process, "
+                                 "'')), lower($2 COLLATE \"C\")) > 0";
+        store_crash_filter g = *f;
+        g.query = NULL; /* a group's query matches signature or process */
+        bool ok = dynbuf_add(&q, head, sizeof head - 1) && filter_sql(&q, &g) &&
+                  (!query || dynbuf_add(&q, qc, sizeof qc - 1)) &&
+                  dynbuf_add(&q, tail, sizeof tail);
+        if (!ok) {
+            dynbuf_free(&q);
+            return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        }
+        memcpy(buf, q.data, q.len);
+        dynbuf_free(&q);
+    }
+    params p = {0};
+    bind_filter(&p, 0, f);
+    p_i64(&p, (int64_t)limit);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c, buf, &p, "grouping crashes", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+        rd x = {res, i, false};
+        store_crash_group *g = &out[(*n)++];
+        memset(g, 0, sizeof *g);
+        g->kind = rd_dup(&x, 0);
+        g->signature = rd_dup(&x, 1);
+        g->count = rd_i64(&x, 2);
+        g->first_seen = rd_i64(&x, 3);
+        g->last_seen = rd_i64(&x, 4);
+        g->example_id = rd_i64(&x, 5);
+        g->app_version = rd_dup(&x, 6);
+        g->process = rd_dup(&x, 7);
+        if (x.bad && r == SYMD_OK)
+            r = bad_value(err, "grouping crashes");
+    }
+    PQclear(res);
+    conn_put(&c);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            store_crash_group_free(&out[i]);
+        *n = 0;
+    }
+    return r;
+}
+
+static symd_status pg_crash_trend(store_db *s, const char *kind, const char *signature,
+                                  int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    const char *sql =
+        signature ? "SELECT day, count FROM crash_group_days WHERE kind = $1 AND signature = $2 "
+                    "AND day >= $3 AND day < $4"
+        : kind    ? "SELECT day, count FROM crash_days WHERE kind = $1 AND day >= $3 AND day < $4"
+                  : "SELECT day, sum(count)::bigint FROM crash_days WHERE day >= $3 AND day < $4 "
+                    "GROUP BY day";
+    params p = {0};
+    p_text(&p, kind ? kind : "");
+    p_text(&p, signature ? signature : "");
+    p_i64(&p, from_day);
+    p_i64(&p, from_day + (int64_t)ndays);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c, sql, &p, "reading the trend", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        rd x = {res, i, false};
+        int64_t d = rd_i64(&x, 0) - from_day, v = rd_i64(&x, 1);
+        if (x.bad) {
+            r = bad_value(err, "reading the trend");
+            break;
+        }
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = v;
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_group_spread(store_db *s, const char *kind, const char *signature,
+                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
+                                   symd_err *err)
+{
+    *n = 0;
+    params p = {0};
+    p_text(&p, kind);
+    p_text(&p, signature);
+    p_i32(&p, (int)dim);
+    p_i64(&p, (int64_t)limit);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT value, count FROM crash_group_dims WHERE kind = $1 AND "
+                        "signature = $2 AND dim = $3 AND count > 0 ORDER BY count DESC, value "
+                        "LIMIT $4",
+                        &p, "reading a group's spread", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+        rd x = {res, i, false};
+        out[*n].value = rd_dup(&x, 0);
+        out[*n].count = rd_i64(&x, 1);
+        (*n)++;
+        if (x.bad && r == SYMD_OK)
+            r = bad_value(err, "reading a group's spread");
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *out, size_t *n,
+                                     symd_err *err)
+{
+    *n = 0;
+    params p = {0};
+    p_i64(&p, (int64_t)limit);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT r.uuid, r.arch, r.name, r.crashes, r.last_crash_id, (SELECT "
+                        "string_agg(i.arch, ',' ORDER BY i.arch) FROM images i WHERE i.uuid = "
+                        "r.uuid) FROM crash_image_refs r WHERE r.crashes > 0 AND NOT EXISTS "
+                        "(SELECT 1 FROM images i WHERE i.uuid = r.uuid AND (r.arch = '' OR "
+                        "i.arch = r.arch)) ORDER BY r.crashes DESC, r.id DESC LIMIT $1",
+                        &p, "listing missing images", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+        rd x = {res, i, false};
+        store_missing *m = &out[(*n)++];
+        memset(m, 0, sizeof *m);
+        size_t ulen;
+        const uint8_t *u = rd_bytes(&x, 0, &ulen);
+        if (ulen == 16)
+            memcpy(m->uuid, u, 16);
+        rd_text(&x, 1, m->arch, sizeof m->arch);
+        rd_text(&x, 2, m->name, sizeof m->name);
+        m->crashes = rd_i64(&x, 3);
+        m->last_crash_id = rd_i64(&x, 4);
+        if (!rd_null(&x, 5)) {
+            size_t olen = (size_t)PQgetlength(res, i, 5);
+            m->found_other_arch = olen > 0;
+            rd_text(&x, 5, m->other_archs, sizeof m->other_archs);
+            if (olen >= sizeof m->other_archs) { /* whole names only */
+                char *cut = strrchr(m->other_archs, ',');
+                if (cut)
+                    *cut = 0;
+            }
+        }
+        if ((x.bad || ulen != 16) && r == SYMD_OK)
+            r = bad_value(err, "listing missing images");
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+/* ---- copying (symd migrate) ------------------------------------------------- */
+
+/* "SELECT cols FROM t ORDER BY key" or "INSERT INTO t(cols) VALUES ($1..)"
+ * of store_tables[t] (names from the table, never from input). */
+static char *copy_sql(int t, bool insert)
+{
+    const store_table_def *d = &store_tables[t];
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
+    bool ok = ADDSTR(insert ? "INSERT INTO " : "SELECT ");
+    if (insert)
+        ok = ok && ADDSTR(d->name) && ADDSTR("(");
+    for (int i = 0; i < d->ncols && ok; i++)
+        ok = (!i || ADDSTR(", ")) && ADDSTR(d->cols[i]);
+    if (insert) {
+        ok = ok && ADDSTR(") VALUES (");
+        for (int i = 0; i < d->ncols && ok; i++) {
+            char ph[16];
+            snprintf(ph, sizeof ph, "%s$%d", i ? ", " : "", i + 1);
+            ok = ADDSTR(ph);
+        }
+        ok = ok && ADDSTR(")");
+    } else {
+        ok = ok && ADDSTR(" FROM ") && ADDSTR(d->name) && ADDSTR(" ORDER BY ") && ADDSTR(d->key);
+    }
+    ok = ok && dynbuf_add(&q, "", 1);
+#undef ADDSTR
+    size_t len;
+    char *sql = ok ? (char *)dynbuf_take(&q, &len) : NULL;
+    dynbuf_free(&q);
+    return sql;
+}
+
+/* Streams the rows (single-row mode: a table of blobs never sits in memory
+ * whole). */
+static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
+{
+    char *sql = copy_sql(t, false);
+    if (!sql)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK) {
+        free(sql);
+        return err->kind;
+    }
+    symd_status r = SYMD_OK;
+    if (!PQsendQueryParams(c.c, sql, 0, NULL, NULL, NULL, NULL, 1) ||
+        !PQsetSingleRowMode(c.c))
+        r = pg_fail(err, &c, NULL, "reading rows to copy");
+    PGresult *res;
+    int ncols = store_tables[t].ncols;
+    while (r == SYMD_OK && (res = PQgetResult(c.c))) {
+        ExecStatusType st = PQresultStatus(res);
+        if (st == PGRES_SINGLE_TUPLE) {
+            store_value v[17];
+            rd x = {res, 0, false};
+            for (int i = 0; i < ncols; i++) {
+                memset(&v[i], 0, sizeof v[i]);
+                Oid type = PQftype(res, i);
+                if (rd_null(&x, i)) {
+                    v[i].type = STORE_V_NULL;
+                } else if (type == OID_BYTEA || type == OID_TEXT) {
+                    v[i].type = type == OID_BYTEA ? STORE_V_BLOB : STORE_V_TEXT;
+                    v[i].p = rd_bytes(&x, i, &v[i].len);
+                } else {
+                    v[i].type = STORE_V_INT;
+                    v[i].i = rd_i64(&x, i);
+                }
+            }
+            r = x.bad ? bad_value(err, "reading rows to copy") : fn(ctx, v, err);
+        } else if (st != PGRES_TUPLES_OK) {
+            r = pg_fail(err, &c, res, "reading rows to copy");
+        }
+        PQclear(res);
+    }
+    while ((res = PQgetResult(c.c))) /* the rest, after a failure */
+        PQclear(res);
+    conn_put(&c);
+    free(sql);
+    return r;
+}
+
+static symd_status pg_import_begin(store_db *s, symd_err *err)
+{
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    if (!exec0(&c, "BEGIN", NULL, "starting the import", err)) {
+        conn_put(&c);
+        return err->kind;
+    }
+    for (int t = 0; t < STORE_NTABLES; t++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT 1 FROM %s LIMIT 1", store_tables[t].name);
+        PGresult *res = run(&c, sql, NULL, "checking the target is empty", err);
+        int rows = res ? PQntuples(res) : -1;
+        PQclear(res);
+        if (rows != 0) {
+            if (rows > 0)
+                symd_fail(err, SYMD_E_INVALID, "the target database already holds data (table %s)",
+                          store_tables[t].name);
+            PQclear(PQexec(c.c, "ROLLBACK"));
+            conn_put(&c);
+            return err->kind;
+        }
+    }
+    s->importing = c.i;
+    return SYMD_OK;
+}
+
+static symd_status pg_import_row(store_db *s, int t, const store_value *cols, symd_err *err)
+{
+    pgc c = {s, s->importing, s->conns[s->importing], "", true};
+    char *sql = copy_sql(t, true);
+    if (!sql)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    params p = {0};
+    for (int i = 0; i < store_tables[t].ncols; i++) {
+        switch (cols[i].type) {
+        case STORE_V_NULL: p_add(&p, 0, NULL, 0, 0); break;
+        case STORE_V_INT: /* untyped: the column says (bigint, integer, boolean) */
+            snprintf(p.num[p.n], sizeof p.num[0], "%lld", (long long)cols[i].i);
+            p_add(&p, 0, p.num[p.n], 0, 0);
+            break;
+        case STORE_V_TEXT: p_add(&p, OID_TEXT, (const char *)cols[i].p, (int)cols[i].len, 1); break;
+        case STORE_V_BLOB: p_bytes(&p, cols[i].p, cols[i].len); break;
+        }
+    }
+    bool ok = exec0(&c, sql, &p, "importing a row", err);
+    free(sql);
+    return ok ? SYMD_OK : err->kind;
+}
+
+static symd_status pg_import_end(store_db *s, bool commit, symd_err *err)
+{
+    pgc c = {s, s->importing, s->conns[s->importing], "", true};
+    /* new rows take ids after the copied ones */
+    bool ok = !commit ||
+              (exec_script(&c,
+                           "SELECT setval(pg_get_serial_sequence('images', 'id'), coalesce((SELECT "
+                           "max(id) FROM images), 0) + 1, false);"
+                           "SELECT setval(pg_get_serial_sequence('crashes', 'id'), coalesce((SELECT "
+                           "max(id) FROM crashes), 0) + 1, false);"
+                           "SELECT setval(pg_get_serial_sequence('crash_image_refs', 'id'), "
+                           "coalesce((SELECT max(id) FROM crash_image_refs), 0) + 1, false);",
+                           "moving the id sequences", err) &&
+               exec0(&c, "COMMIT", NULL, "committing the import", err));
+    if (!commit || !ok)
+        PQclear(PQexec(c.c, "ROLLBACK"));
+    conn_put(&c);
+    return ok ? SYMD_OK : err->kind;
+}
+
+const store_backend store_backend_postgres = {
+    .name = "postgresql",
+    .claims = pg_claims,
+    .open = pg_open,
+    .close = pg_close,
+    .ping = pg_ping,
+    .put_images = pg_put_images,
+    .delete_image = pg_delete_image,
+    .get_image = pg_get_image,
+    .list_images = pg_list_images,
+    .counts = pg_counts,
+    .load_index = pg_load_index,
+    .put_crash = pg_put_crash,
+    .get_crash = pg_get_crash,
+    .update_crash = pg_update_crash,
+    .delete_crash = pg_delete_crash,
+    .prune_crashes = pg_prune_crashes,
+    .list_crashes = pg_list_crashes,
+    .crash_groups = pg_crash_groups,
+    .crash_trend = pg_crash_trend,
+    .group_spread = pg_group_spread,
+    .missing_images = pg_missing_images,
+    .export_rows = pg_export_rows,
+    .import_begin = pg_import_begin,
+    .import_row = pg_import_row,
+    .import_end = pg_import_end,
+};
