@@ -56,4 +56,10 @@ bool swift_is_mangled(const char *s, size_t n);
  *   allow. */
 bool swift_demangle(const char *s, size_t n, swift_style style, dynbuf *out);
 
+/* As swift_demangle; on false, *bounded (bounded may be NULL) says whether
+ * a bound stopped it rather than the name itself. The two styles print
+ * different lengths, so a name near the output bound may print in one
+ * style and not in the other: this tells the two cases apart. */
+bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, bool *bounded);
+
 #endif

@@ -2427,11 +2427,12 @@ static const snode *print(pr *p, const snode *n, int depth, bool as_prefix)
 }
 
 bool swift_print_tree(sarena *a, const snode *root, swift_style style, char *out, size_t cap,
-                      size_t *len)
+                      size_t *len, bool *bounded)
 {
     pr p = {.a = a, .o = style == SWIFT_STYLE_SIMPLIFIED ? simplified_opts : full_opts, .buf = out,
             .cap = cap ? cap - 1 : 0};
     print(&p, root, 0, false);
+    *bounded = p.fatal;
     /* An empty result is no result: swift-demangle then shows the name. */
     if (p.invalid || p.fatal || p.len == 0)
         return false;
