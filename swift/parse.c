@@ -2095,15 +2095,10 @@ static snode *reabstraction_thunk(dm *d, char c)
     snode *sig = pop_kind(d, SK_DependentGenericSignature);
     if (sig)
         add(d, thunk, sig);
-    /* Swift's parser keeps a thunk short of its types, and its full printer
-     * then reads past its children: no name here. */
-    int types = k == SK_ReabstractionThunkHelperWithSelf ? 3 : 2;
-    for (int i = 0; i < types; i++) {
-        snode *t = pop_kind(d, SK_Type);
-        if (!t)
-            return NULL;
-        add(d, thunk, t);
-    }
+    if (k == SK_ReabstractionThunkHelperWithSelf)
+        add(d, thunk, pop_kind(d, SK_Type));
+    add(d, thunk, pop_kind(d, SK_Type));
+    add(d, thunk, pop_kind(d, SK_Type));
     return thunk;
 }
 
