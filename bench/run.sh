@@ -17,7 +17,7 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
-#   BENCH_SECTIONS="symtab dwarf swift crash"  which parts to run (add postgres)
+#   BENCH_SECTIONS="symtab dwarf swift crash postgres"  which parts to run
 #   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
 #   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
 #   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
@@ -55,7 +55,7 @@ BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
-BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash"}
+BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash postgres"}
 BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
 BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
 BENCH_DWARF_CXX_UNITS=${BENCH_DWARF_CXX_UNITS:-4}
