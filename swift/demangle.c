@@ -77,12 +77,12 @@ bool swift_demangle(const char *s, size_t n, swift_style style, dynbuf *out)
     return swift_demangle_ex(s, n, style, out, NULL);
 }
 
-bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, bool *bounded)
+bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, swift_why *why)
 {
-    bool spare;
-    if (!bounded)
-        bounded = &spare;
-    *bounded = n > SWIFT_MAX_NAME;
+    swift_why spare;
+    if (!why)
+        why = &spare;
+    *why = n > SWIFT_MAX_NAME ? SWIFT_WHY_BOUND : SWIFT_WHY_NAME;
     if (!s || !out || n > SWIFT_MAX_NAME || !swift_is_mangled(s, n))
         return false;
     /* Symbolic references (control bytes) only make sense inside a binary's
@@ -98,15 +98,19 @@ bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, 
     sarena a;
     sarena_init(&a, first, sizeof first);
     snode *root = swift_parse_symbol(&a, s, n, 0);
-    bool ok = root && swift_print_tree(&a, root, style, text, sizeof text, &len, bounded);
-    *bounded = *bounded || a.failed;
+    bool ok = root && swift_print_tree(&a, root, style, text, sizeof text, &len, why);
+    if (a.failed)
+        *why = SWIFT_WHY_BOUND;
     sarena_free(&a);
     /* An identifier cut inside a character, or a punycode scalar past
      * U+10FFFF, would make the output no UTF-8: no output then. */
-    if (!ok || !valid_text(text, len, false))
+    if (!ok || !valid_text(text, len, false)) {
+        if (ok)
+            *why = SWIFT_WHY_NAME;
         return false;
+    }
     if (!dynbuf_add(out, text, len)) {
-        *bounded = true; /* out's own limit */
+        *why = SWIFT_WHY_BOUND; /* out's own limit */
         return false;
     }
     return true;

@@ -56,10 +56,18 @@ bool swift_is_mangled(const char *s, size_t n);
  *   allow. */
 bool swift_demangle(const char *s, size_t n, swift_style style, dynbuf *out);
 
-/* As swift_demangle; on false, *bounded (bounded may be NULL) says whether
- * a bound stopped it rather than the name itself. The two styles print
- * different lengths, so a name near the output bound may print in one
- * style and not in the other: this tells the two cases apart. */
-bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, bool *bounded);
+/* Why swift_demangle_ex gave no text. The styles print different lengths
+ * and leave out different parts, so a name may print in one style and not
+ * in the other: near the output bound, or when all the simplified style
+ * would show of it is nothing (a name that is only a suffix). */
+typedef enum {
+    SWIFT_WHY_OK,    /* it gave text */
+    SWIFT_WHY_NAME,  /* no Swift name, malformed or unsupported */
+    SWIFT_WHY_BOUND, /* a bound stopped it */
+    SWIFT_WHY_EMPTY, /* the style prints nothing of it */
+} swift_why;
+
+/* As swift_demangle; *why (why may be NULL) says why there is no text. */
+bool swift_demangle_ex(const char *s, size_t n, swift_style style, dynbuf *out, swift_why *why);
 
 #endif

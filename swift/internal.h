@@ -41,9 +41,9 @@ bool swift_punycode(sarena *a, const char *s, size_t n, const char **out, size_t
 
 /* Prints the tree in style into out[0..cap), NUL-terminated; *len is its
  * length. False when Swift's printer would give up on the tree (or would
- * print a placeholder such as "<null node pointer>"), or on a bound
- * (then *bounded is set). */
+ * print a placeholder such as "<null node pointer>"), on a bound, or when
+ * the style prints nothing of the tree; *why says which. */
 bool swift_print_tree(sarena *a, const snode *root, swift_style style, char *out, size_t cap,
-                      size_t *len, bool *bounded);
+                      size_t *len, swift_why *why);
 
 #endif

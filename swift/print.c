@@ -2427,12 +2427,15 @@ static const snode *print(pr *p, const snode *n, int depth, bool as_prefix)
 }
 
 bool swift_print_tree(sarena *a, const snode *root, swift_style style, char *out, size_t cap,
-                      size_t *len, bool *bounded)
+                      size_t *len, swift_why *why)
 {
     pr p = {.a = a, .o = style == SWIFT_STYLE_SIMPLIFIED ? simplified_opts : full_opts, .buf = out,
             .cap = cap ? cap - 1 : 0};
     print(&p, root, 0, false);
-    *bounded = p.fatal;
+    *why = p.fatal     ? SWIFT_WHY_BOUND
+           : p.invalid ? SWIFT_WHY_NAME
+           : p.len == 0 ? SWIFT_WHY_EMPTY
+                        : SWIFT_WHY_OK;
     /* An empty result is no result: swift-demangle then shows the name. */
     if (p.invalid || p.fatal || p.len == 0)
         return false;
