@@ -1932,7 +1932,8 @@ static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *o
                         "string_agg(i.arch, ',' ORDER BY i.arch) FROM images i WHERE i.uuid = "
                         "r.uuid) FROM crash_image_refs r WHERE r.crashes > 0 AND NOT EXISTS "
                         "(SELECT 1 FROM images i WHERE i.uuid = r.uuid AND (r.arch = '' OR "
-                        "i.arch = r.arch)) ORDER BY r.crashes DESC, r.id DESC LIMIT $1",
+                        "i.arch = r.arch)) ORDER BY r.crashes DESC, r.last_crash_id DESC, r.uuid, "
+                        "r.arch LIMIT $1",
                         &p, "listing missing images", err);
     symd_status r = res ? SYMD_OK : err->kind;
     for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {

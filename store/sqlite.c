@@ -1759,7 +1759,7 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
                            "FROM images i WHERE i.uuid = r.uuid) FROM crash_image_refs r WHERE "
                            "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = "
                            "r.uuid AND (r.arch = '' OR i.arch = r.arch)) ORDER BY r.crashes "
-                           "DESC, r.id DESC LIMIT ?1",
+                           "DESC, r.last_crash_id DESC, r.uuid, r.arch LIMIT ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing missing images");
         goto out;

@@ -275,7 +275,8 @@ typedef struct {
     char other_archs[128];
 } store_missing;
 /* Images stored crashes need that were never uploaded for the arch they
- * need, the most needed first: the list CI should upload next. Read from
+ * need, the most needed first (then the one a later crash needs; then by
+ * UUID and arch): the list CI should upload next. Read from
  * the counters of needed images, so it costs the images, not the crashes. */
 symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
                                  symd_err *err);
