@@ -7,11 +7,54 @@
 #ifndef SYMD_STORE_BACKEND_H
 #define SYMD_STORE_BACKEND_H
 
+#include <string.h>
+
 #include "store.h"
 
 /* How a crash's original bytes are stored. */
 #define STORE_CODEC_RAW 0  /* as posted (rows of databases before version 4) */
 #define STORE_CODEC_ZSTD 1 /* one zstd frame */
+
+/* ---- what both backends compute alike ---- */
+
+/* The UTC day (days since 1970-01-01) of ms (unix milliseconds). */
+static inline int64_t store_day_of(int64_t ms)
+{
+    return ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
+}
+
+/* How many of f's dimension filters (app version, OS version, device) are
+ * set; *dim is the last of them set (a store_dim), -1 when none is. */
+static inline int store_filter_dims(const store_crash_filter *f, int *dim)
+{
+    const char *v[3] = {f->app_version, f->os_version, f->hardware_model};
+    int n = 0;
+    *dim = -1;
+    for (int d = 0; d < 3; d++)
+        if (v[d] && *v[d]) {
+            n++;
+            *dim = d;
+        }
+    return n;
+}
+
+/* m->other_archs from archs (comma-separated, len bytes; NULL: none): as
+ * many whole names as fit, and found_other_arch when there is any. */
+static inline void store_missing_other_archs(store_missing *m, const char *archs, size_t len)
+{
+    m->found_other_arch = archs && len;
+    m->other_archs[0] = 0;
+    if (!m->found_other_arch)
+        return;
+    size_t n = len < sizeof m->other_archs ? len : sizeof m->other_archs - 1;
+    memcpy(m->other_archs, archs, n);
+    m->other_archs[n] = 0;
+    if (len >= sizeof m->other_archs) { /* whole names only */
+        char *cut = strrchr(m->other_archs, ',');
+        if (cut)
+            *cut = 0;
+    }
+}
 
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
@@ -45,6 +88,11 @@ typedef struct {
 } store_table_def;
 #define STORE_NTABLES 9
 extern const store_table_def store_tables[STORE_NTABLES];
+/* "SELECT cols FROM t ORDER BY key", or "INSERT INTO t(cols) VALUES
+ * (P1, P2..)" with param ('$' for PostgreSQL, '?' for SQLite) as P, of
+ * store_tables[t] (names from the table, never from input); malloc'ed,
+ * NULL when out of memory. */
+char *store_copy_sql(int t, bool insert, char param);
 
 /* Receives one exported row (cols: store_tables[t].ncols values, valid
  * during the call). */

@@ -1,10 +1,12 @@
 /* symd migrate: a store copied row by row from one backend to another
  * through the seam (export_rows, import_*), then verified by row counts and
  * checksums of every row read back from both. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "../util/dynbuf.h"
 
 const store_table_def store_tables[STORE_NTABLES] = {
     {"images", 12,
@@ -31,6 +33,35 @@ const store_table_def store_tables[STORE_NTABLES] = {
 };
 
 _Static_assert(STORE_NTABLES == STORE_COPY_TABLES, "store.h and backend.h count the same tables");
+
+char *store_copy_sql(int t, bool insert, char param)
+{
+    const store_table_def *d = &store_tables[t];
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
+    bool ok = ADDSTR(insert ? "INSERT INTO " : "SELECT ");
+    if (insert)
+        ok = ok && ADDSTR(d->name) && ADDSTR("(");
+    for (int i = 0; i < d->ncols && ok; i++)
+        ok = (!i || ADDSTR(", ")) && ADDSTR(d->cols[i]);
+    if (insert) {
+        ok = ok && ADDSTR(") VALUES (");
+        for (int i = 0; i < d->ncols && ok; i++) {
+            char ph[16];
+            snprintf(ph, sizeof ph, "%s%c%d", i ? ", " : "", param, i + 1);
+            ok = ADDSTR(ph);
+        }
+        ok = ok && ADDSTR(")");
+    } else {
+        ok = ok && ADDSTR(" FROM ") && ADDSTR(d->name) && ADDSTR(" ORDER BY ") && ADDSTR(d->key);
+    }
+    ok = ok && dynbuf_add(&q, "", 1);
+#undef ADDSTR
+    char *sql = ok ? (char *)dynbuf_take(&q, NULL) : NULL;
+    dynbuf_free(&q);
+    return sql;
+}
 
 /* A 64-bit hash of one row: FNV-1a over each value's type, length and
  * bytes, then mixed (splitmix64) so that summing rows stays a good check. */

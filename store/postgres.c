@@ -1004,11 +1004,6 @@ static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char
 
 /* ---- crash reports ------------------------------------------------------------- */
 
-static int64_t day_of(int64_t ms)
-{
-    return ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
-}
-
 /* What a crash is counted under. */
 typedef struct {
     const char *kind, *signature, *dims[3], *process;
@@ -1022,7 +1017,7 @@ typedef struct {
  * locks are taken in one order (group, days, dimensions). */
 static symd_status count_crash(pgc *c, const crash_key *k, int sign, symd_err *err)
 {
-    int64_t day = day_of(k->created_at);
+    int64_t day = store_day_of(k->created_at);
     params p = {0};
     p_text(&p, k->kind);
     p_text(&p, k->signature);
@@ -1766,13 +1761,7 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
                                    store_crash_group *out, size_t *n, symd_err *err)
 {
     *n = 0;
-    const char *dimv[3] = {f->app_version, f->os_version, f->hardware_model};
-    int ndims = 0, dim = -1;
-    for (int d = 0; d < 3; d++)
-        if (dimv[d] && *dimv[d]) {
-            ndims++;
-            dim = d;
-        }
+    int dim, ndims = store_filter_dims(f, &dim);
     bool query = f->query && *f->query, kind = f->kind && *f->kind,
          sig = f->signature && *f->signature;
     static const char qg[] = "AND strpos(lower(g.signature || ' ' || coalesce(g.process, '')), "
@@ -1948,16 +1937,8 @@ static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *o
         rd_text(&x, 2, m->name, sizeof m->name);
         m->crashes = rd_i64(&x, 3);
         m->last_crash_id = rd_i64(&x, 4);
-        if (!rd_null(&x, 5)) {
-            size_t olen = (size_t)PQgetlength(res, i, 5);
-            m->found_other_arch = olen > 0;
-            rd_text(&x, 5, m->other_archs, sizeof m->other_archs);
-            if (olen >= sizeof m->other_archs) { /* whole names only */
-                char *cut = strrchr(m->other_archs, ',');
-                if (cut)
-                    *cut = 0;
-            }
-        }
+        if (!rd_null(&x, 5))
+            store_missing_other_archs(m, PQgetvalue(res, i, 5), (size_t)PQgetlength(res, i, 5));
         if ((x.bad || ulen != 16) && r == SYMD_OK)
             r = bad_value(err, "listing missing images");
     }
@@ -1968,43 +1949,11 @@ static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *o
 
 /* ---- copying (symd migrate) ------------------------------------------------- */
 
-/* "SELECT cols FROM t ORDER BY key" or "INSERT INTO t(cols) VALUES ($1..)"
- * of store_tables[t] (names from the table, never from input). */
-static char *copy_sql(int t, bool insert)
-{
-    const store_table_def *d = &store_tables[t];
-    dynbuf q;
-    dynbuf_init(&q, 4096);
-#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
-    bool ok = ADDSTR(insert ? "INSERT INTO " : "SELECT ");
-    if (insert)
-        ok = ok && ADDSTR(d->name) && ADDSTR("(");
-    for (int i = 0; i < d->ncols && ok; i++)
-        ok = (!i || ADDSTR(", ")) && ADDSTR(d->cols[i]);
-    if (insert) {
-        ok = ok && ADDSTR(") VALUES (");
-        for (int i = 0; i < d->ncols && ok; i++) {
-            char ph[16];
-            snprintf(ph, sizeof ph, "%s$%d", i ? ", " : "", i + 1);
-            ok = ADDSTR(ph);
-        }
-        ok = ok && ADDSTR(")");
-    } else {
-        ok = ok && ADDSTR(" FROM ") && ADDSTR(d->name) && ADDSTR(" ORDER BY ") && ADDSTR(d->key);
-    }
-    ok = ok && dynbuf_add(&q, "", 1);
-#undef ADDSTR
-    size_t len;
-    char *sql = ok ? (char *)dynbuf_take(&q, &len) : NULL;
-    dynbuf_free(&q);
-    return sql;
-}
-
 /* Streams the rows (single-row mode: a table of blobs never sits in memory
  * whole). */
 static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
 {
-    char *sql = copy_sql(t, false);
+    char *sql = store_copy_sql(t, false, '$');
     if (!sql)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     pgc c;
@@ -2080,7 +2029,7 @@ static symd_status pg_import_begin(store_db *s, symd_err *err)
 static symd_status pg_import_row(store_db *s, int t, const store_value *cols, symd_err *err)
 {
     pgc c = {s, s->importing, s->conns[s->importing], "", true};
-    char *sql = copy_sql(t, true);
+    char *sql = store_copy_sql(t, true, '$');
     if (!sql)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     params p = {0};

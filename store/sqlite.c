@@ -886,11 +886,6 @@ static char *col_dup(sqlite3_stmt *st, int i)
     return t ? strdup((const char *)t) : NULL;
 }
 
-static int64_t day_of(int64_t ms)
-{
-    return ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
-}
-
 /* What a crash is counted under. */
 typedef struct {
     const char *kind, *signature, *dims[3], *process;
@@ -906,7 +901,7 @@ typedef struct {
 static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign, symd_err *err)
 {
     sqlite3 *db = s->conns[ci];
-    int64_t day = day_of(k->created_at);
+    int64_t day = store_day_of(k->created_at);
     sqlite3_stmt *st;
     if (sign > 0) {
         if (!(st = stmt(s, ci, Q_GROUP_IN, err)))
@@ -1581,13 +1576,7 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
                                    store_crash_group *out, size_t *n, symd_err *err)
 {
     *n = 0;
-    const char *dimv[3] = {f->app_version, f->os_version, f->hardware_model};
-    int ndims = 0, dim = -1;
-    for (int d = 0; d < 3; d++)
-        if (dimv[d] && *dimv[d]) {
-            ndims++;
-            dim = d;
-        }
+    int dim, ndims = store_filter_dims(f, &dim);
     bool query = f->query && *f->query, kind = f->kind && *f->kind,
          sig = f->signature && *f->signature;
     const char *sql;
@@ -1777,13 +1766,7 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
         m->crashes = sqlite3_column_int64(st, 3);
         m->last_crash_id = sqlite3_column_int64(st, 4);
         const char *others = (const char *)sqlite3_column_text(st, 5);
-        m->found_other_arch = others && *others;
-        copy_text(m->other_archs, sizeof m->other_archs, (const unsigned char *)others);
-        if (others && strlen(others) >= sizeof m->other_archs) { /* whole names only */
-            char *cut = strrchr(m->other_archs, ',');
-            if (cut)
-                *cut = 0;
-        }
+        store_missing_other_archs(m, others, others ? strlen(others) : 0);
     }
     if (*n < limit && rc != SQLITE_DONE)
         r = db_fail(err, db, "listing missing images");
@@ -1863,38 +1846,9 @@ out:
 
 /* ---- copying (symd migrate) --------------------------------------------- */
 
-/* "SELECT cols FROM t ORDER BY key" or "INSERT INTO t(cols) VALUES (?..)"
- * of store_tables[t] (names from the table, never from input). */
-static char *copy_sql(int t, bool insert)
-{
-    const store_table_def *d = &store_tables[t];
-    dynbuf q;
-    dynbuf_init(&q, 4096);
-#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
-    bool ok = ADDSTR(insert ? "INSERT INTO " : "SELECT ");
-    if (insert)
-        ok = ok && ADDSTR(d->name) && ADDSTR("(");
-    for (int i = 0; i < d->ncols && ok; i++)
-        ok = (!i || ADDSTR(", ")) && ADDSTR(d->cols[i]);
-    if (insert) {
-        ok = ok && ADDSTR(") VALUES (");
-        for (int i = 0; i < d->ncols && ok; i++)
-            ok = ADDSTR(i ? ", ?" : "?");
-        ok = ok && ADDSTR(")");
-    } else {
-        ok = ok && ADDSTR(" FROM ") && ADDSTR(d->name) && ADDSTR(" ORDER BY ") && ADDSTR(d->key);
-    }
-    ok = ok && dynbuf_add(&q, "", 1);
-#undef ADDSTR
-    size_t len;
-    char *sql = ok ? (char *)dynbuf_take(&q, &len) : NULL;
-    dynbuf_free(&q);
-    return sql;
-}
-
 static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
 {
-    char *sql = copy_sql(t, false);
+    char *sql = store_copy_sql(t, false, '?');
     if (!sql)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     int ci = conn_get(s);
@@ -1981,7 +1935,7 @@ static symd_status sq_import_begin(store_db *s, symd_err *err)
 static symd_status sq_import_row(store_db *s, int t, const store_value *cols, symd_err *err)
 {
     sqlite3 *db = s->conns[s->importing];
-    char *sql = copy_sql(t, true);
+    char *sql = store_copy_sql(t, true, '?');
     if (!sql)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     sqlite3_stmt *st;
