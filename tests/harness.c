@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture_util.h"
 #include "test.h"
 
 static bool stderr_to_file;
@@ -493,4 +494,36 @@ void db_integrity(const char *db, char out[64])
         snprintf(out, 64, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
     sqlite3_close(h);
+}
+
+json_t *http_json(int port, const char *method, const char *path, const char *headers,
+                  const void *body, size_t len, int *status, char **text)
+{
+    http_resp r;
+    bool ok = http_do(port, method, path, headers, body, len, &r);
+    CHECK(ok, "%s %s: no answer", method, path);
+    *status = r.status;
+    json_t *j = NULL;
+    if (text) {
+        *text = strdup(r.body ? r.body : "");
+    } else if (ok && r.body) {
+        json_error_t e;
+        j = json_loads(r.body, 0, &e);
+        CHECK(j, "%s %s: answer is not JSON (%s at %d): %.300s", method, path, e.text,
+              e.position, r.body);
+    }
+    http_resp_free(&r);
+    return j;
+}
+
+json_t *http_post_fixture(int port, const char *rel, const char *url, int *status)
+{
+    size_t len;
+    uint8_t *buf = read_fixture(rel, &len);
+    *status = 0;
+    if (!buf)
+        return NULL;
+    json_t *j = http_json(port, "POST", url, NULL, buf, len, status, NULL);
+    free(buf);
+    return j;
 }

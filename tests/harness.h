@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 typedef struct {
     pid_t pid;
     int port;
@@ -105,5 +107,14 @@ const char *http_header(const http_resp *r, const char *name);
 
 /* The "code" of an error body, or "" (static buffer). */
 const char *error_code(const http_resp *r);
+
+/* One request to port: the answer's body as JSON (NULL when it has none;
+ * no answer, or a body that is no JSON, fails the test), or, when text is
+ * given, as text into *text (malloc'ed). *status: the HTTP status. */
+json_t *http_json(int port, const char *method, const char *path, const char *headers,
+                  const void *body, size_t len, int *status, char **text);
+/* POSTs the fixture at rel (a path in the repository) to url with
+ * http_json; NULL, *status 0, when the fixture cannot be read. */
+json_t *http_post_fixture(int port, const char *rel, const char *url, int *status);
 
 #endif

@@ -58,32 +58,12 @@ static int name_index(const char *raw)
 static json_t *request(const char *method, const char *path, const char *headers,
                        const void *body, size_t len, int *status, char **text)
 {
-    http_resp r;
-    bool ok = http_do(lazy_port(&ssrv), method, path, headers, body, len, &r);
-    CHECK(ok, "%s %s: no answer", method, path);
-    *status = r.status;
-    json_t *j = NULL;
-    if (text) {
-        *text = strdup(r.body ? r.body : "");
-    } else if (ok && r.body) {
-        json_error_t e;
-        j = json_loads(r.body, 0, &e);
-        CHECK(j, "%s %s: answer is not JSON: %.300s", method, path, r.body);
-    }
-    http_resp_free(&r);
-    return j;
+    return http_json(lazy_port(&ssrv), method, path, headers, body, len, status, text);
 }
 
 static json_t *post_file(const char *rel, const char *url, int *status)
 {
-    size_t len;
-    uint8_t *buf = read_fixture(rel, &len);
-    *status = 0;
-    if (!buf)
-        return NULL;
-    json_t *j = request("POST", url, NULL, buf, len, status, NULL);
-    free(buf);
-    return j;
+    return http_post_fixture(lazy_port(&ssrv), rel, url, status);
 }
 
 static void upload_swifty(void)

@@ -37,33 +37,12 @@ static bool tw_posted[TW_COUNT];
 static json_t *request(const char *method, const char *path, const char *headers,
                        const void *body, size_t len, int *status, char **text)
 {
-    http_resp r;
-    bool ok = http_do(lazy_port(&tsrv), method, path, headers, body, len, &r);
-    CHECK(ok, "%s %s: no answer", method, path);
-    *status = r.status;
-    json_t *j = NULL;
-    if (text) {
-        *text = strdup(r.body ? r.body : "");
-    } else if (ok && r.body) {
-        json_error_t e;
-        j = json_loads(r.body, 0, &e);
-        CHECK(j, "%s %s: answer is not JSON (%s at %d): %.300s", method, path, e.text,
-              e.position, r.body);
-    }
-    http_resp_free(&r);
-    return j;
+    return http_json(lazy_port(&tsrv), method, path, headers, body, len, status, text);
 }
 
 static json_t *post_file(const char *rel, const char *url, int *status)
 {
-    size_t len;
-    uint8_t *buf = read_fixture(rel, &len);
-    *status = 0;
-    if (!buf)
-        return NULL;
-    json_t *j = request("POST", url, NULL, buf, len, status, NULL);
-    free(buf);
-    return j;
+    return http_post_fixture(lazy_port(&tsrv), rel, url, status);
 }
 
 /* The binaries and the dSYM, each under its own name, once per run. */

@@ -28,20 +28,7 @@ __attribute__((destructor)) static void stop_upgrade_server(void)
 static json_t *request(const char *method, const char *path, const void *body, size_t len,
                        int *status, char **text)
 {
-    http_resp r;
-    bool ok = http_do(up.port, method, path, NULL, body, len, &r);
-    CHECK(ok, "%s %s: no answer", method, path);
-    *status = r.status;
-    json_t *j = NULL;
-    if (text) {
-        *text = strdup(r.body ? r.body : "");
-    } else if (ok && r.body) {
-        json_error_t e;
-        j = json_loads(r.body, 0, &e);
-        CHECK(j, "%s %s: not JSON: %.300s", method, path, r.body);
-    }
-    http_resp_free(&r);
-    return j;
+    return http_json(up.port, method, path, NULL, body, len, status, text);
 }
 
 static const char *sget(json_t *o, const char *k)
