@@ -104,7 +104,11 @@ $(O)/fuzz/%: fuzz/%.c $(O)/fuzz/libsymd-fuzz.a
 fuzz: fuzz-build
 	bash fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-bench: $(SYMD)
+# bench/crash_costs.c: a report's cost step by step, in-process (bench/run.sh).
+$(BUILD)/crash-costs: $(BUILD)/bench/crash_costs.o $(BUILD)/libsymd.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: $(SYMD) $(BUILD)/crash-costs
 	bash bench/run.sh
 
 clean:

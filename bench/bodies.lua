@@ -1,10 +1,11 @@
 -- wrk script of the crash section: POST pre-written bodies, rotating
 -- through them, to any route (the path of the URL, query included).
 --
---   wrk -t2 -c4 -d5s -s bench/bodies.lua 'http://HOST:PORT/v1/crashes?store=false' -- DIR COUNT CTYPE
+--   wrk -t2 -c4 -d5s -s bench/bodies.lua 'http://HOST:PORT/v1/crashes?store=false' -- DIR COUNT CTYPE [HEADER]
 --
 -- DIR holds body-000 .. body-(COUNT-1) (no extension); CTYPE is their
--- Content-Type. Requests are formatted once per thread in init(); each
+-- Content-Type; HEADER, when given, one more header line "Name: value"
+-- (e.g. "Prefer: return=minimal"). Requests are formatted once per thread in init(); each
 -- thread starts at a different body. response() counts answers by status;
 -- done() sums the threads' counters and prints the lines bench.py reads:
 --   lua: responses N non2xx N errors N
@@ -24,6 +25,13 @@ function init(args)
       error("usage: -s bodies.lua URL -- BODY_DIR COUNT CONTENT_TYPE")
    end
    local headers = { ["Content-Type"] = ctype }
+   if args[4] and args[4] ~= "" then
+      local name, value = args[4]:match("^([^:]+):%s*(.*)$")
+      if not name then
+         error("HEADER must be 'Name: value', not " .. args[4])
+      end
+      headers[name] = value
+   end
    requests = {}
    for i = 0, count - 1 do
       local name = string.format("%s/body-%03d", dir, i)

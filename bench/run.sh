@@ -55,6 +55,8 @@ BENCH_FRAMES=${BENCH_FRAMES:-200}
 BENCH_SERVER_THREADS=${BENCH_SERVER_THREADS:-}
 BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
+# a report's cost step by step, in-process (make bench builds it)
+CRASH_COSTS=${BENCH_CRASH_COSTS:-$ROOT/build/rel/crash-costs}
 BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash postgres"}
 BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
 BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
@@ -385,11 +387,12 @@ fi
 
 # ---- crash path and crash store at scale ----------------------------------------
 crash_part() { [[ " $BENCH_CRASH_PARTS " == *" $1 "* ]]; }
-# crash_wrk LABEL PATH BODIES COUNT CTYPE FRAMES [EXPECT]: one wrk run of
-# bench/bodies.lua against the current server; result $RES/crash-LABEL.json.
+# crash_wrk LABEL PATH BODIES COUNT CTYPE FRAMES [EXPECT [HEADER]]: one wrk
+# run of bench/bodies.lua against the current server; result
+# $RES/crash-LABEL.json.
 crash_wrk() {
     $PY crash-wrk --url "$URL" --path "$2" --script "$BENCH/bodies.lua" --bodies "$3" \
-        --count "$4" --ctype "$5" --frames "$6" ${7:+--expect "$7"} --label "$1" \
+        --count "$4" --ctype "$5" --frames "$6" ${7:+--expect "$7"} ${8:+--header "$8"} --label "$1" \
         --server-pid "$SERVER_PID" --conns "$BENCH_CRASH_CONNS" --threads "$BENCH_WRK_THREADS" \
         --seconds "$BENCH_CRASH_SECONDS" --log "$WORK/crash-wrk-$1.log" --out "$RES/crash-$1.json"
 }
@@ -437,6 +440,11 @@ if want crash; then
                 continue
             fi
             say "crash 2/4: a real report stored vs its frames raw ($which: $(basename "$rep"))"
+            if [ -x "$CRASH_COSTS" ]; then
+                "$CRASH_COSTS" "$rep" "$CR" >"$RES/crash-costs-$which.json"
+            else
+                say "crash 2/4: no $CRASH_COSTS (make build/rel/crash-costs): no cost per step"
+            fi
             for r in $(seq "$BENCH_CRASH_ROUNDS"); do
                 # A fresh database each round: stored reports grow it.
                 start_server "crash-report-$which-$r"
@@ -451,6 +459,8 @@ if want crash; then
                     text/plain "$frames" 200
                 crash_wrk "rep-$which-stored-$r" /v1/crashes "$CR/rep-$which/report" 1 \
                     text/plain "$frames" 201
+                crash_wrk "rep-$which-minimal-$r" /v1/crashes "$CR/rep-$which/report" 1 \
+                    text/plain "$frames" 201 "Prefer: return=minimal"
                 stop_server
             done
         done

@@ -997,6 +997,38 @@ static void write_index_or_null(jsonw *w, long v, size_t n)
         JW_LIT(w, "null");
 }
 
+/* "warnings" (the parser's, and one per call tree deeper than the JSON
+ * nests) and "warnings_dropped", as keys of the object w is in. */
+static void write_warnings(jsonw *w, bool *fk, const crash_report *r)
+{
+    jw_key(w, fk, "warnings");
+    JW_LIT(w, "[");
+    bool wf = true;
+    for (size_t i = 0; i < r->nwarnings; i++) {
+        jw_raw(w, wf ? "{\"where\":" : ",{\"where\":");
+        wf = false;
+        jw_str_or_null(w, r->warnings[i].where);
+        JW_LIT(w, ",\"message\":");
+        jw_str_or_null(w, r->warnings[i].message);
+        JW_LIT(w, "}");
+    }
+    for (size_t t = 0; t < r->nthreads; t++) {
+        if (!tree_too_deep(&r->threads[t]))
+            continue;
+        char where[48];
+        snprintf(where, sizeof where, "threads[%zu].tree", t);
+        jw_raw(w, wf ? "{\"where\":" : ",{\"where\":");
+        wf = false;
+        jw_str(w, where);
+        JW_LIT(w, ",\"message\":\"the call tree is deeper than "
+                  "960 levels: deeper nodes are listed under their ancestor at level 960; "
+                  "each frame's depth is in frames\"}");
+    }
+    JW_LIT(w, "]");
+    jw_key(w, fk, "warnings_dropped");
+    jw_u64(w, r->nwarnings_dropped);
+}
+
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err)
 {
@@ -1063,32 +1095,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     jw_key(&w, &fk, "panic_string");
     jw_str_or_null(&w, r->panic_string);
 
-    jw_key(&w, &fk, "warnings");
-    JW_LIT(&w, "[");
-    bool wf = true;
-    for (size_t i = 0; i < r->nwarnings; i++) {
-        jw_raw(&w, wf ? "{\"where\":" : ",{\"where\":");
-        wf = false;
-        jw_str_or_null(&w, r->warnings[i].where);
-        JW_LIT(&w, ",\"message\":");
-        jw_str_or_null(&w, r->warnings[i].message);
-        JW_LIT(&w, "}");
-    }
-    for (size_t t = 0; t < r->nthreads; t++) {
-        if (!tree_too_deep(&r->threads[t]))
-            continue;
-        char where[48];
-        snprintf(where, sizeof where, "threads[%zu].tree", t);
-        jw_raw(&w, wf ? "{\"where\":" : ",{\"where\":");
-        wf = false;
-        jw_str(&w, where);
-        JW_LIT(&w, ",\"message\":\"the call tree is deeper than "
-                   "960 levels: deeper nodes are listed under their ancestor at level 960; "
-                   "each frame's depth is in frames\"}");
-    }
-    JW_LIT(&w, "]");
-    jw_key(&w, &fk, "warnings_dropped");
-    jw_u64(&w, r->nwarnings_dropped);
+    write_warnings(&w, &fk, r);
 
     jw_key(&w, &fk, "processes");
     JW_LIT(&w, "[");
@@ -1224,4 +1231,124 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                          out->max);
     }
     return SYMD_OK;
+}
+
+symd_status crash_write_summary(const crash_report *r, const crash_symbolication *s,
+                                int64_t id, dynbuf *out, symd_err *err)
+{
+    if (!s->frames || !s->image_status)
+        return symd_fail(err, SYMD_E_INVALID, "the report was not symbolicated");
+    size_t start = out->len;
+    jsonw w;
+    jw_init(&w, out);
+    bool fk = true;
+    JW_LIT(&w, "{");
+    jw_key(&w, &fk, "id");
+    if (id >= 0)
+        jw_i64(&w, id);
+    else
+        JW_LIT(&w, "null");
+    jw_key(&w, &fk, "format");
+    jw_str(&w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
+    jw_key(&w, &fk, "kind");
+    jw_str(&w, crash_kind_name(r->kind));
+    jw_key(&w, &fk, "bug_type");
+    if (r->bug_type)
+        jw_i64(&w, r->bug_type);
+    else
+        JW_LIT(&w, "null");
+    static const char *const keys[] = {"process", "bundle_id", "app_version", "os_version",
+                                       "hardware_model", "incident_id"};
+    const char *vals[] = {r->process, r->bundle_id, r->app_version, r->os_version,
+                          r->hardware_model, r->incident_id};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        jw_key(&w, &fk, keys[i]);
+        jw_str_or_null(&w, vals[i]);
+    }
+    jw_key(&w, &fk, "exception_type");
+    jw_str_or_null(&w, r->exception_type);
+    jw_key(&w, &fk, "crashed_thread");
+    if (r->crashed_thread >= 0)
+        jw_i64(&w, r->crashed_thread);
+    else
+        JW_LIT(&w, "null");
+    jw_key(&w, &fk, "signature");
+    jw_str_or_null(&w, s->signature);
+    /* the frames by status, as in the full answer's "status" of each */
+    uint64_t n[4] = {0};
+    for (size_t i = 0; i < r->total_frames; i++)
+        if ((unsigned)s->frames[i].status < 4)
+            n[s->frames[i].status]++;
+    jw_key(&w, &fk, "frames");
+    JW_LIT(&w, "{\"total\":");
+    jw_u64(&w, r->total_frames);
+    static const struct {
+        crash_sym_status st;
+        const char *key;
+    } order[4] = {{CSYM_SYMBOLICATED, ",\"symbolicated\":"},
+                  {CSYM_NO_SYMBOL, ",\"no_symbol\":"},
+                  {CSYM_MISSING_IMAGE, ",\"missing_image\":"},
+                  {CSYM_UNKNOWN_IMAGE, ",\"unknown_image\":"}};
+    for (int i = 0; i < 4; i++) {
+        jw_raw(&w, order[i].key);
+        jw_u64(&w, n[order[i].st]);
+    }
+    JW_LIT(&w, "}");
+    /* the app's own image when it was never uploaded: what to upload */
+    jw_key(&w, &fk, "needs_upload");
+    long app = crash_app_image(r);
+    if (app >= 0 && r->images[app].has_uuid && s->image_status[app] == CIMG_MISSING) {
+        char u[37];
+        uuid_format(r->images[app].uuid, u);
+        JW_LIT(&w, "{\"uuid\":");
+        jw_str(&w, u);
+        JW_LIT(&w, ",\"arch\":");
+        jw_str_or_null(&w, r->images[app].arch);
+        JW_LIT(&w, ",\"name\":");
+        jw_str_or_null(&w, r->images[app].name);
+        JW_LIT(&w, "}");
+    } else {
+        JW_LIT(&w, "null");
+    }
+    write_warnings(&w, &fk, r);
+    JW_LIT(&w, "}");
+    if (!w.ok) {
+        out->len = start;
+        if (out->data)
+            out->data[start] = 0;
+        return symd_fail(err, SYMD_E_TOO_LARGE, "the crash answer does not fit in %zu bytes",
+                         out->max);
+    }
+    return SYMD_OK;
+}
+
+/* Contract in crashsym.h. */
+store_crash_image *crash_needed_images(const crash_report *r, size_t *n)
+{
+    store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
+    bool *used = calloc(r->nimages ? r->nimages : 1, sizeof *used);
+    *n = 0;
+    if (!v || !used) {
+        free(v);
+        free(used);
+        return NULL;
+    }
+    for (size_t t = 0; t < r->nthreads; t++)
+        for (size_t f = 0; f < r->threads[t].nframes; f++) {
+            long i = r->threads[t].frames[f].image;
+            if (i >= 0 && (size_t)i < r->nimages)
+                used[i] = true;
+        }
+    long app = crash_app_image(r);
+    for (size_t i = 0; i < r->nimages; i++) {
+        if (!r->images[i].has_uuid || (!used[i] && (long)i != app))
+            continue;
+        memcpy(v[*n].uuid, r->images[i].uuid, 16);
+        v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
+        v[*n].name = r->images[i].name ? r->images[i].name : "";
+        v[*n].app = (long)i == app;
+        (*n)++;
+    }
+    free(used);
+    return v;
 }

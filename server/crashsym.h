@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../parser/crash.h"
+#include "../store/store.h"
 #include "../util/dynbuf.h"
 #include "../util/err.h"
 
@@ -61,6 +62,11 @@ typedef struct {
 
 struct store;
 
+/* The images a stored crash needs, for the missing-images list: those with
+ * a UUID one of its frames lies in, and the app's own (strings borrowed
+ * from r). *n of them; NULL when out of memory. Free with free(). */
+store_crash_image *crash_needed_images(const crash_report *r, size_t *n);
+
 /* The index of the app's own image in r->images: the one the report marks,
  * else the one named like the process; -1 when none. */
 long crash_app_image(const crash_report *r);
@@ -111,6 +117,16 @@ void crash_symbolication_free(crash_symbolication *s);
 #define CRASH_TREE_JSON_DEPTH 960
 symd_status crash_write_json(const crash_report *r, const crash_symbolication *s,
                              int64_t id, dynbuf *out, symd_err *err);
+
+/* The short answer of a posted report (Prefer: return=minimal): id (null
+ * when not stored), format, kind, bug_type, process, bundle_id,
+ * app_version, os_version, hardware_model, incident_id, exception_type,
+ * crashed_thread and signature as in crash_write_json; "frames": the total
+ * and the count of each status; "needs_upload": the app's own image when it
+ * was never uploaded, else null; warnings and warnings_dropped as in
+ * crash_write_json. Errors: SYMD_E_TOO_LARGE at out's limit. */
+symd_status crash_write_summary(const crash_report *r, const crash_symbolication *s,
+                                int64_t id, dynbuf *out, symd_err *err);
 
 /* Writes the report as text into out, the way Xcode shows a symbolicated
  * log:

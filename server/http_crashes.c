@@ -7,6 +7,7 @@
  * as a warning, and the report is stored and answered with its warnings. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../parser/crash.h"
 #include "../util/hex.h"
@@ -22,6 +23,47 @@ static bool want_text(struct MHD_Connection *c)
         return strcmp(f, "text") == 0;
     const char *acc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     return acc && strstr(acc, "text/plain") && !strstr(acc, "application/json");
+}
+
+/* One Prefer header's preferences (RFC 7240: comma-separated, each a token
+ * with an optional "=value" and ";" parameters, names case-insensitive, a
+ * value maybe quoted): true in *minimal for "return=minimal". */
+static enum MHD_Result prefer_one(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    (void)kind;
+    if (!key || strcasecmp(key, "Prefer") != 0 || !value)
+        return MHD_YES;
+    for (const char *p = value; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        const char *end = p + strcspn(p, ",;");
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq) {
+            const char *ne = eq, *v = eq + 1, *ve = end;
+            while (ne > p && (ne[-1] == ' ' || ne[-1] == '\t')) /* BWS */
+                ne--;
+            while (v < ve && (*v == ' ' || *v == '\t'))
+                v++;
+            while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+                ve--;
+            if (ve - v >= 2 && *v == '"' && ve[-1] == '"')
+                v++, ve--;
+            if (ne - p == 6 && strncasecmp(p, "return", 6) == 0 && ve - v == 7 &&
+                strncasecmp(v, "minimal", 7) == 0)
+                *(bool *)cls = true;
+        }
+        p = end + strcspn(end, ","); /* past this preference's parameters */
+    }
+    return MHD_YES;
+}
+
+/* Whether the client prefers the short answer (Prefer: return=minimal). */
+static bool prefer_minimal(struct MHD_Connection *c)
+{
+    bool minimal = false;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, prefer_one, &minimal);
+    return minimal;
 }
 
 /* ?kind= of the listings: NULL (no filter, also for an empty value) in
@@ -82,62 +124,51 @@ static void count_crash_frames(server *srv, const crash_report *r,
     metrics_frames(srv->m, n[0], n[1], n[2], n[3]);
 }
 
-/* The images a crash needs, for the missing-images list: those with a UUID
- * one of its frames lies in, and the app's own (strings borrowed from r). */
-static store_crash_image *crash_images_of(const crash_report *r, size_t *n)
+/* Queues a posted report's answer out (taken: freed here), with the new
+ * crash's Location when stored (201) and Preference-Applied for the short one. */
+static enum MHD_Result reply_posted(struct MHD_Connection *c, unsigned status, dynbuf *out,
+                                    const char *ctype, int64_t id, bool minimal)
 {
-    store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
-    bool *used = calloc(r->nimages ? r->nimages : 1, sizeof *used);
-    *n = 0;
-    if (!v || !used) {
-        free(v);
-        free(used);
-        return NULL;
+    size_t len;
+    uint8_t *data = dynbuf_take(out, &len);
+    if (!data && !(data = (uint8_t *)strdup("")))
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(data);
+        return MHD_NO;
     }
-    for (size_t t = 0; t < r->nthreads; t++)
-        for (size_t f = 0; f < r->threads[t].nframes; f++) {
-            long i = r->threads[t].frames[f].image;
-            if (i >= 0 && (size_t)i < r->nimages)
-                used[i] = true;
-        }
-    long app = crash_app_image(r);
-    for (size_t i = 0; i < r->nimages; i++) {
-        if (!r->images[i].has_uuid || (!used[i] && (long)i != app))
-            continue;
-        memcpy(v[*n].uuid, r->images[i].uuid, 16);
-        v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
-        v[*n].name = r->images[i].name ? r->images[i].name : "";
-        v[*n].app = (long)i == app;
-        (*n)++;
+    if (minimal)
+        MHD_add_response_header(resp, "Preference-Applied", "return=minimal");
+    if (status == 201 && id >= 0) {
+        char loc[40];
+        snprintf(loc, sizeof loc, "/v1/crashes/%lld", (long long)id);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
     }
-    free(used);
-    return v;
+    return queue_response(c, status, resp, len, ctype, true);
 }
 
-/* Answers a symbolicated report as JSON or text (input[0..len): the bytes
- * r was parsed from). id < 0: not stored. */
+/* Answers a symbolicated report (input[0..len): the bytes r was parsed
+ * from) as text, as the short JSON (crash_write_summary) or as the whole
+ * JSON. id < 0: not stored. */
 static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report *r,
                                     const crash_symbolication *sym, const uint8_t *input,
-                                    size_t input_len, int64_t id, unsigned status, bool text)
+                                    size_t input_len, int64_t id, unsigned status, bool text,
+                                    bool minimal)
 {
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
     symd_err err = {0};
-    symd_status st = text ? crash_render_text(r, sym, input, input_len, &out, &err)
-                          : crash_write_json(r, sym, id, &out, &err);
+    symd_status st = text      ? crash_render_text(r, sym, input, input_len, &out, &err)
+                     : minimal ? crash_write_summary(r, sym, id, &out, &err)
+                               : crash_write_json(r, sym, id, &out, &err);
     if (st != SYMD_OK) {
         dynbuf_free(&out);
         return reply_status(c, &err, "internal_error");
     }
-    if (!text)
-        return reply_dynbuf(c, status, &out);
-    size_t len;
-    uint8_t *data = dynbuf_take(&out, &len);
-    if (!data) {
-        data = (uint8_t *)strdup("");
-        len = 0;
-    }
-    return reply_bytes(c, status, data, len, "text/plain; charset=utf-8");
+    return reply_posted(c, status, &out, text ? "text/plain; charset=utf-8" : "application/json",
+                        id, minimal);
 }
 
 /* The answer's symbolication with ?demangle=full: Swift names in their full
@@ -167,7 +198,7 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
                                 const crash_symbolication *sym, int64_t *id, symd_err *err)
 {
     size_t nimg = 0;
-    store_crash_image *imgs = crash_images_of(r, &nimg);
+    store_crash_image *imgs = crash_needed_images(r, &nimg);
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     symd_status st;
@@ -193,7 +224,10 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
 }
 
 /* POST /v1/crashes: parsed, symbolicated, stored (201) unless ?store=false
- * (200), answered with the report's warnings. */
+ * (200), answered with the report's warnings: the whole symbolicated report
+ * (JSON, or text for ?format=text), or with Prefer: return=minimal a JSON
+ * answer of its id, signature and frame counts (a text answer ignores the
+ * preference). */
 enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_state *rs)
 {
     if (rs->too_large)
@@ -205,6 +239,10 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     enum MHD_Result refused;
     if (!demangle_arg(c, &full, &refused))
         return refused;
+    bool text = want_text(c);
+    bool minimal = !text && prefer_minimal(c);
+    if (minimal)
+        full = false; /* the short answer shows no names but the signature */
     crash_report r;
     symd_err err = {0};
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
@@ -226,7 +264,7 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
         ret = reply_status(c, &err, "internal_error");
     else {
         ret = answer_crash(c, &r, full ? &shown : &sym, body, rs->body.len, id,
-                           keep ? 201 : 200, want_text(c));
+                           keep ? 201 : 200, text, minimal);
         if (full)
             crash_symbolication_free(&shown);
     }
@@ -343,7 +381,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
         ret = reply_status(c, &err, "internal_error");
     } else {
         ret = answer_crash(c, &r, full ? &shown : &sym, sc.original, sc.original_len,
-                           (int64_t)id, 200, text);
+                           (int64_t)id, 200, text, false);
         if (full)
             crash_symbolication_free(&shown);
     }

@@ -339,6 +339,122 @@ TEST(e2e_crash_twins_symbolicate_after_upload)
     json_decref(got);
 }
 
+/* POST with Prefer: return=minimal (RFC 7240): the short answer agrees with
+ * the whole one on the id, signature and frames, names the app image to
+ * upload exactly when the whole answer marks it missing, and says so in
+ * Preference-Applied; a 201 carries the new crash's Location either way. */
+TEST(e2e_crash_prefer_minimal)
+{
+    const char *fx = "fixtures/crashes/bigapp-twin.crash";
+    size_t len;
+    uint8_t *buf = read_fixture(fx, &len);
+    CHECK(buf, "%s unreadable", fx);
+    if (!buf)
+        return;
+    int status;
+    json_t *full = request("POST", "/v1/crashes?store=false", NULL, buf, len, &status, NULL);
+    CHECK(status == 200 && full, "whole answer: %d", status);
+    /* the whole answer's frames by status: one entry per report frame is
+     * not inlined */
+    long long want[4] = {0}, total = 0;
+    static const char *const st_names[4] = {"symbolicated", "no_symbol", "missing_image",
+                                            "unknown_image"};
+    json_t *th = json_object_get(full, "threads");
+    for (size_t t = 0; t < json_array_size(th); t++) {
+        json_t *fr = json_object_get(json_array_get(th, t), "frames");
+        for (size_t f = 0; f < json_array_size(fr); f++) {
+            json_t *o = json_array_get(fr, f);
+            if (json_is_true(json_object_get(o, "inlined")))
+                continue;
+            total++;
+            for (int i = 0; i < 4; i++)
+                if (strcmp(json_string_value(json_object_get(o, "status")), st_names[i]) == 0)
+                    want[i]++;
+        }
+    }
+    const char *app_missing = NULL;
+    json_t *imgs = json_object_get(full, "images");
+    for (size_t i = 0; i < json_array_size(imgs); i++) {
+        json_t *im = json_array_get(imgs, i);
+        if (json_is_true(json_object_get(im, "app")) &&
+            strcmp(json_string_value(json_object_get(im, "status")), "missing") == 0)
+            app_missing = json_string_value(json_object_get(im, "uuid"));
+    }
+
+    http_resp r;
+    CHECK(http_do(cport(), "POST", "/v1/crashes",
+                  "Prefer: handling=lenient, RETURN = \"minimal\"; x=y\r\n", buf, len, &r),
+          "no answer");
+    CHECK(r.status == 201, "minimal: %d %.200s", r.status, r.body ? r.body : "");
+    const char *pa = http_header(&r, "Preference-Applied");
+    CHECK(pa && strcmp(pa, "return=minimal") == 0, "Preference-Applied: %s", pa ? pa : "(none)");
+    char loc[64];
+    snprintf(loc, sizeof loc, "%s", http_header(&r, "Location") ? http_header(&r, "Location") : "");
+    json_error_t e;
+    json_t *m = r.body ? json_loads(r.body, 0, &e) : NULL;
+    CHECK(m && !json_object_get(m, "threads") && r.len < 2048,
+          "minimal answer is %zu bytes: %.300s", r.len, r.body ? r.body : "");
+    http_resp_free(&r);
+    char want_loc[64];
+    snprintf(want_loc, sizeof want_loc, "/v1/crashes/%lld",
+             (long long)json_integer_value(json_object_get(m, "id")));
+    CHECK(json_integer_value(json_object_get(m, "id")) > 0 && strcmp(loc, want_loc) == 0,
+          "Location %s, id %lld", loc, (long long)json_integer_value(json_object_get(m, "id")));
+    CHECK(json_equal(json_object_get(m, "signature"), json_object_get(full, "signature")) &&
+              json_equal(json_object_get(m, "kind"), json_object_get(full, "kind")) &&
+              json_equal(json_object_get(m, "crashed_thread"),
+                         json_object_get(full, "crashed_thread")) &&
+              json_equal(json_object_get(m, "warnings"), json_object_get(full, "warnings")),
+          "minimal and whole answers differ: %s", json_dumps(m, JSON_COMPACT));
+    json_t *fc = json_object_get(m, "frames");
+    CHECK(json_integer_value(json_object_get(fc, "total")) == total, "total %lld, want %lld",
+          (long long)json_integer_value(json_object_get(fc, "total")), total);
+    for (int i = 0; i < 4; i++)
+        CHECK(json_integer_value(json_object_get(fc, st_names[i])) == want[i],
+              "frames %s: %lld, want %lld", st_names[i],
+              (long long)json_integer_value(json_object_get(fc, st_names[i])), want[i]);
+    json_t *nu = json_object_get(m, "needs_upload");
+    CHECK(app_missing ? json_is_object(nu) &&
+                            strcmp(json_string_value(json_object_get(nu, "uuid")), app_missing) == 0
+                      : json_is_null(nu),
+          "needs_upload %s, app missing %s", json_dumps(nu, JSON_COMPACT | JSON_ENCODE_ANY),
+          app_missing ? app_missing : "no");
+
+    /* the Location reads the crash back */
+    json_t *got = request("GET", loc, NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200 && json_equal(json_object_get(got, "signature"),
+                                      json_object_get(full, "signature")),
+          "GET %s: %d", loc, status);
+    json_decref(got);
+    json_decref(m);
+
+    /* another preference, text, or not stored */
+    json_t *rep = request("POST", "/v1/crashes?store=false", "Prefer: return=representation\r\n",
+                          buf, len, &status, NULL);
+    CHECK(status == 200 && json_array_size(json_object_get(rep, "threads")) ==
+                               json_array_size(th),
+          "return=representation: %d", status);
+    json_decref(rep);
+    CHECK(http_do(cport(), "POST", "/v1/crashes?store=false&format=text",
+                  "Prefer: return=minimal\r\n", buf, len, &r),
+          "no answer");
+    CHECK(r.status == 200 && !http_header(&r, "Preference-Applied") &&
+              !http_header(&r, "Location") && r.body && strstr(r.body, "Thread 0"),
+          "text with return=minimal: %d %.200s", r.status, r.body ? r.body : "");
+    http_resp_free(&r);
+    CHECK(http_do(cport(), "POST", "/v1/crashes?store=false", "Prefer: return=minimal\r\n",
+                  buf, len, &r),
+          "no answer");
+    m = r.body ? json_loads(r.body, 0, &e) : NULL;
+    CHECK(r.status == 200 && !http_header(&r, "Location") && m &&
+              json_is_null(json_object_get(m, "id")),
+          "not stored, minimal: %d %.200s", r.status, r.body ? r.body : "");
+    json_decref(m);
+    http_resp_free(&r);
+    json_decref(full);
+    free(buf);
+}
+
 /* One hostile report over HTTP. where NULL: it must be refused (4xx) and
  * nothing stored. Otherwise it must be stored (201) with a warning whose
  * "where" holds where, and read back whole (GET answers the same id). */
