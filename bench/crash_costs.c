@@ -58,20 +58,7 @@ static void *put_n(void *p)
     store_crash_image *imgs = crash_needed_images(r, &ni);
     if (!imgs)
         die("out of memory", NULL);
-    store_crash sc = {0};
-    sc.format = r->format == CRASH_FORMAT_IPS ? "ips" : "crash";
-    sc.kind = (char *)crash_kind_name(r->kind);
-    sc.bug_type = r->bug_type;
-    sc.process = r->process;
-    sc.bundle_id = r->bundle_id;
-    sc.app_version = r->app_version;
-    sc.os_version = r->os_version;
-    sc.hardware_model = r->hardware_model;
-    sc.incident_id = r->incident_id;
-    sc.exception_type = r->exception_type;
-    sc.signature = a->sym->signature;
-    sc.original = (uint8_t *)a->buf;
-    sc.original_len = a->len;
+    store_crash sc = crash_store_record(r, a->sym, a->buf, a->len);
     for (int i = 0; i < a->n; i++) {
         int64_t id;
         symd_err e = {0};

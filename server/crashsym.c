@@ -997,6 +997,50 @@ static void write_index_or_null(jsonw *w, long v, size_t n)
         JW_LIT(w, "null");
 }
 
+/* The keys both JSON answers of a report open with: "{" and id (null when
+ * < 0), format, kind, bug_type, process, bundle_id, app_version,
+ * os_version, hardware_model, incident_id. */
+static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
+{
+    JW_LIT(w, "{");
+    jw_key(w, fk, "id");
+    if (id >= 0)
+        jw_i64(w, id);
+    else
+        JW_LIT(w, "null");
+    jw_key(w, fk, "format");
+    jw_str(w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
+    jw_key(w, fk, "kind");
+    jw_str(w, crash_kind_name(r->kind));
+    jw_key(w, fk, "bug_type");
+    if (r->bug_type)
+        jw_i64(w, r->bug_type);
+    else
+        JW_LIT(w, "null");
+    static const char *const keys[] = {"process", "bundle_id", "app_version", "os_version",
+                                       "hardware_model", "incident_id"};
+    const char *vals[] = {r->process, r->bundle_id, r->app_version, r->os_version,
+                          r->hardware_model, r->incident_id};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        jw_key(w, fk, keys[i]);
+        jw_str_or_null(w, vals[i]);
+    }
+}
+
+/* The end of a JSON answer written into out from start: SYMD_OK, or, when
+ * an append failed, out as it was and SYMD_E_TOO_LARGE (a failed append is
+ * the limit or memory: like /v1/symbolicate, said as the limit). */
+static symd_status answer_done(const jsonw *w, dynbuf *out, size_t start, symd_err *err)
+{
+    if (w->ok)
+        return SYMD_OK;
+    out->len = start;
+    if (out->data)
+        out->data[start] = 0;
+    return symd_fail(err, SYMD_E_TOO_LARGE, "the crash answer does not fit in %zu bytes",
+                     out->max);
+}
+
 /* "warnings" (the parser's, and one per call tree deeper than the JSON
  * nests) and "warnings_dropped", as keys of the object w is in. */
 static void write_warnings(jsonw *w, bool *fk, const crash_report *r)
@@ -1050,29 +1094,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     jsonw w;
     jw_init(&w, out);
     bool fk = true;
-    JW_LIT(&w, "{");
-    jw_key(&w, &fk, "id");
-    if (id >= 0)
-        jw_i64(&w, id);
-    else
-        JW_LIT(&w, "null");
-    jw_key(&w, &fk, "format");
-    jw_str(&w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
-    jw_key(&w, &fk, "kind");
-    jw_str(&w, crash_kind_name(r->kind));
-    jw_key(&w, &fk, "bug_type");
-    if (r->bug_type)
-        jw_i64(&w, r->bug_type);
-    else
-        JW_LIT(&w, "null");
-    static const char *const keys[] = {"process", "bundle_id", "app_version", "os_version",
-                                       "hardware_model", "incident_id"};
-    const char *vals[] = {r->process, r->bundle_id, r->app_version, r->os_version,
-                          r->hardware_model, r->incident_id};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        jw_key(&w, &fk, keys[i]);
-        jw_str_or_null(&w, vals[i]);
-    }
+    write_head(&w, &fk, r, id);
     jw_key(&w, &fk, "exception");
     JW_LIT(&w, "{\"type\":");
     jw_str_or_null(&w, r->exception_type);
@@ -1221,16 +1243,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
     JW_LIT(&w, "]}");
     free(sd);
     free(sfirst);
-    if (!w.ok) {
-        /* Leave out as it was. A failed append is the limit or memory:
-         * like /v1/symbolicate, said as the limit. */
-        out->len = start;
-        if (out->data)
-            out->data[start] = 0;
-        return symd_fail(err, SYMD_E_TOO_LARGE, "the crash answer does not fit in %zu bytes",
-                         out->max);
-    }
-    return SYMD_OK;
+    return answer_done(&w, out, start, err);
 }
 
 symd_status crash_write_summary(const crash_report *r, const crash_symbolication *s,
@@ -1242,29 +1255,7 @@ symd_status crash_write_summary(const crash_report *r, const crash_symbolication
     jsonw w;
     jw_init(&w, out);
     bool fk = true;
-    JW_LIT(&w, "{");
-    jw_key(&w, &fk, "id");
-    if (id >= 0)
-        jw_i64(&w, id);
-    else
-        JW_LIT(&w, "null");
-    jw_key(&w, &fk, "format");
-    jw_str(&w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
-    jw_key(&w, &fk, "kind");
-    jw_str(&w, crash_kind_name(r->kind));
-    jw_key(&w, &fk, "bug_type");
-    if (r->bug_type)
-        jw_i64(&w, r->bug_type);
-    else
-        JW_LIT(&w, "null");
-    static const char *const keys[] = {"process", "bundle_id", "app_version", "os_version",
-                                       "hardware_model", "incident_id"};
-    const char *vals[] = {r->process, r->bundle_id, r->app_version, r->os_version,
-                          r->hardware_model, r->incident_id};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        jw_key(&w, &fk, keys[i]);
-        jw_str_or_null(&w, vals[i]);
-    }
+    write_head(&w, &fk, r, id);
     jw_key(&w, &fk, "exception_type");
     jw_str_or_null(&w, r->exception_type);
     jw_key(&w, &fk, "crashed_thread");
@@ -1312,14 +1303,7 @@ symd_status crash_write_summary(const crash_report *r, const crash_symbolication
     }
     write_warnings(&w, &fk, r);
     JW_LIT(&w, "}");
-    if (!w.ok) {
-        out->len = start;
-        if (out->data)
-            out->data[start] = 0;
-        return symd_fail(err, SYMD_E_TOO_LARGE, "the crash answer does not fit in %zu bytes",
-                         out->max);
-    }
-    return SYMD_OK;
+    return answer_done(&w, out, start, err);
 }
 
 /* Contract in crashsym.h. */
@@ -1351,4 +1335,25 @@ store_crash_image *crash_needed_images(const crash_report *r, size_t *n)
     }
     free(used);
     return v;
+}
+
+/* Contract in crashsym.h. */
+store_crash crash_store_record(const crash_report *r, const crash_symbolication *sym,
+                               const uint8_t *original, size_t len)
+{
+    store_crash sc = {0};
+    sc.format = r->format == CRASH_FORMAT_IPS ? "ips" : "crash";
+    sc.kind = (char *)crash_kind_name(r->kind);
+    sc.bug_type = r->bug_type;
+    sc.process = r->process;
+    sc.bundle_id = r->bundle_id;
+    sc.app_version = r->app_version;
+    sc.os_version = r->os_version;
+    sc.hardware_model = r->hardware_model;
+    sc.incident_id = r->incident_id;
+    sc.exception_type = r->exception_type;
+    sc.signature = sym->signature;
+    sc.original = (uint8_t *)(original ? original : (const uint8_t *)"");
+    sc.original_len = original ? len : 0;
+    return sc;
 }

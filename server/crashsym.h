@@ -67,6 +67,12 @@ struct store;
  * from r). *n of them; NULL when out of memory. Free with free(). */
 store_crash_image *crash_needed_images(const crash_report *r, size_t *n);
 
+/* What the store keeps of a posted report: its header fields, kind and
+ * bug_type, sym's signature and the original bytes (NULL: none). Every
+ * string and the bytes are borrowed from r, sym and original. */
+store_crash crash_store_record(const crash_report *r, const crash_symbolication *sym,
+                               const uint8_t *original, size_t len);
+
 /* The index of the app's own image in r->images: the one the report marks,
  * else the one named like the process; -1 when none. */
 long crash_app_image(const crash_report *r);

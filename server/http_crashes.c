@@ -201,24 +201,8 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
     store_crash_image *imgs = crash_needed_images(r, &nimg);
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    symd_status st;
-    {
-        store_crash sc = {0}; /* every string borrowed */
-        sc.format = r->format == CRASH_FORMAT_IPS ? "ips" : "crash";
-        sc.kind = (char *)crash_kind_name(r->kind);
-        sc.bug_type = r->bug_type;
-        sc.process = r->process;
-        sc.bundle_id = r->bundle_id;
-        sc.app_version = r->app_version;
-        sc.os_version = r->os_version;
-        sc.hardware_model = r->hardware_model;
-        sc.incident_id = r->incident_id;
-        sc.exception_type = r->exception_type;
-        sc.signature = sym->signature;
-        sc.original = rs->body.data ? rs->body.data : (uint8_t *)"";
-        sc.original_len = rs->body.len;
-        st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
-    }
+    store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
+    symd_status st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
     free(imgs);
     return st;
 }
