@@ -24,6 +24,7 @@
 
 #include "../swift/demangle.h"
 #include "../util/dynbuf.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* libiberty's recursion limit stays on (no DMGL_NO_RECURSE_LIMIT). */
 #define OPTIONS (DMGL_PARAMS | DMGL_ANSI)

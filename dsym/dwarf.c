@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 static const char *const sect_names[S_N] = {
     "__debug_info", "__debug_abbrev", "__debug_line", "__debug_str",

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define MAX_DIE_DEPTH 1024 /* DIE nesting; deeper is corrupt */
 

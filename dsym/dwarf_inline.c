@@ -4,6 +4,7 @@
 #include "dwarf_int.h"
 
 #include <string.h>
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 static size_t uleb_len(uint64_t v)
 {

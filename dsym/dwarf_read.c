@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../demangle/demangle.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define MAX_NAME_HOPS 16   /* abstract_origin/specification hops */
 #define MAX_ABBREV_ATTRS 512 /* real abbreviations have a few dozen */

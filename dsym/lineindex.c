@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define HDR 48u
 

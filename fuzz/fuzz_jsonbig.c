@@ -4,7 +4,11 @@
  *     int64_t became a marked string that reads back (jsonbig_literal) as
  *     '-'? digits, and jansson's refusal was for a too big integer;
  *   - jsonbig_u64 / jsonbig_i64 of every integer agree with the literal's
- *     digits. */
+ *     digits;
+ *   - jsonbig_load_members (an object read member by member) with room for
+ *     every value reads what jsonbig_loadb reads of an object, and refuses
+ *     what it refuses at the same place; with no room for unknown values it
+ *     reads every known one the same and marks the others skipped. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,6 +64,44 @@ static void walk(const json_t *v, int depth)
     }
 }
 
+/* Keys starting with 't' are "known". */
+static bool known_t(const char *key) { return key[0] == 't'; }
+
+static void members(const uint8_t *data, size_t size, const json_t *big,
+                    const json_error_t *e2)
+{
+    size_t skipped;
+    json_error_t e3;
+    json_t *all = jsonbig_load_members((const char *)data, size, known_t, SIZE_MAX, &skipped,
+                                       &e3);
+    bool object = big && json_is_object(big);
+    if (object && (!all || !json_equal(all, big) || skipped))
+        __builtin_trap(); /* room for everything: the whole parse */
+    if (!big && all && !json_is_object(all))
+        __builtin_trap();
+    size_t i = 0;
+    while (i < size && strchr(" \t\r\n", data[i]) && data[i])
+        i++;
+    if (!big && !all && i < size && data[i] == '{' &&
+        (e3.line != e2->line || e3.column != e2->column || e3.position != e2->position))
+        __builtin_trap(); /* refused where the whole parse refuses */
+    json_decref(all);
+    json_t *some = jsonbig_load_members((const char *)data, size, known_t, 0, &skipped, &e3);
+    if (object && some) {
+        const char *k;
+        json_t *v;
+        uint64_t n;
+        json_object_foreach((json_t *)big, k, v) {
+            json_t *w = json_object_get(some, k);
+            if (!w || (known_t(k) ? !json_equal(v, w) : !jsonbig_skipped(w, &n)))
+                __builtin_trap();
+        }
+        if (json_object_size(some) != json_object_size(big))
+            __builtin_trap();
+    }
+    json_decref(some);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_error_t e1, e2;
@@ -71,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap(); /* jsonbig reads more only by the big integers */
     if (big)
         walk(big, 0);
+    members(data, size, big, &e2);
     if (!big && (e2.position < -1 || (e2.position >= 0 && (size_t)e2.position > size)))
         __builtin_trap(); /* the error is placed in the caller's text */
     json_decref(plain);

@@ -10,6 +10,7 @@
 #include "../util/cursor.h"
 #include "../util/util.h"
 #include "../macho/symindex.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* A line index larger than this is refused (the DWARF behind it would be
  * far larger than any upload limit). */

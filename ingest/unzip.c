@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zip.h>
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define CHUNK (64u << 10)   /* bytes asked of libzip per read */
 #define NAME_IN_MSG 96      /* bytes of a member name quoted in a message */
@@ -107,6 +108,10 @@ static symd_status read_member(zip_t *za, zip_uint64_t idx, const char *name,
             }
             size_t grow = size ? size : CHUNK; /* double, from one chunk */
             size_t want = cap - size < grow ? (size_t)cap : size + grow;
+            /* An inflated member is read like an uploaded file: it widens
+             * the request's memory budget as its body did (bounded by the
+             * zip limits above, not by the archive's size). */
+            mem_meter_widen(mem_meter_current(), want - size);
             uint8_t *p = realloc(data, want);
             if (!p) {
                 st = symd_fail(err, SYMD_E_NOMEM, "out of memory inflating zip member");

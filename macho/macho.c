@@ -6,6 +6,7 @@
 
 #include "../util/cursor.h"
 #include "../util/util.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define FAT_MAGIC 0xcafebabeu
 #define FAT_MAGIC_64 0xcafebabfu

@@ -6,6 +6,7 @@
 
 #include "../util/cursor.h"
 #include "../demangle/demangle.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define HDR 32u
 #define SYM 12u

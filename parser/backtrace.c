@@ -15,6 +15,7 @@
 
 #include "../util/hex.h"
 #include "../util/util.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define JR_MAX_DEPTH 64
 

@@ -23,6 +23,7 @@
 #include "../util/jsonbig.h"
 #include "../util/util.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* ---- kinds ------------------------------------------------------------------ */
 
@@ -558,7 +559,9 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
         if (bs == e) {
             st = cp_warn_line(p, body_line, "the .ips report has no body: only its header is read");
         } else if (*bs == '{') {
-            json_t *root = jsonbig_loadb(b, (size_t)(e - b), 0, &je);
+            size_t nskipped;
+            json_t *root = jsonbig_load_members(b, (size_t)(e - b), crash_ips_reads_key,
+                                                IPS_UNKNOWN_BUDGET, &nskipped, &je);
             if (!root) {
                 /* Kept with its header, the body as text for rendering. */
                 st = cp_warn_line(p, skipped + 1 + (size_t)je.line,

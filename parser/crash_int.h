@@ -60,6 +60,12 @@ symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_lin
 /* A JSON .ips body (root) under its header line (hdr); root NULL reads the
  * header alone. */
 symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr);
+/* The top-level keys of an .ips body crash_parse_ips_body reads: values of
+ * other keys are only shown, and a large one is skipped unread
+ * (jsonbig_load_members). */
+bool crash_ips_reads_key(const char *key);
+/* Bytes of values of unknown top-level keys read (and shown) at most. */
+#define IPS_UNKNOWN_BUDGET (256u << 10)
 /* A body body[0..n) that does not parse as JSON (the caller has warned):
  * the header, and from the text the panic string and the fields that name
  * the report, where they can still be found. */

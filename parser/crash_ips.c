@@ -21,6 +21,7 @@
 #include "../util/jsonbig.h"
 #include "../util/util.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* Text the reader assembles (app_specific, process details, verbatim lines)
  * is bounded; past the bound it is cut with a warning. */
@@ -219,6 +220,13 @@ static void tput_value(tbuf *t, const json_t *v, int depth, bool raw)
     const char *big = jsonbig_literal(v, &n);
     if (big) {
         tput(t, big, n);
+        return;
+    }
+    uint64_t skipped;
+    if (jsonbig_skipped(v, &skipped)) {
+        char note[64];
+        snprintf(note, sizeof note, "(%" PRIu64 " bytes, not read)", skipped);
+        tputs(t, note);
         return;
     }
     char num[32];
@@ -1095,6 +1103,18 @@ static const char *const consumed[] = {
     "ktriageinfo", "vmRegionInfo", "faultingThread", NULL,
 };
 
+bool crash_ips_reads_key(const char *key)
+{
+    static const char *const read_too[] = {"threads", "faultingThread", NULL};
+    for (size_t i = 0; consumed[i]; i++)
+        if (strcmp(key, consumed[i]) == 0)
+            return true;
+    for (size_t i = 0; read_too[i]; i++)
+        if (strcmp(key, read_too[i]) == 0)
+            return true;
+    return false;
+}
+
 static void other_fields(const json_t *root, tbuf *as)
 {
     const char *key;
@@ -1194,6 +1214,14 @@ static void from_header(jp *j, const json_t *hdr)
 static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
 {
     crash_report *r = j->p->r;
+    const char *key;
+    json_t *v;
+    uint64_t skipped;
+    json_object_foreach((json_t *)root, key, v) {
+        if (jsonbig_skipped(v, &skipped))
+            jwarn(j, key, "a value of %" PRIu64 " bytes under a key symd does not read: "
+                          "skipped unread", skipped);
+    }
     char *proc_path = NULL;
     identity(j, root, &proc_path);
     json_t *threads = json_object_get(root, "threads");

@@ -13,6 +13,7 @@
 
 #include "../util/hex.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 typedef struct {
     cp *p;

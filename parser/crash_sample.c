@@ -37,6 +37,7 @@
 #include "../util/hex.h"
 #include "../util/util.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define PREFIX_LINES 256    /* how far detection looks */
 #define PREFIX_BYTES 65536

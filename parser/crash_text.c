@@ -17,6 +17,7 @@
 #include "../util/hex.h"
 #include "../util/util.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 typedef enum {
     ST_HEADER, /* before the first section */

@@ -15,6 +15,7 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "symbolicate.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define MAX_SLICES 8           /* of one UUID, read to tell found from other arch */
 #define SIGNATURE_LINE_MAX 200 /* bytes of a panic string's first line */

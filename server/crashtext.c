@@ -37,6 +37,7 @@
 #include <strings.h>
 
 #include "../util/util.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define CT_MAX_FIELD 16384
 

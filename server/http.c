@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -75,14 +76,20 @@ static __thread req_state *tl_req;
 /* Charges n bytes of request or response body to the server's budget
  * (--max-inflight-mb); false when they do not fit. A request whose own
  * bytes are all that is held always fits, so one upload of --max-upload
- * bytes is never refused for its size alone. */
+ * bytes is never refused for its size alone. While the request's memory
+ * meter runs, bytes it already took from the budget (an answer built under
+ * it) move over instead of being counted twice. */
 static bool hold(server *srv, req_state *rs, uint64_t n)
 {
-    uint64_t cur = atomic_load(&srv->held);
+    if (mem_meter_current() == &rs->meter && mem_meter_transfer(&rs->meter, n)) {
+        rs->held += n;
+        return true;
+    }
+    uint64_t cur = atomic_load(&srv->pool.held);
     do {
-        if (cur != rs->held && (cur + n < cur || cur + n > srv->cfg->max_inflight))
+        if (cur != rs->held && (cur + n < cur || cur + n > srv->pool.max))
             return false;
-    } while (!atomic_compare_exchange_weak(&srv->held, &cur, cur + n));
+    } while (!atomic_compare_exchange_weak(&srv->pool.held, &cur, cur + n));
     rs->held += n;
     return true;
 }
@@ -94,8 +101,8 @@ static bool hold(server *srv, req_state *rs, uint64_t n)
 enum MHD_Result reply_busy(struct MHD_Connection *c)
 {
     return reply_error(c, 503, "busy",
-                       "the server holds too many large bodies (--max-inflight-mb); "
-                       "retry later");
+                       "the server holds all the memory --max-inflight-mb allows for "
+                       "requests; retry later");
 }
 
 enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
@@ -157,6 +164,9 @@ enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, json_t *do
     return reply_bytes(c, status, (uint8_t *)s, strlen(s), "application/json");
 }
 
+static enum MHD_Result reply_error_msg(struct MHD_Connection *c, unsigned status,
+                                       const char *code, const char *msg);
+
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *code,
                             const char *fmt, ...)
 {
@@ -165,6 +175,17 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* An error answer is small and must go out even when the meter that
+     * refused the request is full. */
+    mem_meter *m = mem_meter_swap(NULL);
+    enum MHD_Result ret = reply_error_msg(c, status, code, msg);
+    mem_meter_swap(m);
+    return ret;
+}
+
+static enum MHD_Result reply_error_msg(struct MHD_Connection *c, unsigned status,
+                                       const char *code, const char *msg)
+{
     dynbuf b;
     dynbuf_init(&b, 4096);
     jsonw w;
@@ -179,9 +200,30 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
     return reply_dynbuf(c, status, &b);
 }
 
+bool reply_if_over_budget(struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    mem_meter *m = mem_meter_current();
+    if (!m || !m->trip)
+        return false;
+    if (m->trip == MEM_TRIP_POOL) {
+        *ret = reply_busy(c);
+        return true;
+    }
+    *ret = reply_error(c, 413, "too_large",
+                       "reading this request needs more than its memory budget of %llu MiB "
+                       "(--request-mem-factor times its %llu-byte body, plus --request-mem-mb)",
+                       (unsigned long long)(m->limit >> 20),
+                       (unsigned long long)(tl_req ? tl_req->received : 0));
+    return true;
+}
+
 enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
                              const char *corrupt_code)
 {
+    /* Any failure after the meter refused memory may stem from it. */
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over))
+        return over;
     switch (e->kind) {
     case SYMD_E_CORRUPT:
         return reply_error(c, 400, corrupt_code, "%s", e->msg);
@@ -434,7 +476,138 @@ static int64_t now_us(void)
 static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state *rs,
                                 const char *url, const char *method,
                                 const char *upload_data, size_t *upload_size);
+static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_state *rs,
+                                     const char *url, const char *method);
 static conn_track *track_of(struct MHD_Connection *c);
+/* A request that held or parsed this much asks the reaper to give freed
+ * memory back to the system (malloc_trim): glibc keeps it otherwise. */
+#define TRIM_AFTER (16u << 20)
+
+/* ---- admission ------------------------------------------------------------
+ * A body over ADMIT_SMALL bytes is admitted only when its declared size
+ * (Content-Length; a chunked body counts as ADMIT_CHUNKED) fits in the
+ * in-flight budget beside what is held, less a share kept for small
+ * requests (ADMIT_RESERVE). Until then its connection is suspended (nothing
+ * of its body is read) in a first-come-first-served queue; past
+ * --admission-wait it is answered 503 busy with Retry-After. Small bodies,
+ * GETs and DELETEs never wait: they are charged as their bytes arrive, with
+ * the whole budget, so queued uploads never crowd them out. A large body
+ * that alone is bigger than what large bodies may share is admitted when
+ * no other large body is held (one upload is never refused for its size). */
+#define ADMIT_SMALL (1u << 20)
+#define ADMIT_CHUNKED (64u << 20)
+
+/* The part of the budget kept for small requests and parse memory. */
+static uint64_t admit_reserve(const server *srv)
+{
+    uint64_t r = srv->pool.max / 16;
+    return r < (4u << 20) ? (srv->pool.max < (8u << 20) ? 0 : 4u << 20) : r;
+}
+
+/* Takes rs's reservation when it fits (under admit.mu). */
+static bool admit_fits(server *srv, req_state *rs)
+{
+    uint64_t cap = srv->pool.max - admit_reserve(srv);
+    bool alone = srv->admit.large_held == 0 && rs->reserved > cap;
+    uint64_t cur = atomic_load(&srv->pool.held);
+    do {
+        if (!alone && (cur + rs->reserved < cur || cur + rs->reserved > cap))
+            return false;
+    } while (!atomic_compare_exchange_weak(&srv->pool.held, &cur, cur + rs->reserved));
+    rs->held += rs->reserved;
+    srv->admit.large_held++;
+    srv->admit.admitted_total++;
+    rs->large = true;
+    return true;
+}
+
+static void admit_unlink(server *srv, req_state *rs)
+{
+    req_state **pp = &srv->admit.head, *prev = NULL;
+    while (*pp && *pp != rs) {
+        prev = *pp;
+        pp = &(*pp)->admit_next;
+    }
+    if (!*pp)
+        return;
+    *pp = rs->admit_next;
+    if (srv->admit.tail == rs)
+        srv->admit.tail = prev;
+    rs->admit_next = NULL;
+    rs->queued = false;
+    srv->admit.waiting--;
+}
+
+/* Admits waiters from the head of the queue while they fit, and answers
+ * those waiting past --admission-wait (or all of them when refuse_all);
+ * resumes each. Called whenever budget is given back, by the reaper every
+ * 200 ms and at shutdown. */
+static void admit_pump(server *srv, bool refuse_all)
+{
+    int64_t limit = (int64_t)srv->cfg->admission_wait * 1000000;
+    pthread_mutex_lock(&srv->admit.mu);
+    for (req_state *head; (head = srv->admit.head);) {
+        if (!refuse_all && admit_fits(srv, head)) {
+            admit_unlink(srv, head);
+            head->resumed = true;
+            MHD_resume_connection(head->conn);
+            continue;
+        }
+        /* Only the head may be admitted (first come, first served), but any
+         * waiter may time out; when the head does, the next may fit. */
+        int64_t now = now_us();
+        bool head_gone = false;
+        for (req_state *w = head, *next; w; w = next) {
+            next = w->admit_next;
+            if (refuse_all || now - w->queued_us >= limit) {
+                admit_unlink(srv, w);
+                w->wait_refused = true;
+                w->resumed = true;
+                srv->admit.refused_total++;
+                head_gone |= w == head;
+                MHD_resume_connection(w->conn);
+            }
+        }
+        if (!head_gone)
+            break;
+    }
+    pthread_mutex_unlock(&srv->admit.mu);
+}
+
+/* The first callback of a POST with a body: whether it may read it now
+ * (true), or was queued and its connection suspended (false). */
+static bool admit_or_queue(server *srv, struct MHD_Connection *c, req_state *rs,
+                           uint64_t declared, bool chunked)
+{
+    uint64_t need = chunked ? (rs->limit < ADMIT_CHUNKED ? rs->limit : ADMIT_CHUNKED) : declared;
+    if (need <= ADMIT_SMALL)
+        return true;
+    rs->reserved = need;
+    pthread_mutex_lock(&srv->admit.mu);
+    bool now = !srv->admit.head && admit_fits(srv, rs);
+    if (!now) {
+        rs->queued = true;
+        rs->queued_us = now_us();
+        if (srv->admit.tail)
+            srv->admit.tail->admit_next = rs;
+        else
+            srv->admit.head = rs;
+        srv->admit.tail = rs;
+        srv->admit.waiting++;
+        MHD_suspend_connection(c);
+    }
+    pthread_mutex_unlock(&srv->admit.mu);
+    return now;
+}
+
+/* Budget was given back: the next waiters may fit now. */
+static void admit_released(server *srv)
+{
+    if (srv->admit.head) /* racy peek; the reaper pumps every 200 ms anyway */
+        admit_pump(srv, false);
+}
+
+
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
@@ -450,6 +623,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = rs;
         rs->srv = srv;
+        rs->conn = c;
         rs->start_us = now_us();
         atomic_fetch_add(&srv->in_flight, 1);
         snprintf(rs->method, sizeof rs->method, "%s", method);
@@ -490,7 +664,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         rs->limit = rs->route == ROUTE_IMAGES ? srv->cfg->max_upload : srv->cfg->max_json;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
-        uint64_t declared;
+        uint64_t declared = 0;
         if (rs->is_post && cl && num_parse_u64(cl, &declared) && declared > rs->limit)
             return reply_error(c, 413, "too_large", "body of %llu bytes exceeds %llu",
                                (unsigned long long)declared,
@@ -502,12 +676,26 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
                 return reply_error(c, 400, "bad_multipart",
                                    "multipart/form-data without a usable boundary");
         }
+        bool has_cl = rs->is_post && cl && num_parse_u64(cl, &declared);
+        bool chunked = rs->is_post && !has_cl &&
+                       MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        if ((has_cl || chunked) && atomic_load(&srv->draining) &&
+            (chunked || declared > ADMIT_SMALL))
+            return reply_busy(c); /* stopping: no new large bodies */
+        if ((has_cl || chunked) && !admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked))
+            return MHD_YES; /* suspended until admitted or refused */
         return MHD_YES;
+    }
+    if (rs->resumed) { /* libmicrohttpd repeats the first call after a resume */
+        rs->resumed = false;
+        return rs->wait_refused ? reply_busy(c) : MHD_YES;
     }
 
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
+        uint64_t prev = rs->received;
         rs->received += n;
         if (rs->route == ROUTE_IMAGES && rs->is_post)
             metrics_upload_bytes(srv->m, n);
@@ -519,7 +707,9 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
             return MHD_YES;
         if (!rs->is_post)
             return MHD_YES; /* no route reads a GET or DELETE body */
-        if (!hold(srv, rs, n)) {
+        /* A large body's declared bytes were held at admission. */
+        uint64_t from = prev > rs->reserved ? prev : rs->reserved;
+        if (rs->received > from && !hold(srv, rs, rs->received - from)) {
             rs->busy = true; /* keep reading, discard, answer 503 at the end */
             return MHD_YES;
         }
@@ -534,6 +724,24 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
 
     if (rs->busy && !rs->too_large)
         return reply_busy(c);
+    /* The handler's allocations are metered: reading the input may take
+     * --request-mem-factor times the body plus --request-mem-mb, and
+     * everything together stays within the in-flight budget. */
+    mem_meter_begin(&rs->meter, &srv->pool,
+                    mem_request_limit(rs->received, srv->cfg->request_mem_factor,
+                                      srv->cfg->request_mem_allowance));
+    enum MHD_Result ret = route_request(srv, c, rs, url, method);
+    mem_meter_end(&rs->meter);
+    if (rs->meter.peak >= TRIM_AFTER)
+        atomic_store(&srv->trim_wanted, true);
+    admit_released(srv);
+    return ret;
+}
+
+/* The handler of rs's route, once its whole body is in. */
+static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_state *rs,
+                                     const char *url, const char *method)
+{
     switch (rs->route) {
     case ROUTE_INDEX:
         return handle_asset(c, "index.html");
@@ -670,10 +878,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(rs->files[i].name);
     }
     dynbuf_free(&rs->body);
-    atomic_fetch_sub(&srv->held, rs->held);
+    if (rs->queued || rs->large) {
+        pthread_mutex_lock(&srv->admit.mu);
+        admit_unlink(srv, rs);
+        if (rs->large)
+            srv->admit.large_held--;
+        pthread_mutex_unlock(&srv->admit.mu);
+    }
+    mem_pool_give(&srv->pool, rs->held);
+    if (rs->held >= TRIM_AFTER)
+        atomic_store(&srv->trim_wanted, true);
     free(rs);
     *con_cls = NULL;
     atomic_fetch_sub(&srv->in_flight, 1);
+    admit_released(srv);
 }
 
 /* Connection opened or closed: keeps the reaper's list. libmicrohttpd
@@ -716,6 +934,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     }
 }
 
+/* The reaper's other rounds: waiters past --admission-wait are answered,
+ * and after a large request the memory glibc kept is given back (trimming
+ * every arena takes a few milliseconds: only after large requests). */
+static void housekeeping(server *srv)
+{
+    if (srv->admit.head)
+        admit_pump(srv, false);
+    if (atomic_exchange(&srv->trim_wanted, false))
+        malloc_trim(0);
+}
+
 /* Shuts down the sockets of requests older than --request-timeout. A
  * shutdown (not a close) makes the connection's own thread see end of file
  * and close it the ordinary way, so libmicrohttpd's state stays its own.
@@ -754,6 +983,9 @@ static void *reaper(void *arg)
             t->cut = true;
             metrics_timeout(srv->m, phase);
         }
+        pthread_mutex_unlock(&srv->conns_mu);
+        housekeeping(srv);
+        pthread_mutex_lock(&srv->conns_mu);
     }
     pthread_mutex_unlock(&srv->conns_mu);
     return NULL;
@@ -862,6 +1094,10 @@ int server_run(const server_config *cfg)
     server srv;
     memset(&srv, 0, sizeof srv);
     srv.cfg = cfg;
+    srv.pool.max = cfg->max_inflight;
+    pthread_mutex_init(&srv.admit.mu, NULL);
+    mem_widen_factor = cfg->request_mem_factor ? cfg->request_mem_factor : 4;
+    mem_use_for_json();
     srv.conns.next = srv.conns.prev = &srv.conns;
     pthread_mutex_init(&srv.conns_mu, NULL);
     pthread_condattr_t ca;
@@ -929,7 +1165,8 @@ int server_run(const server_config *cfg)
      * with its own workers dropping the listening socket from their sets and
      * aborts the process ("Failed to remove listen FD from epoll set"). */
     unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
+        MHD_ALLOW_SUSPEND_RESUME; /* admission: large bodies wait suspended */
     if (v6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
@@ -954,8 +1191,8 @@ int server_run(const server_config *cfg)
         return 1;
     }
     pthread_t reaper_thread;
-    bool reaping = (cfg->request_timeout > 0 || cfg->header_timeout > 0) &&
-                   pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
+    /* The reaper also admits and times out waiting bodies: always started. */
+    bool reaping = pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET6_ADDRSTRLEN] = "?";
     if (v6)
@@ -978,6 +1215,7 @@ int server_run(const server_config *cfg)
      * be reused before MHD_stop_daemon; it is closed after that. */
     if (lsock != MHD_INVALID_SOCKET)
         shutdown(lsock, SHUT_RDWR);
+    admit_pump(&srv, true); /* bodies waiting for room: 503, not a wait */
     uint64_t busy = atomic_load(&srv.in_flight);
     if (busy)
         fprintf(stderr, "symd: %s, finishing %llu requests under way\n",
@@ -994,6 +1232,7 @@ int server_run(const server_config *cfg)
     uint64_t left = atomic_load(&srv.in_flight);
     if (left)
         fprintf(stderr, "symd: cutting %llu requests short\n", (unsigned long long)left);
+    admit_pump(&srv, true); /* libmicrohttpd stops no suspended connection */
     MHD_stop_daemon(d);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);

@@ -30,8 +30,11 @@ typedef struct {
                                  request's headers; 0: none */
     unsigned request_timeout; /* seconds for a whole request and its answer; 0: none */
     unsigned shutdown_grace;  /* seconds SIGTERM waits for requests under way */
-    uint64_t max_inflight;    /* request + response body bytes held at once (one
-                                 request alone always fits) */
+    uint64_t max_inflight;    /* bytes held at once, all requests together: bodies,
+                                 parse memory, answers (one request alone always fits) */
+    unsigned request_mem_factor;  /* a request's parse may use factor * body ... */
+    uint64_t request_mem_allowance; /* ... + this many bytes */
+    unsigned admission_wait;  /* seconds a large body may wait for room in the budget */
     uint64_t keep_days;       /* crashes older than this many days are pruned; 0: kept */
     uint64_t max_crashes;     /* crashes beyond the newest this many are pruned; 0: kept */
     unsigned prune_every;     /* seconds between retention passes */

@@ -93,6 +93,9 @@ static bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Resul
  * never the 400 of a bad request. Anything else is our bug (500). */
 static enum MHD_Result reply_refused(struct MHD_Connection *c, const symd_err *err)
 {
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over))
+        return over;
     switch (err->kind) {
     case SYMD_E_NOT_CRASH_REPORT:
     case SYMD_E_TOO_LARGE:
@@ -232,6 +235,12 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
     if (crash_parse(body, rs->body.len, &r, &err) != SYMD_OK)
         return reply_refused(c, &err);
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over)) { /* a part read short for memory: not stored */
+        crash_report_free(&r);
+        return over;
+    }
+    mem_input_read();
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         crash_report_free(&r);
@@ -339,12 +348,36 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     bool text = want_text(c);
     enum MHD_Result ret;
     crash_report r;
-    if (crash_parse(sc.original, sc.original_len, &r, &err) != SYMD_OK) {
+    /* The stored original is read under the budget its size gives, as it
+     * was when posted; past it, the answer is what the store holds. */
+    mem_meter *m = mem_meter_current();
+    if (m)
+        mem_meter_set_limit(m, mem_request_limit(sc.original_len, srv->cfg->request_mem_factor,
+                                                 srv->cfg->request_mem_allowance));
+    symd_status pst = crash_parse(sc.original, sc.original_len, &r, &err);
+    if (m && m->trip) {
+        if (pst == SYMD_OK)
+            crash_report_free(&r);
+        symd_err why = {0};
+        if (m->trip == MEM_TRIP_POOL)
+            symd_fail(&why, SYMD_E_TOO_LARGE, "the server's in-flight memory "
+                                              "(--max-inflight-mb) is in use; retry later");
+        else
+            symd_fail(&why, SYMD_E_TOO_LARGE, "reading it needs more than its memory budget "
+                                              "of %llu MiB", (unsigned long long)(m->limit >> 20));
+        mem_meter_swap(NULL); /* what the store holds is small: answered unmetered */
+        ret = answer_stored(c, &sc, &why, text);
+        mem_meter_swap(m);
+        store_crash_free(&sc);
+        return ret;
+    }
+    if (pst != SYMD_OK) {
         ret = err.kind == SYMD_E_NOMEM ? reply_status(c, &err, "")
                                        : answer_stored(c, &sc, &err, text);
         store_crash_free(&sc);
         return ret;
     }
+    mem_input_read();
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         bool ours = err.kind == SYMD_E_NOMEM || err.kind == SYMD_E_DB || err.kind == SYMD_E_IO ||

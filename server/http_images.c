@@ -68,6 +68,12 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
         st = ingest_add_upload(&batch, rs->body.data, rs->body.len, query_arg(c, "name"), zl,
                                &info, &err);
     }
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over)) { /* nothing is stored of a short read */
+        ingest_batch_free(&batch);
+        return over;
+    }
+    mem_input_read();
     store_put_result *results = NULL;
     store_image *stored = NULL;
     if (st == SYMD_OK) {

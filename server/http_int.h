@@ -14,6 +14,7 @@
 
 #include "../store/store.h"
 #include "../util/dynbuf.h"
+#include "../util/membudget.h"
 #include "http.h"
 #include "metrics.h"
 
@@ -34,13 +35,27 @@ typedef struct conn_track {
     bool cut;
 } conn_track;
 
+struct req_state;
+
+/* Large bodies waiting for room in the in-flight budget, first come first
+ * served (http.c: admit_*). Each waiter's connection is suspended. */
+typedef struct {
+    pthread_mutex_t mu;
+    struct req_state *head, *tail;
+    uint64_t waiting;          /* in the queue now */
+    uint64_t large_held;       /* large bodies admitted and not yet completed */
+    uint64_t admitted_total, refused_total; /* for /metrics */
+} admission;
+
 typedef struct {
     const server_config *cfg;
     store *st;
     metrics *m;
     FILE *access_log;          /* NULL: off */
     _Atomic uint64_t in_flight; /* requests between first callback and completion */
-    _Atomic uint64_t held;      /* request and response body bytes held now */
+    mem_pool pool;             /* --max-inflight-mb: bodies, parse memory, answers */
+    admission admit;
+    atomic_bool trim_wanted;   /* a large request ended: give freed memory back */
     atomic_bool draining;      /* SIGTERM seen: answers close their connection */
     pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
     conn_track conns;          /* list head */
@@ -73,8 +88,9 @@ typedef struct {
 } upload_file;
 
 /* One request, from its first callback to its completion (http.c). */
-typedef struct {
+typedef struct req_state {
     server *srv;
+    struct MHD_Connection *conn;
     route route;
     bool routed;         /* route, method and limits checked */
     bool is_post;
@@ -84,6 +100,17 @@ typedef struct {
     const char *allow;   /* Allow header of a 405 */
     uint64_t held;       /* bytes charged to server.held, released at completion */
     bool busy;           /* the body did not fit --max-inflight-mb: answer 503 */
+    /* Admission of a large body (over ADMIT_SMALL bytes): it waits, its
+     * connection suspended, until its declared size fits the budget. */
+    bool large;          /* counted in admission.large_held once admitted */
+    bool queued;         /* in the admission queue now */
+    bool resumed;        /* admitted or refused while suspended: the next
+                            callback repeats the first one */
+    bool wait_refused;   /* waited past --admission-wait (or shutdown): 503 */
+    uint64_t reserved;   /* body bytes held in advance at admission */
+    int64_t queued_us;
+    struct req_state *admit_next;
+    mem_meter meter;     /* the handler's allocations (membudget.h) */
     char method[12];
     char path[256];      /* for the access log, cut */
     char path_arg[64];   /* the {uuid}, {id} or {file} of the path */
@@ -121,6 +148,12 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* 503 busy: a body or answer that does not fit --max-inflight-mb. */
 enum MHD_Result reply_busy(struct MHD_Connection *c);
+/* When the current request's memory meter refused an allocation: queues
+ * 413 (past the request's own budget) or 503 busy (the in-flight budget
+ * is full), sets *ret and returns true. Handlers call it after reading
+ * input, so a read that ran out of budget is never taken for a short one. */
+bool reply_if_over_budget(struct MHD_Connection *c, enum MHD_Result *ret);
+
 /* Maps an error from the lower layers to a status and code. corrupt_code
  * names what was being read, so corrupt input gets its own code
  * ("malformed_macho", "malformed_zip"). A 500 means our bug and is logged. */

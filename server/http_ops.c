@@ -87,6 +87,13 @@ enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
     g.cache_hits = cs.hits;
     g.cache_misses = cs.misses;
     g.in_flight = atomic_load(&srv->in_flight);
+    g.inflight_bytes = atomic_load(&srv->pool.held);
+    g.inflight_max = srv->pool.max;
+    pthread_mutex_lock(&srv->admit.mu);
+    g.admission_waiting = srv->admit.waiting;
+    g.admission_admitted = srv->admit.admitted_total;
+    g.admission_refused = srv->admit.refused_total;
+    pthread_mutex_unlock(&srv->admit.mu);
     g.rss_bytes = rss_bytes();
     dynbuf out;
     dynbuf_init(&out, 4u << 20);

@@ -36,7 +36,8 @@ static void usage(FILE *f)
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
           "         [--access-log FILE|-|off] [--max-connections N] [--max-per-ip N]\n"
           "         [--idle-timeout S] [--header-timeout S] [--request-timeout S]\n"
-          "         [--shutdown-grace S] [--max-inflight-mb N]\n"
+          "         [--shutdown-grace S] [--max-inflight-mb N] [--request-mem-factor N]\n"
+          "         [--request-mem-mb N] [--admission-wait S]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
@@ -221,6 +222,7 @@ static int cmd_serve(int argc, char **argv)
     cfg.max_json = DEFAULT_MAX_JSON;
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
+    uint64_t mem_factor, mem_mb, admit_s;
     if (parse_size_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -238,6 +240,10 @@ static int cmd_serve(int argc, char **argv)
         parse_size_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), &grace_s) ||
         parse_size_opt("SYMD_MAX_INFLIGHT_MB", env_or("SYMD_MAX_INFLIGHT_MB", "2048"),
                        &inflight_mb) ||
+        parse_size_opt("SYMD_REQUEST_MEM_FACTOR", env_or("SYMD_REQUEST_MEM_FACTOR", "4"),
+                       &mem_factor) ||
+        parse_size_opt("SYMD_REQUEST_MEM_MB", env_or("SYMD_REQUEST_MEM_MB", "64"), &mem_mb) ||
+        parse_size_opt("SYMD_ADMISSION_WAIT", env_or("SYMD_ADMISSION_WAIT", "30"), &admit_s) ||
         parse_size_opt("SYMD_KEEP_DAYS", env_or("SYMD_KEEP_DAYS", "0"), &keep_days) ||
         parse_size_opt("SYMD_MAX_CRASHES", env_or("SYMD_MAX_CRASHES", "0"), &max_crashes) ||
         parse_size_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), &prune_every) ||
@@ -270,6 +276,9 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--request-timeout") == 0) bad = parse_size_opt(a, v, &request_s);
         else if (strcmp(a, "--shutdown-grace") == 0) bad = parse_size_opt(a, v, &grace_s);
         else if (strcmp(a, "--max-inflight-mb") == 0) bad = parse_size_opt(a, v, &inflight_mb);
+        else if (strcmp(a, "--request-mem-factor") == 0) bad = parse_size_opt(a, v, &mem_factor);
+        else if (strcmp(a, "--request-mem-mb") == 0) bad = parse_size_opt(a, v, &mem_mb);
+        else if (strcmp(a, "--admission-wait") == 0) bad = parse_size_opt(a, v, &admit_s);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
@@ -303,6 +312,14 @@ static int cmd_serve(int argc, char **argv)
                         "a timeout (0..86400 s) or --max-inflight-mb out of range\n");
         return 2;
     }
+    if (mem_factor == 0 || mem_factor > 1000 || mem_mb > (1u << 20) || admit_s > 86400) {
+        fprintf(stderr, "symd serve: --request-mem-factor (1..1000), --request-mem-mb "
+                        "(0..1048576) or --admission-wait (0..86400 s) out of range\n");
+        return 2;
+    }
+    cfg.request_mem_factor = (unsigned)mem_factor;
+    cfg.request_mem_allowance = mem_mb << 20;
+    cfg.admission_wait = (unsigned)admit_s;
     if (resolve_tokens(flag_token, flag_file, &cfg) != 0)
         return 2;
     if (keep_days > 100000 || prune_every == 0 || prune_every > 86400) {

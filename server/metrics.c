@@ -219,6 +219,21 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
         (long long)atomic_load_explicit(&m->conns_open, memory_order_relaxed));
     head(&w, "symd_requests_in_flight", "gauge", "Requests being received, handled or sent.");
     put(&w, "symd_requests_in_flight %llu\n", (unsigned long long)g->in_flight);
+    head(&w, "symd_inflight_bytes", "gauge",
+         "Bytes of bodies, parse memory and answers held now (--max-inflight-mb).");
+    put(&w, "symd_inflight_bytes %llu\n", (unsigned long long)g->inflight_bytes);
+    head(&w, "symd_inflight_limit_bytes", "gauge", "The in-flight budget.");
+    put(&w, "symd_inflight_limit_bytes %llu\n", (unsigned long long)g->inflight_max);
+    head(&w, "symd_admission_waiting", "gauge",
+         "Large bodies waiting for room in the in-flight budget.");
+    put(&w, "symd_admission_waiting %llu\n", (unsigned long long)g->admission_waiting);
+    head(&w, "symd_admission_admitted_total", "counter",
+         "Large bodies admitted into the in-flight budget.");
+    put(&w, "symd_admission_admitted_total %llu\n",
+        (unsigned long long)g->admission_admitted);
+    head(&w, "symd_admission_refused_total", "counter",
+         "Large bodies answered 503 after waiting --admission-wait.");
+    put(&w, "symd_admission_refused_total %llu\n", (unsigned long long)g->admission_refused);
 
     if (g->images >= 0) {
         head(&w, "symd_images", "gauge", "Image slices stored (one per UUID and arch).");

@@ -48,6 +48,8 @@ typedef struct {
     int64_t images, image_blobs, crashes;
     uint64_t cache_bytes, cache_entries, cache_hits, cache_misses;
     uint64_t in_flight;
+    uint64_t inflight_bytes, inflight_max; /* the --max-inflight-mb budget */
+    uint64_t admission_waiting, admission_admitted, admission_refused;
     uint64_t rss_bytes; /* 0: unknown */
 } metrics_gauges;
 

@@ -8,6 +8,7 @@
 
 #include "../util/hex.h"
 #include "../util/jsonw.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* A request image with what the store knows of it. */
 typedef struct {
@@ -543,6 +544,7 @@ symd_status symbolicate_json(store *s, const char *body, size_t len, bool full_n
     symd_status st = bt_parse(body, len, &req, err);
     if (st != SYMD_OK)
         return st;
+    mem_input_read(); /* the answer may be far larger than the request */
     req.full_names = full_names;
     st = symbolicate(s, &req, out, counts, err);
     bt_free(&req);

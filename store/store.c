@@ -1,6 +1,7 @@
 /* The store's core: the API of store.h over a backend (store/backend.h),
  * and the size-bounded cache of loaded indexes that makes a frame cost a
  * binary search in memory. */
+#include "../util/membudget.h"
 #include "store.h"
 
 #include <pthread.h>
@@ -222,8 +223,22 @@ static store_loaded *cache_find(store *s, const uint8_t uuid[16], const char *ar
 
 /* Reads (uuid, arch) from the database into a fresh, unshared entry, its
  * blobs checked before any lookup trusts them. */
+static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const char *arch,
+                                     store_loaded **out, symd_err *err);
+
+/* The cache is bounded by --cache-mb, not by the request that happens to
+ * miss it: its entries are never counted in a request's memory meter. */
 static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch,
                               store_loaded **out, symd_err *err)
+{
+    mem_meter *m = mem_meter_swap(NULL);
+    symd_status st = load_entry_metered(s, uuid, arch, out, err);
+    mem_meter_swap(m);
+    return st;
+}
+
+static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const char *arch,
+                                     store_loaded **out, symd_err *err)
 {
     store_loaded *e = calloc(1, sizeof *e);
     if (!e)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* Bytes of the arena on the stack: enough for the trees of nearly all
  * names, so that demangling one costs no malloc. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "demangle.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 struct sarena_block {
     sarena_block *next;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 typedef struct {
     sarena *a;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 /* The printer steps one name may take: far above any real name (a few
  * hundred), low enough that a tree sharing subtrees exponentially (through

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 enum { BASE = 36, TMIN = 1, TMAX = 26, SKEW = 38, DAMP = 700, INITIAL_BIAS = 72 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "metered.h" /* last: counts this file's allocations */
 
 void dynbuf_init(dynbuf *b, size_t max)
 {

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "metered.h" /* last: counts this file's allocations */
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -134,6 +135,168 @@ json_t *jsonbig_loadb(const char *buf, size_t len, size_t flags, json_error_t *e
     if (e)
         *e = local;
     return j;
+}
+
+/* ---- member by member ------------------------------------------------------ */
+
+static size_t skip_ws(const char *b, size_t i, size_t len)
+{
+    while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The end of the string starting at b[i] == '"' (past its closing quote),
+ * or 0 when it does not end. */
+static size_t skip_string(const char *b, size_t i, size_t len)
+{
+    for (i++; i < len; i++) {
+        if (b[i] == '\\')
+            i++;
+        else if (b[i] == '"')
+            return i + 1;
+    }
+    return 0;
+}
+
+/* The end of the value starting at b[i], found by brackets and strings
+ * alone (the value is not checked further), or 0 when it does not end. */
+static size_t skip_value(const char *b, size_t i, size_t len)
+{
+    if (i >= len)
+        return 0;
+    if (b[i] == '"')
+        return skip_string(b, i, len);
+    if (b[i] == '{' || b[i] == '[') {
+        size_t depth = 0;
+        for (; i < len; i++) {
+            char c = b[i];
+            if (c == '"') {
+                size_t e = skip_string(b, i, len);
+                if (!e)
+                    return 0;
+                i = e - 1;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                if (--depth == 0)
+                    return i + 1;
+            }
+        }
+        return 0;
+    }
+    size_t s = i;
+    while (i < len && !strchr(",}] \t\r\n", b[i]))
+        i++;
+    return i > s ? i : 0;
+}
+
+/* Shifts an error jansson found in buf[at..) to buf's own line, column and
+ * position. */
+static void error_from(json_error_t *e, const char *buf, size_t at)
+{
+    size_t line = 1, col0 = 0;
+    for (size_t i = 0; i < at; i++)
+        if (buf[i] == '\n') {
+            line++;
+            col0 = i + 1;
+        }
+    if (e->line == 1 && e->column >= 0) /* jansson counts characters, not bytes */
+        for (size_t i = col0; i < at; i++)
+            e->column += ((unsigned char)buf[i] & 0xC0) != 0x80;
+    if (e->line >= 1)
+        e->line += (int)line - 1;
+    if (e->position >= 0)
+        e->position += (int)at;
+}
+
+json_t *jsonbig_load_members(const char *buf, size_t len, bool (*known)(const char *key),
+                             size_t unknown_budget, size_t *nskipped, json_error_t *e)
+{
+    *nskipped = 0;
+    size_t i = skip_ws(buf, 0, len);
+    json_t *root = i < len && buf[i] == '{' ? json_object() : NULL;
+    if (!root)
+        return jsonbig_loadb(buf, len, 0, e);
+    i = skip_ws(buf, i + 1, len);
+    bool first = true;
+    while (i < len && buf[i] != '}') {
+        if (!first) { /* ", " before every member but the first */
+            if (buf[i] != ',')
+                goto whole;
+            i = skip_ws(buf, i + 1, len);
+        }
+        first = false;
+        size_t ks = i, ke = i < len && buf[i] == '"' ? skip_string(buf, i, len) : 0;
+        if (!ke)
+            goto whole;
+        i = skip_ws(buf, ke, len);
+        if (i >= len || buf[i] != ':')
+            goto whole;
+        size_t vs = skip_ws(buf, i + 1, len), ve = skip_value(buf, vs, len);
+        if (!ve)
+            goto whole;
+        i = skip_ws(buf, ve, len);
+        json_t *k = jsonbig_loadb(buf + ks, ke - ks, JSON_DECODE_ANY, e);
+        if (!k || !json_is_string(k)) {
+            json_decref(k);
+            goto whole;
+        }
+        const char *key = json_string_value(k);
+        json_t *v;
+        if (known(key) || ve - vs <= unknown_budget) {
+            if (!known(key))
+                unknown_budget -= ve - vs;
+            v = jsonbig_loadb(buf + vs, ve - vs, JSON_DECODE_ANY, e);
+            if (!v) {
+                json_decref(k);
+                json_decref(root);
+                if (e)
+                    error_from(e, buf, vs);
+                return NULL;
+            }
+        } else {
+            char mark[32];
+            snprintf(mark, sizeof mark, "%c%zu", JSONBIG_SKIPPED, ve - vs);
+            v = json_string(mark);
+            ++*nskipped;
+        }
+        if (!v || json_object_set_new(root, key, v) != 0) {
+            json_decref(k);
+            json_decref(root);
+            if (e) {
+                memset(e, 0, sizeof *e);
+                e->line = e->column = e->position = -1;
+                strcpy(e->text, "out of memory");
+            }
+            return NULL;
+        }
+        json_decref(k);
+    }
+    if (i >= len || skip_ws(buf, i + 1, len) != len)
+        goto whole;
+    return root;
+whole: /* not a plain object: jansson says what is wrong, and where */
+    json_decref(root);
+    *nskipped = 0;
+    return jsonbig_loadb(buf, len, 0, e);
+}
+
+bool jsonbig_skipped(const json_t *v, uint64_t *bytes)
+{
+    if (!json_is_string(v))
+        return false;
+    const char *s = json_string_value(v);
+    if (s[0] != JSONBIG_SKIPPED || !is_digit(s[1]))
+        return false;
+    uint64_t x = 0;
+    for (s++; *s; s++) {
+        if (!is_digit(*s))
+            return false;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *bytes = x;
+    return true;
 }
 
 const char *jsonbig_literal(const json_t *v, size_t *n)

@@ -27,6 +27,24 @@
  * document is the caller's (json_decref). */
 json_t *jsonbig_loadb(const char *buf, size_t len, size_t flags, json_error_t *e);
 
+/* Marks a member value jsonbig_load_members did not read: the string
+ * "\x1e<bytes of the value as written>". */
+#define JSONBIG_SKIPPED '\x1e'
+
+/* Parses buf[0..len) as one JSON object member by member, so that values
+ * the caller does not read cost nothing: a member whose key known() does
+ * not accept is read only while such values add up to at most
+ * unknown_budget bytes; past that its value becomes a skipped marker
+ * (jsonbig_skipped) and is only scanned for its end. Anything that is not
+ * a well-formed object at the top level is parsed whole by jsonbig_loadb,
+ * so errors and their positions are jsonbig_loadb's. *nskipped: how many
+ * values were skipped. The document is the caller's. */
+json_t *jsonbig_load_members(const char *buf, size_t len, bool (*known)(const char *key),
+                             size_t unknown_budget, size_t *nskipped, json_error_t *e);
+/* The size of a value jsonbig_load_members skipped, or false when v is no
+ * skipped marker. */
+bool jsonbig_skipped(const json_t *v, uint64_t *bytes);
+
 /* A JSON integer, or a marked big literal, as uint64_t: false when v is
  * neither, negative, or past 2^64-1. */
 bool jsonbig_u64(const json_t *v, uint64_t *out);

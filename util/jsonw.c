@@ -3,6 +3,7 @@
 #include "util.h"
 
 #include <string.h>
+#include "metered.h" /* last: counts this file's allocations */
 
 void jw_init(jsonw *w, dynbuf *b)
 {
