@@ -515,6 +515,10 @@ static bool admit_fits(server *srv, req_state *rs)
             return false;
     } while (!atomic_compare_exchange_weak(&srv->pool.held, &cur, cur + rs->reserved));
     rs->held += rs->reserved;
+    /* The declared body is held now: take its buffer in one piece (a
+     * buffer grown by doubling leaves its smaller copies behind). */
+    if (!rs->pp && rs->reserved <= rs->limit)
+        (void)dynbuf_reserve(&rs->body, (size_t)rs->reserved);
     srv->admit.large_held++;
     srv->admit.admitted_total++;
     rs->large = true;

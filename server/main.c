@@ -800,7 +800,10 @@ int main(int argc, char **argv)
          * instead. Memory stays bounded by the request limits. */
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
         mallopt(M_TOP_PAD, 4 << 20);
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        /* Blocks of 4 MiB and more (large bodies, answers, inflated zip
+         * members) are mapped on their own and go back to the system when
+         * freed: a burst of large requests leaves no heap behind. */
+        mallopt(M_MMAP_THRESHOLD, 4 << 20);
         return cmd_serve(argc - 2, argv + 2);
     }
     if (strcmp(cmd, "upload") == 0)
