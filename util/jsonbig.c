@@ -185,8 +185,13 @@ static size_t skip_value(const char *b, size_t i, size_t len)
         }
         return 0;
     }
+    /* a number, true, false or null: its characters only; whatever
+     * follows must then be ',' or '}', or the whole parse says what is
+     * wrong */
     size_t s = i;
-    while (i < len && !strchr(",}] \t\r\n", b[i]))
+    while (i < len && ((b[i] >= '0' && b[i] <= '9') || (b[i] >= 'a' && b[i] <= 'z') ||
+                       (b[i] >= 'A' && b[i] <= 'Z') || b[i] == '+' || b[i] == '-' ||
+                       b[i] == '.'))
         i++;
     return i > s ? i : 0;
 }
