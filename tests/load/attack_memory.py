@@ -189,11 +189,16 @@ class Answer:
         except (ValueError, KeyError, TypeError):
             return ""
 
+    def whole(self):
+        """An answer read to its end."""
+        return self.status is not None and self.error is None
+
     def what(self):
         if self.status is None:
             return f"no answer ({self.error})"
         c = self.code()
-        return f"{self.status}" + (f" {c}" if c else "")
+        return f"{self.status}" + (f" {c}" if c else "") + \
+            (f" cut short ({self.error})" if self.error else "")
 
 
 def call(port, method, path, body=b"", headers=None, timeout=IO_TIMEOUT, keep=1 << 16,
@@ -215,20 +220,25 @@ def call(port, method, path, body=b"", headers=None, timeout=IO_TIMEOUT, keep=1 
     for k, v in (headers or {}).items():
         head.append(f"{k}: {v}")
     sock = None
+    got = bytearray()
     try:
         sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
         early = False
+        poll = select.poll()
+        poll.register(sock, select.POLLIN | select.POLLOUT)
         try:
             for chunk in chunks:
                 mv = memoryview(chunk)
                 off = 0
                 while off < len(mv):
-                    r, w, _ = select.select([sock], [sock], [], timeout)
-                    if r:
-                        early = True
+                    ev = 0
+                    for _, e in poll.poll(timeout * 1000):
+                        ev |= e
+                    if ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                        early = True  # an answer (or a close) before the whole body
                         break
-                    if not w:
+                    if not ev & select.POLLOUT:
                         raise socket.timeout("send stalled")
                     n = sock.send(mv[off:off + (1 << 20)])
                     off += n
@@ -245,7 +255,6 @@ def call(port, method, path, body=b"", headers=None, timeout=IO_TIMEOUT, keep=1 
         a.status = resp.status
         a.headers = {k.lower(): v for k, v in resp.getheaders()}
         h = hashlib.sha256() if digest else None
-        got = bytearray()
         while True:
             buf = resp.read(1 << 20)
             if not buf:
@@ -257,9 +266,10 @@ def call(port, method, path, body=b"", headers=None, timeout=IO_TIMEOUT, keep=1 
                 got += buf[:keep - len(got)]
         a.data = bytes(got)
         a.sha = h.hexdigest() if h else None
-        a.error = None if a.status else a.error
+        a.error = None  # a send error before a whole answer does not matter
     except (OSError, http.client.HTTPException, ValueError) as e:
         a.error = (a.error + "; " if a.error else "") + f"{type(e).__name__}: {e}"
+        a.data = a.data or bytes(got)
     finally:
         if sock:
             sock.close()
@@ -437,7 +447,7 @@ class Probe:
         with self.lock:
             self.lat.append(a.seconds * 1000.0)
             self.late = max(self.late, late * 1000.0)
-            if a.status != 200:
+            if a.status != 200 or not a.whole():
                 self.bad.append(f"{kind} {a.what()}")
 
     def _run(self):
@@ -607,9 +617,8 @@ def step(env, db, name, n, body_len, fn, extra=(), bound_inflight=None, want=Non
     time.sleep(0.2)
     probe.stop()
     died = not srv.alive() and mem.killed_kb is None
-    want = want or (lambda a: a.status is not None and (200 <= a.status < 300 or
-                                                          (a.status == 413 and
-                                                           a.code() == "too_large")))
+    want = want or (lambda a: a.whole() and (200 <= a.status < 300 or
+                                             (a.status == 413 and a.code() == "too_large")))
     ok = all(want(a) for a in answers) and not died and mem.killed_kb is None
     secs = max((a.seconds for a in answers), default=0)
     C.check(f"{name}: answers", ok, f"{tally(answers)}; slowest {secs:.1f} s"
@@ -898,6 +907,8 @@ def phase_e(env, db):
     sizes = sorted({x.nbytes for x in oks})
 
     def fine(x):
+        if not x.whole():
+            return False
         if x.status == 200:
             return x.nbytes >= 0.5 * ANSWER_MB * MiB and len(shas) == 1
         return x.status == 503 and x.code() == "busy" and "retry-after" in x.headers
