@@ -74,6 +74,8 @@ Safety: a guard kills the server (SIGKILL) when its RSS passes MEM_RSS_CAP_MB
 the step instead of exhausting the machine; the step says so.
 
 Other knobs: MEM_PHASES (a,b,d,e), MEM_IO_TIMEOUT (180 s per request),
+MEM_IPS_HEADER_FROM (the .ips whose first line heads the bodies, e.g. one
+of ../shared/real-reports; default fixtures/crashes/bigapp-pac.ips),
 MEM_INFLIGHT_MB (2048: the --max-inflight-mb of a and b, passed only when
 not 2048), MEM_KEEP (keep the temporary directory), SYMD_BIN,
 LOAD_RETENTION_ARGS (added to every server, as in the other load tests).
