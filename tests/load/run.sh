@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The load tests in sequence: wrk saturation, kill -9 recovery, hostile
-# traffic. Each prints its figures and "N passed, N failed"; this prints the
+# traffic, framing attacks. Each prints its figures and "N passed, N failed"; this prints the
 # sum last and exits non-zero if anything failed.
 #
 #   bash tests/load/run.sh                 # the CI form (about 1 minute on 2 cores)
@@ -44,5 +44,6 @@ one() { # name, command...
 one wrk_load bash "$HERE/wrk_load.sh"
 one kill9 "$PY" "$HERE/kill9.py"
 one hostile "$PY" "$HERE/hostile.py"
+one attack_framing "$PY" "$HERE/attack_framing.py"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
