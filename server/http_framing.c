@@ -2,7 +2,8 @@
  *
  * What libmicrohttpd does itself, with symd's options (measured against
  * 0.9.75 and read in its connection.c):
- *   - a malformed Content-Length ("+2", "2, 2", letters): 400 and close;
+ *   - a malformed Content-Length ("+2", "2, 2", letters): 400 and close
+ *     (0.9.75 writes that answer's status line and headers twice);
  *   - a request line without a valid "HTTP/d.d" version: 400 and close;
  *     HTTP/0.x and 2+: 505 and close;
  *   - a header line without a colon: 400 and close;
@@ -17,8 +18,10 @@
  *   - a transfer coding other than one "chunked": libmicrohttpd waits for
  *     a body of unknown length until the idle timeout: 501
  *     unsupported_transfer_coding for a coding it does not know ("identity",
- *     "gzip", "xchunked", ...), 400 bad_framing for "chunked" twice or on
- *     an HTTP/1.0 request;
+ *     "gzip", "xchunked", ...), 400 bad_framing for "chunked" twice, with
+ *     whitespace or an empty list element around it (libmicrohttpd reads
+ *     a chunked body only for the one value "chunked" exactly) or on an
+ *     HTTP/1.0 request;
  *   - a field name with whitespace before the colon ("Content-Length :")
  *     or any other byte outside RFC 9110's token: libmicrohttpd keeps the
  *     space in the name, so the field is not Content-Length for it;
@@ -109,8 +112,9 @@ typedef struct {
     uintptr_t start, end; /* the raw header block, as libmicrohttpd left it */
     uintptr_t pos;        /* just past the previous field's value; 0 before the first */
     int http_minor;       /* -1: unknown */
-    unsigned n_cl, n_te, n_host, n_chunked, n_other_coding;
-    bool bad_name, bad_value, bad_layout, empty_coding;
+    unsigned n_cl, n_te, n_host, n_other_coding;
+    bool bad_name, bad_value, bad_layout;
+    bool te_exact; /* a Transfer-Encoding value is "chunked", as libmicrohttpd compares */
 } scan;
 
 /* Whether [from, to) lies in the block and holds NUL bytes only. */
@@ -135,6 +139,7 @@ static void read_version(scan *s, uintptr_t vend)
     s->http_minor = p[-1] - '0';
 }
 
+/* Counts the codings of a Transfer-Encoding value other than chunked. */
 static void codings(scan *s, const char *v, size_t n)
 {
     size_t i = 0;
@@ -147,12 +152,8 @@ static void codings(scan *s, const char *v, size_t n)
         size_t e = i;
         while (e > b && (v[e - 1] == ' ' || v[e - 1] == '\t'))
             e--;
-        if (e == b)
-            s->empty_coding = true;
-        else if (e - b == 7 && strncasecmp(v + b, "chunked", 7) == 0)
-            s->n_chunked++;
-        else
-            s->n_other_coding++;
+        if (e > b && (e - b != 7 || strncasecmp(v + b, "chunked", 7) != 0))
+            s->n_other_coding++; /* empty ones: refused as not exactly "chunked" */
         if (i >= n)
             break;
         i++; /* the comma */
@@ -195,6 +196,7 @@ static enum MHD_Result each_field(void *cls, enum MHD_ValueKind kind, const char
         s->n_cl++;
     else if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0) {
         s->n_te++;
+        s->te_exact = value_size == 7 && strncasecmp(value, "chunked", 7) == 0;
         codings(s, value, value_size);
     } else if (key_size == 4 && strncasecmp(key, "Host", 4) == 0)
         s->n_host++;
@@ -255,11 +257,14 @@ bool framing_refused(struct MHD_Connection *c, req_state *rs, const char *method
         status = 501;
         code = "unsupported_transfer_coding";
         bad = "the only transfer coding this server reads is chunked";
-    } else if (s.n_te && (s.n_cl || s.n_chunked != 1 || s.empty_coding || s.http_minor == 0)) {
+    } else if (s.n_te && (s.n_cl || s.n_te != 1 || !s.te_exact || s.http_minor == 0)) {
+        /* libmicrohttpd reads a chunked body only when the one value is
+         * "chunked" exactly: "chunked " (a trailing space) or ", chunked"
+         * would leave it waiting for a body of unknown length */
         code = "bad_framing";
         bad = s.n_cl ? "Content-Length and Transfer-Encoding together"
               : s.http_minor == 0 ? "Transfer-Encoding in an HTTP/1.0 request"
-                                  : "chunked must be the one transfer coding, given once";
+                                  : "Transfer-Encoding must be chunked, given once";
     } else if (s.n_cl > 1) {
         code = "bad_framing";
         bad = "Content-Length given more than once";

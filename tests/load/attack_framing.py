@@ -179,6 +179,10 @@ def run(c, port, work):
     refused(c, port, "Transfer-Encoding: chunked twice (two fields)",
             post + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk0
             + HIDDEN, 400, "bad_framing")
+    refused(c, port, "Transfer-Encoding: chunked with a trailing space",
+            post + b"Transfer-Encoding: chunked \r\n\r\n" + chunk0 + HIDDEN, 400, "bad_framing")
+    refused(c, port, "Transfer-Encoding: , chunked",
+            post + b"Transfer-Encoding: , chunked\r\n\r\n" + chunk0 + HIDDEN, 400, "bad_framing")
     refused(c, port, "Transfer-Encoding in an HTTP/1.0 request",
             b"POST /v1/crashes?store=false HTTP/1.0\r\nAuthorization: Bearer rd\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n" + chunk0, 400, "bad_framing")
