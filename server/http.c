@@ -117,7 +117,7 @@ enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (tl_req && tl_req->allow && status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, tl_req->allow);
-    if (tl_req && atomic_load(&tl_req->srv->draining))
+    if (tl_req && (tl_req->close || atomic_load(&tl_req->srv->draining)))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == 503)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
@@ -304,6 +304,14 @@ bool demangle_arg(struct MHD_Connection *c, bool *full, enum MHD_Result *refused
 
 static route route_of(const char *url, char *path_arg, size_t cap)
 {
+    /* absolute-form (RFC 9112 3.2.2: a server must accept it): the path of
+     * "http://host:port/path"; the authority is not checked. */
+    if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0) {
+        const char *auth = strchr(url, ':') + 3;
+        url = strchr(auth, '/');
+        if (!url)
+            url = "/";
+    }
     if (strcmp(url, "/") == 0)
         return ROUTE_INDEX;
     if (strncmp(url, "/assets/", 8) == 0) {
@@ -651,6 +659,9 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
 {
     if (!rs->routed) {
         rs->routed = true;
+        enum MHD_Result refused;
+        if (framing_refused(c, rs, method, &refused))
+            return refused;
         rs->route = route_of(url, rs->path_arg, sizeof rs->path_arg);
         const char *allow;
         if (rs->route == ROUTE_NONE)
@@ -1020,9 +1031,13 @@ static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
+/* HOST:PORT, [V6]:PORT or PORT; false with *why when it is no address this
+ * host has, or the port is not a number from 0 to 65535 (getaddrinfo would
+ * take "99999" and listen on 99999 mod 65536). */
 static bool parse_listen(const char *spec, struct sockaddr_storage *ss,
-                         socklen_t *sslen, bool *v6)
+                         socklen_t *sslen, bool *v6, const char **why)
 {
+    *why = "want HOST:PORT";
     char host[256] = "127.0.0.1", port[16];
     const char *colon = strrchr(spec, ':');
     if (spec[0] == '[') {
@@ -1043,6 +1058,11 @@ static bool parse_listen(const char *spec, struct sockaddr_storage *ss,
     } else {
         snprintf(port, sizeof port, "%s", spec);
     }
+    size_t digits = strspn(port, "0123456789");
+    if (digits == 0 || port[digits] || digits > 5 || atol(port) > 65535) {
+        *why = "the port must be a number from 0 to 65535";
+        return false;
+    }
     struct addrinfo hints = {0}, *res;
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -1061,8 +1081,9 @@ int server_run(const server_config *cfg)
     struct sockaddr_storage ss;
     socklen_t sslen;
     bool v6;
-    if (!parse_listen(cfg->listen, &ss, &sslen, &v6)) {
-        fprintf(stderr, "symd: cannot use --listen %s (want HOST:PORT)\n", cfg->listen);
+    const char *why;
+    if (!parse_listen(cfg->listen, &ss, &sslen, &v6, &why)) {
+        fprintf(stderr, "symd: cannot use --listen %s (%s)\n", cfg->listen, why);
         return 2;
     }
     /* libmicrohttpd keeps a connection on the pool thread that accepted it,
@@ -1183,6 +1204,9 @@ int server_run(const server_config *cfg)
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, NULL,
+        /* Sees the raw request target before libmicrohttpd parses its
+         * query (http_framing.c). */
+        MHD_OPTION_URI_LOG_CALLBACK, framing_uri_seen, NULL,
         /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: MHD's default SO_REUSEADDR
          * lets a restart take the port at once, while 1 would set
          * SO_REUSEPORT and let a second symd share the port with this one,

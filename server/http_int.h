@@ -111,6 +111,7 @@ typedef struct req_state {
     int64_t queued_us;
     struct req_state *admit_next;
     mem_meter meter;     /* the handler's allocations (membudget.h) */
+    bool close;          /* the answer says Connection: close (libmicrohttpd closes after it) */
     char method[12];
     char path[256];      /* for the access log, cut */
     char path_arg[64];   /* the {uuid}, {id} or {file} of the path */
@@ -176,6 +177,26 @@ const char *list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *befor
 void set_next_cursor(json_t *doc, bool more, int64_t last_id);
 /* s as a JSON string, or null. */
 json_t *json_str_or_null(const char *s);
+
+/* ---- framing (http_framing.c) --------------------------------------------
+ * RFC 9112's rules where libmicrohttpd 0.9.75 is lenient; the comment at
+ * the head of http_framing.c lists what it does itself and what is checked
+ * here. */
+
+/* MHD_OPTION_URI_LOG_CALLBACK: notes a request target with a space or a
+ * control byte, or a query of more parameters than the connection's memory
+ * holds (that query is cut before libmicrohttpd parses it). Returns NULL. */
+void *framing_uri_seen(void *cls, const char *uri, struct MHD_Connection *c);
+/* At a request's first callback (method: libmicrohttpd's own pointer, the
+ * first byte of the header block): true, with the answer queued in *ret
+ * and rs->close set, when the request's framing or headers are refused:
+ * Content-Length with Transfer-Encoding or twice, a transfer coding other
+ * than one chunked (501 when unknown), a header name outside the token
+ * syntax (whitespace before the colon), a control byte or NUL in a header
+ * value, an obs-folded line, HTTP/1.1 without one Host, or what
+ * framing_uri_seen noted. */
+bool framing_refused(struct MHD_Connection *c, req_state *rs, const char *method,
+                     enum MHD_Result *ret);
 
 /* ---- handlers -------------------------------------------------------------
  * Called once the whole body is in (rs->too_large set when it did not fit). */

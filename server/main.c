@@ -112,11 +112,40 @@ static const char *env_or(const char *name, const char *def)
 static int parse_size_opt(const char *name, const char *v, uint64_t *out)
 {
     if (!v || !num_parse_u64(v, out)) {
-        fprintf(stderr, "symd: %s needs a number, got '%s'\n", name, v ? v : "");
+        fprintf(stderr, "symd: %s needs a number below 2^64, got '%s'\n", name, v ? v : "");
         return -1;
     }
     return 0;
 }
+
+/* A number from lo to hi; -1 after a message naming the flag (or
+ * variable) when it is no number or out of that range. */
+static int parse_range_opt(const char *name, const char *v, uint64_t lo, uint64_t hi,
+                           uint64_t *out)
+{
+    if (parse_size_opt(name, v, out))
+        return -1;
+    if (*out < lo || *out > hi) {
+        fprintf(stderr, "symd serve: %s must be from %llu to %llu, got '%s'\n", name,
+                (unsigned long long)lo, (unsigned long long)hi, v);
+        return -1;
+    }
+    return 0;
+}
+
+/* The ranges of symd serve's numbers, for the flag and its variable. */
+#define R_CACHE_MB 0, (1u << 20)
+#define R_THREADS 0, 1024
+#define R_DB_POOL 0, 1024
+#define R_MAX_CONNS 1, 100000
+#define R_MAX_PER_IP 0, 100000
+#define R_SECONDS 0, 86400
+#define R_INFLIGHT_MB 1, (1u << 30)
+#define R_KEEP_DAYS 0, 100000
+#define R_MAX_CRASHES 0, INT64_MAX
+#define R_PRUNE_EVERY 1, 86400
+#define R_MEM_FACTOR 1, 1000
+#define R_MEM_MB 0, (1u << 20)
 
 /* Zip limits: the defaults, then the environment. Returns -1 on a bad value. */
 static int zip_limits_from_env(unzip_limits *l)
@@ -153,10 +182,13 @@ static char *token_from_file(const char *what, const char *path)
     size_t len = strcspn(buf, "\n");
     while (len > 0 && (buf[len - 1] == '\r' || buf[len - 1] == ' ' || buf[len - 1] == '\t'))
         len--;
-    if (!f || len == 0 || memchr(buf, 0, len) || n > 4096) {
+    /* strcspn stops at a NUL as at a newline: look for one in every byte
+     * read, or "x\0secret" would be the token "x" */
+    bool nul = memchr(buf, 0, n) != NULL;
+    if (!f || len == 0 || nul || n > 4096) {
         fprintf(stderr, "symd serve: %s %s: %s\n", what, path,
                 !f ? "cannot be read" : n > 4096 ? "is over 4096 bytes"
-                                                 : "holds no token on its first line");
+                : nul ? "holds a NUL byte" : "holds no token on its first line");
         return NULL;
     }
     return strndup(buf, len);
@@ -223,30 +255,37 @@ static int cmd_serve(int argc, char **argv)
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     uint64_t mem_factor, mem_mb, admit_s;
-    if (parse_size_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), &cache_mb) ||
+    if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
         parse_size_opt("SYMD_MAX_JSON", env_or("SYMD_MAX_JSON", "33554432"),
                        &cfg.max_json) ||
-        parse_size_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), &threads) ||
-        parse_size_opt("SYMD_DB_POOL", env_or("SYMD_DB_POOL", "0"), &db_pool) ||
-        parse_size_opt("SYMD_MAX_CONNECTIONS", env_or("SYMD_MAX_CONNECTIONS", "1000"),
-                       &max_conns) ||
-        parse_size_opt("SYMD_MAX_PER_IP", env_or("SYMD_MAX_PER_IP", "200"), &max_per_ip) ||
-        parse_size_opt("SYMD_IDLE_TIMEOUT", env_or("SYMD_IDLE_TIMEOUT", "30"), &idle_s) ||
-        parse_size_opt("SYMD_HEADER_TIMEOUT", env_or("SYMD_HEADER_TIMEOUT", "10"), &header_s) ||
-        parse_size_opt("SYMD_REQUEST_TIMEOUT", env_or("SYMD_REQUEST_TIMEOUT", "300"),
-                       &request_s) ||
-        parse_size_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), &grace_s) ||
-        parse_size_opt("SYMD_MAX_INFLIGHT_MB", env_or("SYMD_MAX_INFLIGHT_MB", "2048"),
-                       &inflight_mb) ||
-        parse_size_opt("SYMD_REQUEST_MEM_FACTOR", env_or("SYMD_REQUEST_MEM_FACTOR", "4"),
-                       &mem_factor) ||
-        parse_size_opt("SYMD_REQUEST_MEM_MB", env_or("SYMD_REQUEST_MEM_MB", "64"), &mem_mb) ||
-        parse_size_opt("SYMD_ADMISSION_WAIT", env_or("SYMD_ADMISSION_WAIT", "30"), &admit_s) ||
-        parse_size_opt("SYMD_KEEP_DAYS", env_or("SYMD_KEEP_DAYS", "0"), &keep_days) ||
-        parse_size_opt("SYMD_MAX_CRASHES", env_or("SYMD_MAX_CRASHES", "0"), &max_crashes) ||
-        parse_size_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), &prune_every) ||
+        parse_range_opt("SYMD_THREADS", env_or("SYMD_THREADS", "0"), R_THREADS, &threads) ||
+        parse_range_opt("SYMD_DB_POOL", env_or("SYMD_DB_POOL", "0"), R_DB_POOL, &db_pool) ||
+        parse_range_opt("SYMD_MAX_CONNECTIONS", env_or("SYMD_MAX_CONNECTIONS", "1000"),
+                        R_MAX_CONNS, &max_conns) ||
+        parse_range_opt("SYMD_MAX_PER_IP", env_or("SYMD_MAX_PER_IP", "200"), R_MAX_PER_IP,
+                        &max_per_ip) ||
+        parse_range_opt("SYMD_IDLE_TIMEOUT", env_or("SYMD_IDLE_TIMEOUT", "30"), R_SECONDS, &idle_s) ||
+        parse_range_opt("SYMD_HEADER_TIMEOUT", env_or("SYMD_HEADER_TIMEOUT", "10"), R_SECONDS,
+                        &header_s) ||
+        parse_range_opt("SYMD_REQUEST_TIMEOUT", env_or("SYMD_REQUEST_TIMEOUT", "300"),
+                        R_SECONDS, &request_s) ||
+        parse_range_opt("SYMD_SHUTDOWN_GRACE", env_or("SYMD_SHUTDOWN_GRACE", "30"), R_SECONDS,
+                        &grace_s) ||
+        parse_range_opt("SYMD_MAX_INFLIGHT_MB", env_or("SYMD_MAX_INFLIGHT_MB", "2048"),
+                        R_INFLIGHT_MB, &inflight_mb) ||
+        parse_range_opt("SYMD_REQUEST_MEM_FACTOR", env_or("SYMD_REQUEST_MEM_FACTOR", "4"),
+                        R_MEM_FACTOR, &mem_factor) ||
+        parse_range_opt("SYMD_REQUEST_MEM_MB", env_or("SYMD_REQUEST_MEM_MB", "64"), R_MEM_MB,
+                        &mem_mb) ||
+        parse_range_opt("SYMD_ADMISSION_WAIT", env_or("SYMD_ADMISSION_WAIT", "30"), R_SECONDS,
+                        &admit_s) ||
+        parse_range_opt("SYMD_KEEP_DAYS", env_or("SYMD_KEEP_DAYS", "0"), R_KEEP_DAYS, &keep_days) ||
+        parse_range_opt("SYMD_MAX_CRASHES", env_or("SYMD_MAX_CRASHES", "0"), R_MAX_CRASHES,
+                        &max_crashes) ||
+        parse_range_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), R_PRUNE_EVERY,
+                        &prune_every) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -260,25 +299,25 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--upload-token-file") == 0 && v) flag_file[0] = v;
         else if (strcmp(a, "--report-token-file") == 0 && v) flag_file[1] = v;
         else if (strcmp(a, "--read-token-file") == 0 && v) flag_file[2] = v;
-        else if (strcmp(a, "--keep-days") == 0) bad = parse_size_opt(a, v, &keep_days);
-        else if (strcmp(a, "--max-crashes") == 0) bad = parse_size_opt(a, v, &max_crashes);
-        else if (strcmp(a, "--prune-every") == 0) bad = parse_size_opt(a, v, &prune_every);
-        else if (strcmp(a, "--cache-mb") == 0) bad = parse_size_opt(a, v, &cache_mb);
+        else if (strcmp(a, "--keep-days") == 0) bad = parse_range_opt(a, v, R_KEEP_DAYS, &keep_days);
+        else if (strcmp(a, "--max-crashes") == 0) bad = parse_range_opt(a, v, R_MAX_CRASHES, &max_crashes);
+        else if (strcmp(a, "--prune-every") == 0) bad = parse_range_opt(a, v, R_PRUNE_EVERY, &prune_every);
+        else if (strcmp(a, "--cache-mb") == 0) bad = parse_range_opt(a, v, R_CACHE_MB, &cache_mb);
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);
-        else if (strcmp(a, "--threads") == 0) bad = parse_size_opt(a, v, &threads);
-        else if (strcmp(a, "--db-pool") == 0) bad = parse_size_opt(a, v, &db_pool);
+        else if (strcmp(a, "--threads") == 0) bad = parse_range_opt(a, v, R_THREADS, &threads);
+        else if (strcmp(a, "--db-pool") == 0) bad = parse_range_opt(a, v, R_DB_POOL, &db_pool);
         else if (strcmp(a, "--access-log") == 0 && v) cfg.access_log = v;
-        else if (strcmp(a, "--max-connections") == 0) bad = parse_size_opt(a, v, &max_conns);
-        else if (strcmp(a, "--max-per-ip") == 0) bad = parse_size_opt(a, v, &max_per_ip);
-        else if (strcmp(a, "--idle-timeout") == 0) bad = parse_size_opt(a, v, &idle_s);
-        else if (strcmp(a, "--header-timeout") == 0) bad = parse_size_opt(a, v, &header_s);
-        else if (strcmp(a, "--request-timeout") == 0) bad = parse_size_opt(a, v, &request_s);
-        else if (strcmp(a, "--shutdown-grace") == 0) bad = parse_size_opt(a, v, &grace_s);
-        else if (strcmp(a, "--max-inflight-mb") == 0) bad = parse_size_opt(a, v, &inflight_mb);
-        else if (strcmp(a, "--request-mem-factor") == 0) bad = parse_size_opt(a, v, &mem_factor);
-        else if (strcmp(a, "--request-mem-mb") == 0) bad = parse_size_opt(a, v, &mem_mb);
-        else if (strcmp(a, "--admission-wait") == 0) bad = parse_size_opt(a, v, &admit_s);
+        else if (strcmp(a, "--max-connections") == 0) bad = parse_range_opt(a, v, R_MAX_CONNS, &max_conns);
+        else if (strcmp(a, "--max-per-ip") == 0) bad = parse_range_opt(a, v, R_MAX_PER_IP, &max_per_ip);
+        else if (strcmp(a, "--idle-timeout") == 0) bad = parse_range_opt(a, v, R_SECONDS, &idle_s);
+        else if (strcmp(a, "--header-timeout") == 0) bad = parse_range_opt(a, v, R_SECONDS, &header_s);
+        else if (strcmp(a, "--request-timeout") == 0) bad = parse_range_opt(a, v, R_SECONDS, &request_s);
+        else if (strcmp(a, "--shutdown-grace") == 0) bad = parse_range_opt(a, v, R_SECONDS, &grace_s);
+        else if (strcmp(a, "--max-inflight-mb") == 0) bad = parse_range_opt(a, v, R_INFLIGHT_MB, &inflight_mb);
+        else if (strcmp(a, "--request-mem-factor") == 0) bad = parse_range_opt(a, v, R_MEM_FACTOR, &mem_factor);
+        else if (strcmp(a, "--request-mem-mb") == 0) bad = parse_range_opt(a, v, R_MEM_MB, &mem_mb);
+        else if (strcmp(a, "--admission-wait") == 0) bad = parse_range_opt(a, v, R_SECONDS, &admit_s);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
@@ -296,37 +335,13 @@ static int cmd_serve(int argc, char **argv)
             return 2;
         i++;
     }
-    if (cache_mb > (1u << 20) || threads > 1024) {
-        fprintf(stderr, "symd serve: --cache-mb or --threads out of range\n");
-        return 2;
-    }
-    if (db_pool > 1024) {
-        fprintf(stderr, "symd serve: --db-pool out of range (1..1024; 0: the default)\n");
-        return 2;
-    }
+    /* every number's range was checked as it was read (parse_range_opt) */
     cfg.db_pool = (int)db_pool;
-    if (max_conns == 0 || max_conns > 100000 || max_per_ip > 100000 || idle_s > 86400 ||
-        header_s > 86400 || request_s > 86400 || grace_s > 86400 || inflight_mb == 0 ||
-        inflight_mb > (1u << 30)) {
-        fprintf(stderr, "symd serve: --max-connections (1..100000), --max-per-ip (0..100000) "
-                        "a timeout (0..86400 s) or --max-inflight-mb out of range\n");
-        return 2;
-    }
-    if (mem_factor == 0 || mem_factor > 1000 || mem_mb > (1u << 20) || admit_s > 86400) {
-        fprintf(stderr, "symd serve: --request-mem-factor (1..1000), --request-mem-mb "
-                        "(0..1048576) or --admission-wait (0..86400 s) out of range\n");
-        return 2;
-    }
     cfg.request_mem_factor = (unsigned)mem_factor;
     cfg.request_mem_allowance = mem_mb << 20;
     cfg.admission_wait = (unsigned)admit_s;
     if (resolve_tokens(flag_token, flag_file, &cfg) != 0)
         return 2;
-    if (keep_days > 100000 || prune_every == 0 || prune_every > 86400) {
-        fprintf(stderr, "symd serve: --keep-days (0..100000) or --prune-every (1..86400 s) "
-                        "out of range\n");
-        return 2;
-    }
     cfg.keep_days = keep_days;
     cfg.max_crashes = max_crashes;
     cfg.prune_every = (unsigned)prune_every;

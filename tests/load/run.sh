@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The load tests in sequence: wrk saturation, kill -9 recovery, hostile
-# traffic, memory attacks. Each prints its figures and "N passed, N
-# failed"; this prints the sum last and exits non-zero if anything failed.
+# traffic, framing attacks, memory attacks. Each prints its figures and
+# "N passed, N failed"; this prints the sum last and exits non-zero if
+# anything failed.
 #
 #   bash tests/load/run.sh                 # the CI form (about 3 minutes on 2 cores)
 #   LOAD_SECONDS=60 KILL_ROUNDS=100 HOSTILE_COUNT=20000 MEM_FULL=1 bash tests/load/run.sh
@@ -44,6 +45,7 @@ one() { # name, command...
 one wrk_load bash "$HERE/wrk_load.sh"
 one kill9 "$PY" "$HERE/kill9.py"
 one hostile "$PY" "$HERE/hostile.py"
+one attack_framing "$PY" "$HERE/attack_framing.py"
 one attack_memory "$PY" "$HERE/attack_memory.py"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
