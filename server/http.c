@@ -486,6 +486,9 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
                                 const char *upload_data, size_t *upload_size);
 static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_state *rs,
                                      const char *url, const char *method);
+static enum MHD_Result run_handler(server *srv, struct MHD_Connection *c, req_state *rs);
+static bool is_heavy(const req_state *rs);
+static void work_push(server *srv, req_state *rs);
 static conn_track *track_of(struct MHD_Connection *c);
 /* A request that held or parsed this much asks the reaper to give freed
  * memory back to the system (malloc_trim): glibc keeps it otherwise. */
@@ -737,20 +740,126 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         return MHD_YES;
     }
 
+    if (rs->offloaded) /* the worker queued no answer: libmicrohttpd closes */
+        return MHD_NO;
     if (rs->busy && !rs->too_large)
         return reply_busy(c);
-    /* The handler's allocations are metered: reading the input may take
-     * --request-mem-factor times the body plus --request-mem-mb, and
-     * everything together stays within the in-flight budget. */
+    if (is_heavy(rs)) {
+        rs->offloaded = true;
+        MHD_suspend_connection(c);
+        work_push(srv, rs);
+        return MHD_YES;
+    }
+    (void)url;
+    (void)method;
+    return run_handler(srv, c, rs);
+}
+
+/* Runs rs's handler, its allocations metered: reading the input may take
+ * --request-mem-factor times the body plus --request-mem-mb, and
+ * everything together stays within the in-flight budget. */
+static enum MHD_Result run_handler(server *srv, struct MHD_Connection *c, req_state *rs)
+{
     mem_meter_begin(&rs->meter, &srv->pool,
                     mem_request_limit(rs->received, srv->cfg->request_mem_factor,
                                       srv->cfg->request_mem_allowance));
-    enum MHD_Result ret = route_request(srv, c, rs, url, method);
+    enum MHD_Result ret = route_request(srv, c, rs, rs->path, rs->method);
     mem_meter_end(&rs->meter);
     if (rs->meter.peak >= TRIM_AFTER)
         atomic_store(&srv->trim_wanted, true);
     admit_released(srv);
     return ret;
+}
+
+/* ---- heavy requests -------------------------------------------------------
+ * libmicrohttpd keeps a connection on the thread that accepted it, so a
+ * handler that takes a second (a large body read, a large stored report
+ * read again) would stall every other client of that thread for as long.
+ * Those run on a pool of their own instead (one thread per core): the
+ * connection is suspended, the worker runs the handler and queues its
+ * answer (libmicrohttpd takes an answer for a suspended connection from
+ * any thread), then resumes it. Small requests stay on the connection's
+ * thread, so they are never queued behind large ones. */
+
+static bool is_heavy(const req_state *rs)
+{
+    return rs->received > ADMIT_SMALL ||
+           (rs->route == ROUTE_CRASH && strcmp(rs->method, "DELETE") != 0);
+}
+
+static void work_push(server *srv, req_state *rs)
+{
+    pthread_mutex_lock(&srv->work.mu);
+    rs->work_next = NULL;
+    if (srv->work.tail)
+        srv->work.tail->work_next = rs;
+    else
+        srv->work.head = rs;
+    srv->work.tail = rs;
+    pthread_cond_signal(&srv->work.cv);
+    pthread_mutex_unlock(&srv->work.mu);
+}
+
+static void *work_thread(void *arg)
+{
+    server *srv = arg;
+    for (;;) {
+        pthread_mutex_lock(&srv->work.mu);
+        while (!srv->work.head && !srv->work.stop)
+            pthread_cond_wait(&srv->work.cv, &srv->work.mu);
+        req_state *rs = srv->work.head;
+        if (rs) {
+            srv->work.head = rs->work_next;
+            if (!srv->work.head)
+                srv->work.tail = NULL;
+        }
+        bool stopping = srv->work.stop;
+        pthread_mutex_unlock(&srv->work.mu);
+        if (!rs)
+            break;
+        struct MHD_Connection *c = rs->conn;
+        tl_req = rs;
+        if (stopping) /* past the shutdown grace: not started, answered */
+            reply_busy(c);
+        else
+            run_handler(srv, c, rs);
+        tl_req = NULL;
+        MHD_resume_connection(c); /* rs may be gone from here on */
+    }
+    return NULL;
+}
+
+/* Starts the pool; false when no thread could be started (then heavy
+ * requests run where they arrive, as small ones do). */
+static bool work_start(server *srv)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cores > 1 ? (int)cores : 2;
+    pthread_mutex_init(&srv->work.mu, NULL);
+    pthread_cond_init(&srv->work.cv, NULL);
+    srv->work.threads = calloc((size_t)n, sizeof *srv->work.threads);
+    if (!srv->work.threads)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&srv->work.threads[srv->work.n], NULL, work_thread, srv) == 0)
+            srv->work.n++;
+    return srv->work.n > 0;
+}
+
+/* Lets the workers finish the handler each runs, answers what is still
+ * queued with 503 and joins them: libmicrohttpd stops no suspended
+ * connection. */
+static void work_stop(server *srv)
+{
+    pthread_mutex_lock(&srv->work.mu);
+    srv->work.stop = true;
+    pthread_cond_broadcast(&srv->work.cv);
+    pthread_mutex_unlock(&srv->work.mu);
+    for (int i = 0; i < srv->work.n; i++)
+        pthread_join(srv->work.threads[i], NULL);
+    free(srv->work.threads);
+    srv->work.threads = NULL;
+    srv->work.n = 0;
 }
 
 /* The handler of rs's route, once its whole body is in. */
@@ -1123,6 +1232,9 @@ int server_run(const server_config *cfg)
     pthread_mutex_init(&srv.admit.mu, NULL);
     mem_widen_factor = cfg->request_mem_factor ? cfg->request_mem_factor : 4;
     mem_use_for_json();
+    if (!work_start(&srv))
+        fprintf(stderr, "symd: no worker threads for large requests: they run where they "
+                        "arrive\n");
     srv.conns.next = srv.conns.prev = &srv.conns;
     pthread_mutex_init(&srv.conns_mu, NULL);
     pthread_condattr_t ca;
@@ -1261,6 +1373,8 @@ int server_run(const server_config *cfg)
     if (left)
         fprintf(stderr, "symd: cutting %llu requests short\n", (unsigned long long)left);
     admit_pump(&srv, true); /* libmicrohttpd stops no suspended connection */
+    if (srv.work.n)
+        work_stop(&srv);
     MHD_stop_daemon(d);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);

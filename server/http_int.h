@@ -47,6 +47,16 @@ typedef struct {
     uint64_t admitted_total, refused_total; /* for /metrics */
 } admission;
 
+/* Heavy requests' handlers, run off libmicrohttpd's threads (http.c). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct req_state *head, *tail;
+    bool stop;
+    pthread_t *threads;
+    int n;
+} work_pool;
+
 typedef struct {
     const server_config *cfg;
     store *st;
@@ -55,6 +65,7 @@ typedef struct {
     _Atomic uint64_t in_flight; /* requests between first callback and completion */
     mem_pool pool;             /* --max-inflight-mb: bodies, parse memory, answers */
     admission admit;
+    work_pool work;
     atomic_bool trim_wanted;   /* a large request ended: give freed memory back */
     atomic_bool draining;      /* SIGTERM seen: answers close their connection */
     pthread_mutex_t conns_mu;  /* guards conns and every conn_track in it */
@@ -111,6 +122,8 @@ typedef struct req_state {
     int64_t queued_us;
     struct req_state *admit_next;
     mem_meter meter;     /* the handler's allocations (membudget.h) */
+    bool offloaded;      /* handed to the work pool (its connection suspended) */
+    struct req_state *work_next;
     bool close;          /* the answer says Connection: close (libmicrohttpd closes after it) */
     char method[12];
     char path[256];      /* for the access log, cut */
