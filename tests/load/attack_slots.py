@@ -9,8 +9,8 @@ SLOTS_PER_ADDR (200) slow-header connections from each of SLOTS_ADDRS (6)
 loopback addresses, 127.0.0.2 on: 1,200 clients for 1,000 slots. Each sends
 a partial request line, then a header line now and then, and never ends its
 headers; one the server closes (evicted, or cut by --header-timeout)
-connects again at once, as an attacker would, so the slots stay under
-pressure for the whole run (SLOTS_ATTACK_SECONDS, 14: past the 10 s header
+connects again at once (SLOTS_RECONNECT_RATE, 1,000 a second in all), as
+an attacker would, so the slots stay under pressure for the whole run (SLOTS_ATTACK_SECONDS, 14: past the 10 s header
 timeout).
 
 Checks, one line each:
@@ -30,6 +30,7 @@ Loopback only; every loop is bounded (about 25 s in all). Ends with
 "N passed, N failed"; exit status 1 on any failure. SYMD_BIN as for the
 other load tests.
 """
+import collections
 import os
 import re
 import resource
@@ -51,6 +52,7 @@ NEWCOMER_MS = L.env_float("SLOTS_NEWCOMER_MS", 100.0)
 NEWCOMER_TRIES = L.env_int("SLOTS_NEWCOMER_TRIES", 20)
 NEWCOMER_WAIT = L.env_float("SLOTS_NEWCOMER_WAIT", 1.0)  # seconds before a try is a miss
 RSS_MAX_MB = L.env_int("SLOTS_RSS_MAX_MB", 256)
+RECONNECT_RATE = L.env_float("SLOTS_RECONNECT_RATE", 1000.0)  # a second, all clients
 MAX_CONNS = 1000  # the defaults the server runs with
 MAX_PER_IP = 200
 
@@ -128,6 +130,8 @@ class Flood:
         self.closed_seen = 0
         self.connect_fail = 0
         self.next_drip = 0.0
+        self.owed = collections.deque()  # the addresses of closed clients, in order
+        self.budget, self.budget_t = 0.0, time.monotonic()
 
     def open_one(self, addr):
         try:
@@ -172,14 +176,19 @@ class Flood:
         return ended
 
     def tick(self):
-        """Reconnects every client the server closed, drips a header line
-        into every open one once a second."""
+        """Reconnects the clients the server closed (RECONNECT_RATE a second
+        in all), drips a header line into every open one once a second."""
         ended = self.reap()
-        for a, n in ended.items():
-            for _ in range(n):
-                if len(self.socks[a]) < PER_ADDR and self.open_one(a):
-                    self.reconnects += 1
         now = time.monotonic()
+        self.budget = min(self.budget + (now - self.budget_t) * RECONNECT_RATE, 100.0)
+        self.budget_t = now
+        for a in ATTACKERS:  # interleaved: no address waits behind another
+            self.owed.extend([a] * ended[a])
+        while self.owed and self.budget >= 1:
+            a = self.owed.popleft()
+            self.budget -= 1
+            if len(self.socks[a]) < PER_ADDR and self.open_one(a):
+                self.reconnects += 1
         if now >= self.next_drip:
             self.next_drip = now + 1.0
             for lst in self.socks.values():
@@ -190,7 +199,11 @@ class Flood:
                         pass
 
     def open_counts(self):
-        self.reap(0.05)
+        """Open clients per address once the server has closed what it
+        closes at once (no reconnects meanwhile; at most 1 s)."""
+        deadline = time.monotonic() + 1.0
+        while any(self.reap(0.1).values()) and time.monotonic() < deadline:
+            pass
         return {a: len(lst) for a, lst in self.socks.items()}
 
     def close_all(self):
@@ -259,7 +272,7 @@ def main():
         print(f"  opened {opened} slow-header connections in {time.monotonic() - t_flood:.1f} s "
               f"({flood.connect_fail} connects failed)")
         end = t_flood + ATTACK_SECONDS
-        times, misses = [], 0
+        times, misses, when = [], 0, []
         every = ATTACK_SECONDS / (NEWCOMER_TRIES + 1)
         next_try = time.monotonic() + 1.0
         full_cut = None
@@ -275,20 +288,30 @@ def main():
                     misses += 1
                 else:
                     times.append(dt)
+                    when.append((dt, now - t_flood))
                 r = srv.rss_kb() or 0
                 rss_peak = max(rss_peak, r)
             if share is None and now - t_flood > ATTACK_SECONDS / 2:
                 share = flood.open_counts()
-                # every slot taken: one more from a full address is closed at once
+                # every slot taken: one more from an address holding its share is
+                # closed at once. A slot may be free for a moment (a newcomer's
+                # just closed, a slow client not back yet): one that stays open
+                # has taken it and joins the flood, and the next try is made.
                 full = max(share, key=share.get)
-                try:
-                    s = connect_from(full, port)
-                    t0 = time.monotonic()
-                    cut = closed_within(s, 0.5)
-                    full_cut = (cut, time.monotonic() - t0, full, share[full])
-                    s.close()
-                except OSError:
-                    full_cut = (True, 0.0, full, share[full])
+                for _ in range(5):
+                    try:
+                        s = connect_from(full, port)
+                        t0 = time.monotonic()
+                        cut = closed_within(s, 0.5)
+                        full_cut = (cut, time.monotonic() - t0, full, share[full])
+                    except OSError:
+                        cut, full_cut = True, (True, 0.0, full, share[full])
+                        break
+                    if cut:
+                        s.close()
+                        break
+                    s.setblocking(False)
+                    flood.socks[full].append(s)
             time.sleep(0.005)
         while len(times) + misses < NEWCOMER_TRIES:  # bounded: NEWCOMER_WAIT each
             dt = newcomer(port)
@@ -306,6 +329,8 @@ def main():
                      f"{len(times)} answered, {misses} not within {NEWCOMER_WAIT:g} s; " +
                      (f"median {sorted(times)[len(times) // 2] * 1000:.1f} ms, "
                       f"worst {worst * 1000:.1f} ms" if times else "none answered"))
+        print("  newcomer, slowest: " + ", ".join(f"{d * 1000:.1f} ms at {t:.1f} s"
+                                                 for d, t in sorted(when, reverse=True)[:3]))
         held = sum(share.values())
         fair = MAX_CONNS / ADDRS
         print(f"  open slow clients mid-flood: {held} " +
