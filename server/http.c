@@ -31,6 +31,7 @@
 
 #include "../util/hex.h"
 #include "../util/jsonw.h"
+#include "acceptor.h"
 #include "http_int.h"
 #include "regroup.h"
 #include "retention.h"
@@ -1018,10 +1019,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     admit_released(srv);
 }
 
-/* Connection opened or closed: keeps the reaper's list. libmicrohttpd
- * calls CLOSED before it closes the socket, and the reaper only touches a
- * socket under conns_mu while it is listed, so it never shuts down an fd
- * number that has since been reused. */
+/* Connection opened or closed: keeps the reaper's list and the acceptor's
+ * slots. libmicrohttpd calls CLOSED before it closes the socket, and the
+ * reaper and the acceptor only touch a socket under their lock while it is
+ * listed, so they never shut down an fd number that has since been reused. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -1032,7 +1033,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (!t || !ci) {
-            free(t); /* untracked: only the idle timeout applies */
+            free(t); /* untracked: only the idle timeout applies, never evicted */
             return;
         }
         t->fd = ci->connect_fd;
@@ -1044,9 +1045,16 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         srv->conns.next = t;
         pthread_mutex_unlock(&srv->conns_mu);
         *socket_context = t;
+        if (srv->acc)
+            acceptor_attach(srv->acc, t->fd, t);
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         metrics_connection(srv->m, -1);
         conn_track *t = *socket_context;
+        const union MHD_ConnectionInfo *ci =
+            t ? NULL : MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        /* First the slot: after this the acceptor no longer reads t. */
+        if (srv->acc && (t || ci))
+            acceptor_release(srv->acc, t ? t->fd : ci->connect_fd);
         if (!t)
             return;
         pthread_mutex_lock(&srv->conns_mu);
@@ -1067,6 +1075,22 @@ static void housekeeping(server *srv)
         admit_pump(srv, false);
     if (atomic_exchange(&srv->trim_wanted, false))
         malloc_trim(0);
+}
+
+/* The acceptor's claim_idle: takes a connection between requests (still
+ * sending its first request's headers, or kept alive), or one already cut
+ * off, for eviction. Called under the acceptor's lock; ctx is a conn_track
+ * still listed (acceptor_release comes before it is freed). */
+static bool claim_idle(void *cls, void *ctx)
+{
+    server *srv = cls;
+    conn_track *t = ctx;
+    pthread_mutex_lock(&srv->conns_mu);
+    bool ok = t->cut || !t->in_request;
+    if (ok)
+        t->cut = true;
+    pthread_mutex_unlock(&srv->conns_mu);
+    return ok;
 }
 
 /* Shuts down the sockets of requests older than --request-timeout. A
@@ -1208,7 +1232,8 @@ int server_run(const server_config *cfg)
 
     /* Each connection is a file descriptor: raise the soft limit to the
      * hard one, and keep the connection limit under what is left after the
-     * database, the pool's pipes and the log (64 spare). */
+     * database, the pool's pipes, the log (64 spare), the acceptor's own
+     * and the evicted connections not yet closed. */
     unsigned max_conns = cfg->max_connections;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -1217,7 +1242,7 @@ int server_run(const server_config *cfg)
             setrlimit(RLIMIT_NOFILE, &rl);
             getrlimit(RLIMIT_NOFILE, &rl);
         }
-        rlim_t spare = 64 + 4 * (rlim_t)threads;
+        rlim_t spare = 64 + 4 * (rlim_t)threads + ACCEPTOR_EVICT_SPARE + 4;
         if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_conns + spare) {
             max_conns = rl.rlim_cur > spare + 16 ? (unsigned)(rl.rlim_cur - spare) : 16;
             fprintf(stderr, "symd: at most %u connections (open-file limit %llu)\n", max_conns,
@@ -1297,35 +1322,55 @@ int server_run(const server_config *cfg)
         return 1;
     }
 
-    /* ITC: needed to quiesce a thread-pool daemon for a graceful stop.
-     * poll(), not epoll: libmicrohttpd 0.9.75 quiescing an epoll pool races
-     * with its own workers dropping the listening socket from their sets and
-     * aborts the process ("Failed to remove listen FD from epoll set"). */
-    unsigned flags =
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC |
-        MHD_ALLOW_SUSPEND_RESUME; /* admission: large bodies wait suspended */
-    if (v6)
-        flags |= MHD_USE_IPv6;
+    /* symd accepts the connections itself (acceptor.c) and hands the ones
+     * it admits to libmicrohttpd: past --max-per-ip or with every slot a
+     * request under way a connection is closed at once, and an idle one
+     * makes room for a newcomer, instead of new clients waiting in the
+     * kernel's backlog while libmicrohttpd stops accepting at its limit. */
+    acceptor_config acfg = {
+        .max_conns = max_conns,
+        .max_per_ip = cfg->max_per_ip,
+        .spare = ACCEPTOR_EVICT_SPARE,
+        .claim_idle = claim_idle,
+        .cls = &srv,
+        .m = srv.m,
+    };
+    unsigned port = 0;
+    srv.acc = acceptor_listen((struct sockaddr *)&ss, sslen, &acfg, &port);
+    if (!srv.acc) {
+        fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
+        retention_stop(ret);
+        store_close(srv.st);
+        return 1;
+    }
+    /* ITC: wakes a pool thread for each connection handed over. poll(), not
+     * epoll (libmicrohttpd 0.9.75's epoll pool was not trusted to quiesce;
+     * poll has served since). Its connection limit is only a backstop, with
+     * room for the evicted connections a worker has not closed yet and for
+     * an uneven spread over the pool threads: the acceptor holds the real
+     * limits (its own per-address count too, so none here). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                     MHD_ALLOW_SUSPEND_RESUME; /* admission and heavy requests */
+    unsigned mhd_limit = 2 * (max_conns + ACCEPTOR_EVICT_SPARE) + (unsigned)threads;
     struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, &srv, MHD_OPTION_SOCK_ADDR, &ss,
+        flags, 0, NULL, NULL, on_request, &srv,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, &srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, &srv,
         MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
-        MHD_OPTION_CONNECTION_LIMIT, max_conns,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
+        MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
         /* MHD clears this per request: keep it small (headers + one chunk). */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024),
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_keep_nul, NULL,
         /* Sees the raw request target before libmicrohttpd parses its
          * query (http_framing.c). */
         MHD_OPTION_URI_LOG_CALLBACK, framing_uri_seen, NULL,
-        /* No MHD_OPTION_LISTENING_ADDRESS_REUSE: MHD's default SO_REUSEADDR
-         * lets a restart take the port at once, while 1 would set
-         * SO_REUSEPORT and let a second symd share the port with this one,
-         * each taking a random half of the connections. */
         MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "symd: cannot listen on %s\n", cfg->listen);
+    if (!d || !acceptor_start(srv.acc, d)) {
+        fprintf(stderr, "symd: cannot start serving on %s\n", cfg->listen);
+        if (d)
+            MHD_stop_daemon(d);
+        acceptor_free(srv.acc);
         retention_stop(ret);
         store_close(srv.st);
         return 1;
@@ -1333,14 +1378,13 @@ int server_run(const server_config *cfg)
     pthread_t reaper_thread;
     /* The reaper also admits and times out waiting bodies: always started. */
     bool reaping = pthread_create(&reaper_thread, NULL, reaper, &srv) == 0;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     char host[INET6_ADDRSTRLEN] = "?";
     if (v6)
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, host, sizeof host);
     else
         inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host, sizeof host);
     printf(v6 ? "symd: listening on http://[%s]:%u\n" : "symd: listening on http://%s:%u\n",
-           host, info ? info->port : 0);
+           host, port);
     fflush(stdout);
 
     int sig = 0;
@@ -1349,12 +1393,9 @@ int server_run(const server_config *cfg)
      * answers say Connection: close), then the daemon stops; a second
      * signal or --shutdown-grace seconds cut the wait short. */
     atomic_store(&srv.draining, true);
-    MHD_socket lsock = MHD_quiesce_daemon(d);
-    /* Refuse new clients at once instead of leaving them in the backlog. Not
-     * close(): a worker may still be in accept() on it, and the number could
-     * be reused before MHD_stop_daemon; it is closed after that. */
-    if (lsock != MHD_INVALID_SOCKET)
-        shutdown(lsock, SHUT_RDWR);
+    /* Refuse new clients at once (the listening socket closes) instead of
+     * leaving them in the backlog. */
+    acceptor_stop(srv.acc);
     admit_pump(&srv, true); /* bodies waiting for room: 503, not a wait */
     uint64_t busy = atomic_load(&srv.in_flight);
     if (busy)
@@ -1376,8 +1417,8 @@ int server_run(const server_config *cfg)
     if (srv.work.n)
         work_stop(&srv);
     MHD_stop_daemon(d);
-    if (lsock != MHD_INVALID_SOCKET)
-        close(lsock);
+    acceptor_free(srv.acc); /* after the daemon: its last CLOSED calls release slots */
+    srv.acc = NULL;
     if (reaping) {
         pthread_mutex_lock(&srv.conns_mu);
         srv.reaper_stop = true;

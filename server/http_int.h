@@ -22,10 +22,13 @@
 #define MAX_LIST 1000
 #define MAX_FILES 64
 
-/* One open connection, for the timeout reaper. since_us is when the
- * connection was accepted or its last request completed: the next request's
- * headers must be in within --header-timeout of it, and the whole request
- * (headers, body and answer) must end within --request-timeout. */
+/* One open connection, for the timeout reaper and the acceptor's evictions.
+ * since_us is when the connection was accepted or its last request
+ * completed: the next request's headers must be in within --header-timeout
+ * of it, and the whole request (headers, body and answer) must end within
+ * --request-timeout. Between requests (!in_request) it may be evicted for a
+ * newcomer when every slot is taken; cut: shut down, by the reaper or an
+ * eviction. */
 typedef struct conn_track {
     struct conn_track *prev, *next;
     int fd;
@@ -72,6 +75,7 @@ typedef struct {
     conn_track conns;          /* list head */
     pthread_cond_t reaper_cv;
     bool reaper_stop;          /* under conns_mu */
+    struct acceptor *acc;      /* admission: slots by address (acceptor.c) */
 } server;
 
 typedef enum {

@@ -30,6 +30,7 @@ struct metrics {
     counter bytes_in[METRICS_MAX_ROUTES], bytes_out[METRICS_MAX_ROUTES];
     counter frames[4];
     counter upload_bytes, conns_total, timeouts[PHASE_COUNT];
+    counter refused[REFUSED_COUNT], evicted;
     _Atomic int64_t conns_open;
 };
 
@@ -106,6 +107,18 @@ void metrics_connection(metrics *m, int delta)
     atomic_fetch_add_explicit(&m->conns_open, delta, memory_order_relaxed);
     if (delta > 0)
         add(&m->conns_total, (uint64_t)delta);
+}
+
+void metrics_refused(metrics *m, metrics_refusal why)
+{
+    if (m && why < REFUSED_COUNT)
+        add(&m->refused[why], 1);
+}
+
+void metrics_evicted(metrics *m)
+{
+    if (m)
+        add(&m->evicted, 1);
 }
 
 /* ---- exposition --------------------------------------------------------- */
@@ -217,6 +230,17 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
     head(&w, "symd_connections_open", "gauge", "Connections open now.");
     put(&w, "symd_connections_open %lld\n",
         (long long)atomic_load_explicit(&m->conns_open, memory_order_relaxed));
+    static const char *const refusals[REFUSED_COUNT] = {"per_ip", "full"};
+    head(&w, "symd_connections_refused_total", "counter",
+         "Connections closed as soon as accepted: per_ip (the address held "
+         "--max-per-ip), full (every --max-connections slot was a request under way).");
+    for (size_t i = 0; i < REFUSED_COUNT; i++)
+        put(&w, "symd_connections_refused_total{reason=\"%s\"} %llu\n", refusals[i],
+            (unsigned long long)get(&m->refused[i]));
+    head(&w, "symd_connections_evicted_total", "counter",
+         "Idle connections (still sending their first headers, or kept alive between "
+         "requests) shut down to make room for a connection from an address holding fewer.");
+    put(&w, "symd_connections_evicted_total %llu\n", (unsigned long long)get(&m->evicted));
     head(&w, "symd_requests_in_flight", "gauge", "Requests being received, handled or sent.");
     put(&w, "symd_requests_in_flight %llu\n", (unsigned long long)g->in_flight);
     head(&w, "symd_inflight_bytes", "gauge",

@@ -42,6 +42,15 @@ typedef enum {
 void metrics_timeout(metrics *m, metrics_phase phase);
 /* Connections opened (+1) and closed (-1). */
 void metrics_connection(metrics *m, int delta);
+/* Why a connection was closed as soon as it was accepted. */
+typedef enum {
+    REFUSED_PER_IP, /* its address held --max-per-ip connections */
+    REFUSED_FULL,   /* every --max-connections slot was a request under way */
+    REFUSED_COUNT
+} metrics_refusal;
+void metrics_refused(metrics *m, metrics_refusal why);
+/* A connection doing nothing useful shut down to make room for a newcomer. */
+void metrics_evicted(metrics *m);
 
 /* Values read at scrape time. A negative count is left out. */
 typedef struct {

@@ -333,6 +333,82 @@ TEST(ops_per_ip_connection_limit)
     CHECK(server_stop(&s), "clean stop");
 }
 
+/* A connection from 127.0.0.x (loopback), its first request line sent
+ * and its headers never ended; -1 if it cannot connect. */
+static int slow_from(const char *src, int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in b = {.sin_family = AF_INET};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || inet_pton(AF_INET, src, &b.sin_addr) != 1 ||
+        bind(fd, (struct sockaddr *)&b, sizeof b) != 0 ||
+        connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        send(fd, "GET /healthz HTTP/1.1\r\n", 23, MSG_NOSIGNAL) != 23) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Every slot taken by connections still sending their headers: a client
+ * from another address takes the oldest one's slot and is answered at
+ * once, and a connection from the address holding them all is closed at
+ * once instead of waiting in the backlog (issue 17, item 5; the load form
+ * is tests/load/attack_slots.py). */
+TEST(ops_full_slots_make_room_for_a_new_address)
+{
+    const char *extra[] = {"--max-connections", "4", "--max-per-ip", "0", NULL};
+    server_proc s;
+    if (!start_own(&s, "ops-slots.db", extra))
+        return;
+    int fds[4];
+    for (int i = 0; i < 4; i++) {
+        fds[i] = slow_from("127.0.0.2", s.port);
+        usleep(20000); /* accepted in this order */
+    }
+    CHECK(fds[0] >= 0 && fds[3] >= 0, "four slow clients connect");
+    usleep(200000);
+    int nc = slow_from("127.0.0.3", s.port);
+    double t0 = now_s();
+    const char rest[] = "Host: x\r\nConnection: close\r\n\r\n";
+    char buf[512] = "";
+    ssize_t got = 0;
+    if (nc >= 0 && send(nc, rest, sizeof rest - 1, MSG_NOSIGNAL) == (ssize_t)sizeof rest - 1) {
+        struct pollfd p = {.fd = nc, .events = POLLIN};
+        if (poll(&p, 1, 2000) > 0)
+            got = recv(nc, buf, sizeof buf - 1, 0);
+    }
+    double dt = now_s() - t0;
+    CHECK(got > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0 && dt < 0.5,
+          "a new address is answered at once with every slot taken (%.3f s: %.12s)", dt, buf);
+    if (nc >= 0)
+        close(nc);
+    CHECK(seconds_until_closed(fds[0], 1.0) < 1.0, "the oldest slow client made room");
+    CHECK(seconds_until_closed(fds[1], 0.2) >= 0.2 && seconds_until_closed(fds[3], 0.2) >= 0.2,
+          "the other slow clients keep their slots");
+    /* The slot the newcomer used is free again: 127.0.0.2 takes it, and
+     * then holds all four; one more from it is closed at once. */
+    fds[0] = slow_from("127.0.0.2", s.port);
+    usleep(100000);
+    int more = slow_from("127.0.0.2", s.port);
+    CHECK(more >= 0 && seconds_until_closed(more, 1.0) < 0.3,
+          "with every slot taken and none to give up, a connection is closed at once");
+    if (more >= 0)
+        close(more);
+    int st;
+    char *m = get_body(s.port, "/metrics", &st); /* evicts one more of 127.0.0.2's */
+    CHECK(m && metric(m, "symd_connections_evicted_total") >= 2 &&
+              metric(m, "symd_connections_refused_total{reason=\"full\"}") >= 1,
+          "evictions and refusals counted");
+    free(m);
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    CHECK(server_stop(&s), "clean stop");
+}
+
 /* SIGTERM: a request under way is answered, new connections are refused,
  * and the process exits 0. */
 TEST(ops_sigterm_finishes_requests_under_way)

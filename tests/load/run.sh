@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The load tests in sequence: wrk saturation, kill -9 recovery, hostile
-# traffic, framing attacks, memory attacks. Each prints its figures and
-# "N passed, N failed"; this prints the sum last and exits non-zero if
-# anything failed.
+# traffic, framing attacks, connection slots under a slow-header flood,
+# memory attacks. Each prints its figures and "N passed, N failed"; this
+# prints the sum last and exits non-zero if anything failed.
 #
 #   bash tests/load/run.sh                 # the CI form (about 3 minutes on 2 cores)
 #   LOAD_SECONDS=60 KILL_ROUNDS=100 HOSTILE_COUNT=20000 MEM_FULL=1 bash tests/load/run.sh
 #
-# SYMD_BIN (default: ./symd of the checkout) and every knob of the four
+# SYMD_BIN (default: ./symd of the checkout) and every knob of the
 # scripts pass through the environment; see the head of each script. Every
 # server runs with crash retention on (LOAD_RETENTION_ARGS, default
 # "--max-crashes 200 --prune-every 1"; set it empty to turn it off), and each
@@ -46,6 +46,7 @@ one wrk_load bash "$HERE/wrk_load.sh"
 one kill9 "$PY" "$HERE/kill9.py"
 one hostile "$PY" "$HERE/hostile.py"
 one attack_framing "$PY" "$HERE/attack_framing.py"
+one attack_slots "$PY" "$HERE/attack_slots.py"
 one attack_memory "$PY" "$HERE/attack_memory.py"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
