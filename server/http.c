@@ -498,8 +498,8 @@ static conn_track *track_of(struct MHD_Connection *c);
 /* ---- admission ------------------------------------------------------------
  * A body over ADMIT_SMALL bytes is admitted only when its declared size
  * (Content-Length; a chunked body counts as ADMIT_CHUNKED) fits in the
- * in-flight budget beside what is held, less a share kept for small
- * requests (ADMIT_RESERVE). Until then its connection is suspended (nothing
+ * in-flight budget beside what is held, less the quarter kept for
+ * everything else (admit_reserve). Until then its connection is suspended (nothing
  * of its body is read) in a first-come-first-served queue; past
  * --admission-wait it is answered 503 busy with Retry-After. Small bodies,
  * GETs and DELETEs never wait: they are charged as their bytes arrive, with
@@ -509,11 +509,12 @@ static conn_track *track_of(struct MHD_Connection *c);
 #define ADMIT_SMALL (1u << 20)
 #define ADMIT_CHUNKED (64u << 20)
 
-/* The part of the budget kept for small requests and parse memory. */
+/* The part of the budget large bodies leave to everything else: small
+ * requests, the memory reading a body takes, answers being sent. A body
+ * once admitted must be read through: its reading takes memory too. */
 static uint64_t admit_reserve(const server *srv)
 {
-    uint64_t r = srv->pool.max / 16;
-    return r < (4u << 20) ? (srv->pool.max < (8u << 20) ? 0 : 4u << 20) : r;
+    return srv->pool.max / 4;
 }
 
 /* Takes rs's reservation when it fits (under admit.mu). */
