@@ -213,7 +213,7 @@ bool reply_if_over_budget(struct MHD_Connection *c, enum MHD_Result *ret)
     *ret = reply_error(c, 413, "too_large",
                        "reading this request needs more than its memory budget of %llu MiB "
                        "(--request-mem-factor times its %llu-byte body, plus --request-mem-mb)",
-                       (unsigned long long)(m->limit >> 20),
+                       (unsigned long long)((m->limit + (tl_req ? tl_req->received : 0)) >> 20),
                        (unsigned long long)(tl_req ? tl_req->received : 0));
     return true;
 }

@@ -38,7 +38,7 @@ uint64_t mem_request_limit(uint64_t body, unsigned factor, uint64_t allowance)
     if (__builtin_mul_overflow(body, (uint64_t)factor, &x) ||
         __builtin_add_overflow(x, allowance, &x))
         return UINT64_MAX;
-    return x;
+    return x - body; /* factor >= 1: no wrap */
 }
 
 void mem_meter_begin(mem_meter *m, mem_pool *pool, uint64_t limit)
@@ -89,6 +89,8 @@ void mem_meter_widen(mem_meter *m, uint64_t n)
 {
     if (!m)
         return;
+    /* the inflated bytes are read like a body: factor times them, of which
+     * they are one (their own buffer is counted as it is allocated) */
     uint64_t add;
     if (__builtin_mul_overflow(n, (uint64_t)mem_widen_factor, &add) ||
         __builtin_add_overflow(m->limit, add, &m->limit))

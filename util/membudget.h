@@ -85,7 +85,8 @@ void mem_meter_widen(mem_meter *m, uint64_t n);
 /* factor for mem_meter_widen, set with the limit by the HTTP layer. */
 extern unsigned mem_widen_factor;
 
-/* The request budget: factor * body + allowance, saturating. */
+/* What reading a body may allocate: a request may use factor * body +
+ * allowance in all, its body included (saturating). */
 uint64_t mem_request_limit(uint64_t body, unsigned factor, uint64_t allowance);
 
 /* The malloc family, counted in this thread's meter. */
