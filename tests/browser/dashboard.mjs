@@ -231,7 +231,9 @@ try {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-context.setDefaultTimeout(8000);
+// A wait waits for what it checks; its timeout only ends a wait that would
+// never end, with room for a busy machine.
+context.setDefaultTimeout(20000);
 const page = context.pages()[0] || await context.newPage();
 
 const dialogs = [];          // every dialog the page opened
@@ -765,23 +767,35 @@ try {
     await shot('stackshot-process', false);
   });
 
+  // Budgets are on the page's main-thread CPU time (what the dashboard's
+  // scripts, style and layout cost), not on the clock: a busy machine slows
+  // the clock, not the work. Waits wait for the state they measure.
   await checkReal('big stackshot (about 8000 frames) stays fast', [REAL_BIG_STACKSHOT], async (text) => {
     const c = await postCrash(text);
     const frames = c.threads.reduce((n, t) => n + t.frames.length, 0);
-    const t0 = Date.now();
-    await open('#/crashes/' + c.id);
-    const ms = Date.now() - t0;
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const cpu = async () => 1000 * (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime').value;
+    // from the listing in the same document (a new document may be another renderer process)
+    await open('#/crashes');
+    let c0 = await cpu(), t0 = Date.now();
+    await page.evaluate((h) => { location.hash = h; }, '#/crashes/' + c.id);
+    await page.waitForSelector(`#view[data-ready="true"] ${testid('crash-title')}`, {timeout: 60000});
+    const ms = Math.round(await cpu() - c0), wall = Date.now() - t0;
     const els = await page.evaluate(() => document.querySelectorAll('*').length);
-    console.log(`# big stackshot: ${frames} frames, ${c.processes.length} processes, view ready in ${ms} ms, ${els} elements`);
-    assert(ms < 5000, `view took ${ms} ms`);
+    console.log(`# big stackshot: ${frames} frames, ${c.processes.length} processes, view ready in ${ms} ms CPU (${wall} ms), ${els} elements`);
+    assert(ms < 5000, `view took ${ms} ms of CPU`);
     assert(els < 40000, `${els} elements built for a collapsed view`);
     // every process opened at once: still usable
-    const t1 = Date.now();
+    c0 = await cpu();
+    t0 = Date.now();
     await page.$$eval('details[data-testid="process"]', (ds) => ds.forEach((d) => { d.open = true; }));
-    await page.waitForFunction(() => Array.from(document.querySelectorAll('details[data-testid="process"]')).every((d) => d.querySelector('.process-body').childElementCount > 0));
-    const all = Date.now() - t1;
-    console.log(`# big stackshot: every process opened in ${all} ms`);
-    assert(all < 20000, `opening every process took ${all} ms`);
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('details[data-testid="process"]')).every((d) => d.querySelector('.process-body').childElementCount > 0),
+      null, {timeout: 60000});
+    const all = Math.round(await cpu() - c0);
+    console.log(`# big stackshot: every process opened in ${all} ms CPU (${Date.now() - t0} ms)`);
+    assert(all < 20000, `opening every process took ${all} ms of CPU`);
+    await cdp.detach();
   });
 
   await checkReal('broken .ips (JSON body does not parse): stored, warnings box shows where and why', [REAL_BROKEN], async (text) => {
