@@ -1102,22 +1102,32 @@ function downloadLink(id, name) {
   return [a, failed];
 }
 
-/* Deletes a stored report (the report role), then shows its group. */
+/* Deletes a stored report (the report role), then shows its group. The page
+ * is left only once the DELETE has succeeded (a 401 asks for the report
+ * token and sends it again first); a failed delete says why and stays. */
 function deleteButton(c, status) {
-  return el('button', {type: 'button', class: 'danger', testid: 'crash-delete', onclick: async () => {
+  const b = el('button', {type: 'button', class: 'danger', testid: 'crash-delete', onclick: async () => {
     if (!confirm(`Delete report #${c.id}? Its group's counts go down by one.`)) return;
+    const gen = generation;
+    b.disabled = true;
+    status.info(`Deleting report #${c.id}…`);
     try {
       await api('/v1/crashes/' + encodeURIComponent(c.id), {method: 'DELETE', raw: true});
-      let dest = '#/crashes';
-      if (c.signature) {
-        try {
-          await api('/v1/crashes/group' + qs({kind: c.kind || 'crash', signature: c.signature, days: 1}));
-          dest = groupHref(c);
-        } catch (e) { /* its last report: the group is gone */ }
-      }
-      location.hash = dest;
-    } catch (e) { status.error(e); }
+    } catch (e) {
+      b.disabled = false;
+      status.error(e);
+      return;
+    }
+    let dest = '#/crashes';
+    if (c.signature) {
+      try {
+        await api('/v1/crashes/group' + qs({kind: c.kind || 'crash', signature: c.signature, days: 1}));
+        dest = groupHref(c);
+      } catch (e) { /* its last report (404): the group is gone; else the listing */ }
+    }
+    if (gen === generation) go(dest);   // unless another view was opened meanwhile
   }}, 'Delete report');
+  return b;
 }
 
 async function viewCrash(id) {
@@ -1176,6 +1186,7 @@ async function viewImages(params) {
   const list = el('div');
   const pager = el('div', {class: 'pager'});
   let query = '', cursors = [''], page = 0;  // cursors[i] is the cursor of page i
+  let loading = 0;                            // loads of the list begun (the last one shows)
 
   const fileInput = el('input', {id: 'upload-file', type: 'file', multiple: true, testid: 'upload-input'});
   const nameInput = el('input', {id: 'upload-name', type: 'text', placeholder: 'optional', testid: 'upload-name'});
@@ -1205,49 +1216,79 @@ async function viewImages(params) {
     for (const f of files) fd.append('file', f, name || f.name);
     answer.hidden = true;
     status.info('Uploading ' + Array.from(files, (f) => f.name).join(', ') + '…');
+    let data;
     try {
-      const data = await api('/v1/images' + qs({name}), {method: 'POST', body: fd});
-      result.textContent = JSON.stringify(data, null, 2);
-      answer.hidden = false;
-      cursors = [''];
-      await load(0, true);
-      status.info('Uploaded: ' + data.images.map((im) => `${im.name} ${im.uuid} (${im.arch}) ${im.status}`).join('; '));
-    } catch (e) { status.error(e); }
+      data = await api('/v1/images' + qs({name}), {method: 'POST', body: fd});
+    } catch (e) {
+      status.error(e);
+      fileInput.value = '';
+      return;
+    }
+    result.textContent = JSON.stringify(data, null, 2);
+    answer.hidden = false;
     fileInput.value = '';
+    cursors = [''];
+    await reload(0, 'Uploaded: ' + data.images.map((im) => `${im.name} ${im.uuid} (${im.arch}) ${im.status}`).join('; '));
   }
 
-  async function remove(im) {
+  async function remove(im, button) {
     if (!confirm(`Delete every slice of ${im.name} ${im.uuid}?`)) return;
+    button.disabled = true;
+    status.info(`Deleting ${im.uuid}…`);
+    let data;
     try {
-      const data = await api('/v1/images/' + encodeURIComponent(im.uuid), {method: 'DELETE'});
-      await load(page, true);
-      status.info(`Deleted ${data.uuid} (${data.deleted} slice${data.deleted === 1 ? '' : 's'})`);
+      data = await api('/v1/images/' + encodeURIComponent(im.uuid), {method: 'DELETE'});
+    } catch (e) {
+      button.disabled = false;
+      status.error(e);
+      return;
+    }
+    await reload(page, `Deleted ${data.uuid} (${data.deleted} slice${data.deleted === 1 ? '' : 's'})`);
+  }
+
+  /* The list again after an action that succeeded: the action's message
+   * once the list shows its outcome, or why the list did not load. */
+  async function reload(p, done) {
+    try {
+      await fill(p);
+      status.info(done);
+    } catch (e) {
+      e.message = `${done}; the list did not load again: ${e.message}`;
+      status.error(e);
+    }
+  }
+
+  async function load(p) {
+    status.info('Loading…');
+    try {
+      if (await fill(p)) status.clear();
     } catch (e) { status.error(e); }
   }
 
-  async function load(p, keepStatus) {
+  /* Shows page p of the list; false when a later load took over meanwhile. */
+  async function fill(p) {
+    const my = ++loading;
+    const data = await api('/v1/images' + qs({query, limit, cursor: cursors[p]}));
+    if (my !== loading) return false;
     page = p;
-    if (!keepStatus) status.info('Loading…');
-    try {
-      const data = await api('/v1/images' + qs({query, limit, cursor: cursors[page]}));
-      if (!keepStatus) status.clear();
-      cursors = cursors.slice(0, page + 1);
-      if (data.next_cursor) cursors.push(data.next_cursor);
-      put(list, data.images.length ? table('images', ['Name', 'UUID', 'Arch', 'Kind', 'Debug info', 'Symbols', 'Uploaded', 'Updated', ''],
-        data.images.map((im) => el('tr', {testid: 'image-row', 'data-uuid': im.uuid, 'data-arch': im.arch},
-          el('td', {testid: 'image-name'}, im.name),
-          el('td', {class: 'mono', testid: 'image-uuid'}, im.uuid),
-          el('td', null, im.arch), el('td', null, im.kind),
-          el('td', {testid: 'image-debug'}, im.debug_info ? 'yes' : 'no'),
-          el('td', {class: 'num'}, im.symbols),
-          el('td', null, fmtTime(im.created_at)), el('td', null, fmtTime(im.updated_at)),
-          el('td', null, el('button', {type: 'button', class: 'danger', testid: 'image-delete', 'aria-label': 'Delete ' + im.name + ' ' + im.uuid, onclick: () => remove(im)}, 'Delete')))))
-        : el('p', {testid: 'images-empty'}, 'No images.'));
-      put(pager, 
-        page > 0 ? el('button', {type: 'button', testid: 'images-prev', onclick: () => load(page - 1)}, '← Newer') : null,
-        el('span', null, ' Page ' + (page + 1) + ' '),
-        data.next_cursor ? el('button', {type: 'button', testid: 'images-next', onclick: () => load(page + 1)}, 'Older →') : null);
-    } catch (e) { status.error(e); }
+    cursors = cursors.slice(0, page + 1);
+    if (data.next_cursor) cursors.push(data.next_cursor);
+    put(list, data.images.length ? table('images', ['Name', 'UUID', 'Arch', 'Kind', 'Debug info', 'Symbols', 'Uploaded', 'Updated', ''],
+      data.images.map((im) => el('tr', {testid: 'image-row', 'data-uuid': im.uuid, 'data-arch': im.arch},
+        el('td', {testid: 'image-name'}, im.name),
+        el('td', {class: 'mono', testid: 'image-uuid'}, im.uuid),
+        el('td', null, im.arch), el('td', null, im.kind),
+        el('td', {testid: 'image-debug'}, im.debug_info ? 'yes' : 'no'),
+        el('td', {class: 'num'}, im.symbols),
+        el('td', null, fmtTime(im.created_at)), el('td', null, fmtTime(im.updated_at)),
+        el('td', null, el('button', {type: 'button', class: 'danger', testid: 'image-delete', 'aria-label': 'Delete ' + im.name + ' ' + im.uuid,
+          onclick: (ev) => remove(im, ev.currentTarget)}, 'Delete')))))
+      : el('p', {testid: 'images-empty'}, 'No images.'));
+    put(pager,
+      page > 0 ? el('button', {type: 'button', testid: 'images-prev', onclick: () => load(page - 1)}, '← Newer') : null,
+      el('span', null, ' Page ' + (page + 1) + ' '),
+      data.next_cursor ? el('button', {type: 'button', testid: 'images-next', onclick: () => load(page + 1)}, 'Older →') : null);
+    return true;
   }
   await load(0);
 }
@@ -1323,6 +1364,16 @@ function viewSymbolicate() {
 /* ---- router ------------------------------------------------------------- */
 
 let generation = 0;
+
+/* Opens a route once an action is done. hashchange comes as a later task:
+ * until then the old view would pass for the new one, so the view stops
+ * being ready at once, and a view still loading cannot mark it ready. */
+function go(hash) {
+  generation++;
+  view.dataset.ready = 'false';
+  if (location.hash === hash) route(); else location.hash = hash;
+}
+
 async function route() {
   const gen = ++generation;
   const [where, search] = location.hash.replace(/^#\/?/, '').split('?');

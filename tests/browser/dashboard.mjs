@@ -231,7 +231,9 @@ try {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-context.setDefaultTimeout(8000);
+// A wait waits for what it checks; its timeout only ends a wait that would
+// never end, with room for a busy machine.
+context.setDefaultTimeout(20000);
 const page = context.pages()[0] || await context.newPage();
 
 const dialogs = [];          // every dialog the page opened
@@ -260,6 +262,13 @@ async function shot(name, fullPage = true) {
   shots.push(path.relative(ROOT, p));
 }
 const testid = (id) => `[data-testid="${id}"]`;
+// Once what the page has queued up to now has run: the load event, a frame
+// and a task after it. A check that something did not happen (a dialog, a
+// console error) reads its record after this, never after a sleep.
+async function settled() {
+  await page.waitForLoadState('load');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+}
 async function statusText(id) { return (await page.textContent(testid(id))) || ''; }
 // Pick files in the Images view (or drop them on the drop zone), wait until
 // the status line reports the outcome.
@@ -286,11 +295,11 @@ async function pickFiles(files, name, how = 'picker') {
 async function imageRow(uuid) { return page.$(`tr[data-testid="image-row"][data-uuid="${uuid}"]`); }
 
 // The rows of a listing as the values of some attributes each ("a b c"),
-// once they are `want` (or after 5 s: the caller's eq says what differs).
+// once they are `want` (or after the wait's timeout: the caller's eq says what differs).
 async function rowsNow(selector, attrs, want) {
   const read = ([sel, as]) => Array.from(document.querySelectorAll(sel), (r) => as.map((a) => r.getAttribute(a)).join(' '));
   await page.waitForFunction(([sel, as, w]) => JSON.stringify(Array.from(document.querySelectorAll(sel),
-    (r) => as.map((a) => r.getAttribute(a)).join(' '))) === JSON.stringify(w), [selector, attrs, want], {timeout: 5000}).catch(() => {});
+    (r) => as.map((a) => r.getAttribute(a)).join(' '))) === JSON.stringify(w), [selector, attrs, want]).catch(() => {});
   return page.evaluate(read, [selector, attrs]);
 }
 
@@ -373,7 +382,7 @@ try {
     await page.waitForSelector('#view[data-ready="true"]');
     for (const n of ['crashes', 'images', 'missing', 'symbolicate']) assert(await page.isVisible(testid('nav-' + n)), 'nav ' + n);
     assert(await page.isVisible(testid('groups-empty')), 'empty database should say there are no crashes');
-    await page.waitForTimeout(200);
+    await settled();
     eq(pageErrors, [], 'console errors');
   });
 
@@ -627,7 +636,7 @@ try {
     eq(dom.injected, 0, 'markup elements from data');
     eq(dom.scripts, [base + '/assets/app.js'], 'scripts in the page');
     await shot('xss-crash');
-    await page.waitForTimeout(300);
+    await settled();
     eq(dialogs.slice(seen), [], 'dialogs');
   });
 
@@ -671,7 +680,7 @@ try {
       c.warnings.map((w) => `${w.where} ${w.message}`), 'warnings shown');
     const dom = await page.evaluate(() => document.querySelectorAll('main img, main script, main b, main i, main u').length);
     eq(dom, 0, 'markup elements from data');
-    await page.waitForTimeout(300);
+    await settled();
     eq(dialogs.slice(seen), [], 'dialogs');
   });
 
@@ -749,6 +758,8 @@ try {
     eq(await sec.locator('section[data-testid="thread"]').count(), threads.length, `thread sections of ${name}`);
     const first = sec.locator('section[data-testid="thread"]').first();
     if (!(await first.locator('details').first().evaluate((d) => d.open))) await first.locator('summary').first().click();
+    // (built by its toggle event too)
+    await first.locator('.thread-body > *').first().waitFor();
     const tid = await first.getAttribute('data-thread');
     const t = threads.find((x) => String(x.id) === tid);
     eq(await first.locator('tr[data-testid="frame"]').count(), t.frames.length, `frame rows of ${name} thread ${tid}`);
@@ -756,23 +767,35 @@ try {
     await shot('stackshot-process', false);
   });
 
+  // Budgets are on the page's main-thread CPU time (what the dashboard's
+  // scripts, style and layout cost), not on the clock: a busy machine slows
+  // the clock, not the work. Waits wait for the state they measure.
   await checkReal('big stackshot (about 8000 frames) stays fast', [REAL_BIG_STACKSHOT], async (text) => {
     const c = await postCrash(text);
     const frames = c.threads.reduce((n, t) => n + t.frames.length, 0);
-    const t0 = Date.now();
-    await open('#/crashes/' + c.id);
-    const ms = Date.now() - t0;
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const cpu = async () => 1000 * (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime').value;
+    // from the listing in the same document (a new document may be another renderer process)
+    await open('#/crashes');
+    let c0 = await cpu(), t0 = Date.now();
+    await page.evaluate((h) => { location.hash = h; }, '#/crashes/' + c.id);
+    await page.waitForSelector(`#view[data-ready="true"] ${testid('crash-title')}`, {timeout: 60000});
+    const ms = Math.round(await cpu() - c0), wall = Date.now() - t0;
     const els = await page.evaluate(() => document.querySelectorAll('*').length);
-    console.log(`# big stackshot: ${frames} frames, ${c.processes.length} processes, view ready in ${ms} ms, ${els} elements`);
-    assert(ms < 5000, `view took ${ms} ms`);
+    console.log(`# big stackshot: ${frames} frames, ${c.processes.length} processes, view ready in ${ms} ms CPU (${wall} ms), ${els} elements`);
+    assert(ms < 5000, `view took ${ms} ms of CPU`);
     assert(els < 40000, `${els} elements built for a collapsed view`);
     // every process opened at once: still usable
-    const t1 = Date.now();
+    c0 = await cpu();
+    t0 = Date.now();
     await page.$$eval('details[data-testid="process"]', (ds) => ds.forEach((d) => { d.open = true; }));
-    await page.waitForFunction(() => Array.from(document.querySelectorAll('details[data-testid="process"]')).every((d) => d.querySelector('.process-body').childElementCount > 0));
-    const all = Date.now() - t1;
-    console.log(`# big stackshot: every process opened in ${all} ms`);
-    assert(all < 20000, `opening every process took ${all} ms`);
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('details[data-testid="process"]')).every((d) => d.querySelector('.process-body').childElementCount > 0),
+      null, {timeout: 60000});
+    const all = Math.round(await cpu() - c0);
+    console.log(`# big stackshot: every process opened in ${all} ms CPU (${Date.now() - t0} ms)`);
+    assert(all < 20000, `opening every process took ${all} ms of CPU`);
+    await cdp.detach();
   });
 
   await checkReal('broken .ips (JSON body does not parse): stored, warnings box shows where and why', [REAL_BROKEN], async (text) => {
@@ -994,16 +1017,22 @@ try {
     const del = `tr[data-testid="image-row"][data-uuid="${uuids.xss}"] ${testid('image-delete')}`;
     const seen = dialogs.length;
     confirmAnswer = false;
+    const asked = page.waitForEvent('dialog');
     await page.click(del);
-    await page.waitForTimeout(300);
+    await asked;
+    await settled();   // the page has run on past its dismissed confirm
     eq(dialogs.slice(seen).map((d) => d.type), ['confirm'], 'dialogs after the first click');
     assert(dialogs[seen].message.includes(uuids.xss), `confirm text: ${dialogs[seen].message}`);
     assert(await imageRow(uuids.xss), 'image gone although confirm was dismissed');
     eq((await http('GET', '/v1/images/' + uuids.xss)).status, 200, 'API after a dismissed confirm');
     confirmAnswer = true;
+    const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().endsWith('/v1/images/' + uuids.xss));
     await page.click(del);
-    await page.waitForSelector(`tr[data-testid="image-row"][data-uuid="${uuids.xss}"]`, {state: 'detached'});
+    eq((await deleted).status(), 200, 'the DELETE\'s answer');
+    // the list loaded again after the DELETE, then its status line says so
+    await page.waitForFunction(() => !document.querySelector('[data-testid="images-status"]').textContent.endsWith('…'));
     assert((await statusText('images-status')).startsWith('Deleted ' + uuids.xss), `status: ${await statusText('images-status')}`);
+    assert(!(await imageRow(uuids.xss)), 'the deleted image is still listed');
     eq((await http('GET', '/v1/images/' + uuids.xss)).status, 404, 'API after delete');
     assert(await imageRow(uuids.bigapp), 'other images must stay');
     await shot('images-after-delete');
@@ -1052,14 +1081,36 @@ try {
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click(testid('download-report'))]);
     assert(/^Incident Identifier:/.test(fs.readFileSync(await dl.path(), 'utf8')), 'download with the read token is not the text report');
 
-    // deleting needs the report token: asked, kept, the delete retried
+    // deleting needs the report token; cancelling the prompt: the page says why and stays
     confirmAnswer = true;
     await page.click(testid('crash-delete'));
     await page.waitForSelector(testid('auth-token-report'), {state: 'visible'});
+    await page.click(testid('auth-cancel'));
+    await page.waitForSelector(`${testid('crash-status')}.error`);
+    assert((await statusText('crash-status')).includes('Bearer <report token>'), `status after cancelling: ${await statusText('crash-status')}`);
+    assert(await page.isVisible(testid('status-token')), 'no way to enter the report token');
+    eq(new URL(page.url()).hash, '#/crashes/' + crash.id, 'address after a cancelled delete');
+    assert(await page.isEnabled(testid('crash-delete')), 'the delete button stays disabled');
+    eq((await asAuth('/v1/crashes/' + crash.id, {headers: {Authorization: 'Bearer ' + AUTH.read}})).status, 200, 'API after a cancelled delete');
+    // asked again, kept, the delete retried
+    const deletes = [];
+    const onDelete = (r) => { if (r.request().method() === 'DELETE') deletes.push(r.status()); };
+    page.on('response', onDelete);
+    const retried = page.waitForResponse((r) => r.request().method() === 'DELETE' &&
+      r.url().endsWith('/v1/crashes/' + crash.id) && r.status() !== 401);
+    await page.click(testid('crash-delete'));
+    await page.waitForSelector(testid('auth-token-report'), {state: 'visible'});
     eq(await visibleRows(), ['report'], 'token rows asked for the delete');
+    assert(await page.isVisible(testid('crash-title')), 'the crash page was left before the delete was done');
     await page.fill(testid('auth-token-report'), AUTH.report);
     await page.click(testid('auth-save'));
-    await page.waitForFunction(() => location.hash === '#/crashes' && document.querySelector('#view').dataset.ready === 'true');
+    eq((await retried).status(), 204, 'the DELETE sent again with the report token');
+    // then the groups listing, loaded after that answer
+    await page.waitForSelector(`${testid('crash-listing')} :is(${testid('groups-empty')}, tr[data-testid="group-row"])`);
+    page.off('response', onDelete);
+    eq(deletes, [401, 204], 'DELETE answers');
+    eq(new URL(page.url()).hash, '#/crashes', 'address after the delete');
+    eq(await page.$$eval('tr[data-testid="group-row"]', (rs) => rs.map((r) => r.dataset.signature)), [], 'groups after the delete');
     assert(await page.isVisible(testid('groups-empty')), 'the group is gone with its only report');
     eq((await asAuth('/v1/crashes/' + crash.id, {headers: {Authorization: 'Bearer ' + AUTH.read}})).status, 404, 'API after the delete');
 

@@ -60,6 +60,9 @@ mkdir -p "$OUT"
 start_symd() {
     local name=$1 log=$2 url=
     shift 2
+    # the file exists before the server does: the first read below may come
+    # before the started process has opened it
+    : >"$WORK/$name.out"
     SYMD_ACCESS_LOG=off "$SYMD_BIN" serve --listen 127.0.0.1:0 --db "$WORK/$name.db" "$@" \
         >"$WORK/$name.out" 2>"$log" &
     local pid=$!
