@@ -145,7 +145,7 @@ static int parse_range_opt(const char *name, const char *v, uint64_t lo, uint64_
 #define R_MAX_CRASHES 0, INT64_MAX
 #define R_PRUNE_EVERY 1, 86400
 #define R_MEM_FACTOR 1, 1000
-#define R_MEM_MB 0, (1u << 20)
+#define R_MEM_MB 1, (1u << 20)
 
 /* Zip limits: the defaults, then the environment. Returns -1 on a bad value. */
 static int zip_limits_from_env(unzip_limits *l)

@@ -453,6 +453,105 @@ TEST(ops_sigterm_finishes_requests_under_way)
     s.pid = 0;
 }
 
+/* An .ips whose threads hold n frames: small to send, large to read. */
+static char *many_frames_ips(size_t n, size_t *len)
+{
+    size_t hl;
+    uint8_t *h = read_fixture("fixtures/crashes/bigapp-twin.ips", &hl);
+    if (!h)
+        return NULL;
+    const uint8_t *nl = memchr(h, '\n', hl);
+    size_t hdr = nl ? (size_t)(nl - h) + 1 : 0, cap = hdr + n * 40 + 256, o = hdr;
+    char *buf = malloc(cap);
+    memcpy(buf, h, hdr);
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "{\"usedImages\":[{\"uuid\":\"00000000-0000-0000-0000-000000000001\","
+                          "\"base\":4096,\"size\":65536,\"name\":\"x\"}],"
+                          "\"threads\":[{\"triggered\":true,\"frames\":[");
+    for (size_t i = 0; i < n; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s{\"imageOffset\":%zu,\"imageIndex\":0}",
+                              i ? "," : "", 16 + i % 4096);
+    o += (size_t)snprintf(buf + o, cap - o, "]}]}");
+    free(h);
+    *len = o;
+    return buf;
+}
+
+/* --request-mem-factor / --request-mem-mb: a report whose reading needs
+ * more than its budget is refused 413 and nothing of it is stored; one
+ * stored under a larger budget and read again under a smaller one is
+ * answered from what the store holds, with a warning. */
+TEST(ops_request_memory_budget)
+{
+    size_t len;
+    char *ips = many_frames_ips(20000, &len);
+    if (!ips)
+        return;
+    const char *tight[] = {"--request-mem-factor", "1", "--request-mem-mb", "1", NULL};
+    server_proc s;
+    char db[600];
+    snprintf(db, sizeof db, "%s/ops-budget.db", test_tmpdir());
+    if (!server_start(&s, db, tight)) {
+        CHECK(false, "tight server starts");
+        free(ips);
+        return;
+    }
+    int st = 0;
+    json_t *j = http_json(s.port, "POST", "/v1/crashes", NULL, ips, len, &st, NULL);
+    const char *code = json_string_value(json_object_get(json_object_get(j, "error"), "code"));
+    const char *msg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+    CHECK(st == 413 && code && strcmp(code, "too_large") == 0 && msg &&
+              strstr(msg, "memory budget"),
+          "past its budget: 413 too_large (%d %s)", st, msg ? msg : "");
+    json_decref(j);
+    j = http_json(s.port, "GET", "/v1/crashes", NULL, NULL, 0, &st, NULL);
+    CHECK(st == 200 && json_array_size(json_object_get(j, "crashes")) == 0,
+          "nothing of it is stored");
+    json_decref(j);
+    j = http_post_fixture(s.port, "fixtures/crashes/bigapp-twin.ips", "/v1/crashes", &st);
+    CHECK(st == 201, "a small report fits the same budget (%d)", st);
+    json_decref(j);
+    CHECK(server_stop(&s), "tight server stops");
+
+    if (!server_start(&s, db, NULL)) { /* the defaults: 4 x body + 64 MiB */
+        CHECK(false, "default server starts");
+        free(ips);
+        return;
+    }
+    j = http_json(s.port, "POST", "/v1/crashes", NULL, ips, len, &st, NULL);
+    CHECK(st == 201, "under the default budget it is stored (%d)", st);
+    json_int_t id = json_integer_value(json_object_get(j, "id"));
+    size_t frames = 0;
+    json_t *th = json_object_get(j, "threads");
+    for (size_t i = 0; i < json_array_size(th); i++)
+        frames += json_array_size(json_object_get(json_array_get(th, i), "frames"));
+    CHECK(frames == 20000, "with its 20,000 frames (%zu)", frames);
+    json_decref(j);
+    CHECK(server_stop(&s), "default server stops");
+
+    if (!server_start(&s, db, tight)) {
+        CHECK(false, "tight server starts again");
+        free(ips);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/v1/crashes/%lld", (long long)id);
+    j = http_json(s.port, "GET", path, NULL, NULL, 0, &st, NULL);
+    bool warned = false;
+    json_t *w = json_object_get(j, "warnings");
+    for (size_t i = 0; i < json_array_size(w); i++) {
+        const char *m = json_string_value(json_object_get(json_array_get(w, i), "message"));
+        warned |= m && strstr(m, "memory budget") != NULL;
+    }
+    CHECK(st == 200 && warned, "read again past its budget: 200 with a warning (%d)", st);
+    CHECK(json_integer_value(json_object_get(j, "id")) == id &&
+              json_is_string(json_object_get(j, "signature")),
+          "answered from what the store holds");
+    json_decref(j);
+    CHECK(server_stop(&s), "clean stop");
+    free(ips);
+}
+
 /* --max-inflight-mb: while one client holds more body bytes than the
  * budget, a second large body is answered 503 busy (with Retry-After), small
  * answers still flow, and once the first request ends the second goes
