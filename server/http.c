@@ -789,15 +789,22 @@ static bool is_heavy(const req_state *rs)
            (rs->route == ROUTE_CRASH && strcmp(rs->method, "DELETE") != 0);
 }
 
+/* Queues rs for the pool. Reads of stored crashes go before the large
+ * bodies (first come, first served among themselves): a dashboard reading a
+ * crash does not wait behind a storm of uploads. */
 static void work_push(server *srv, req_state *rs)
 {
     pthread_mutex_lock(&srv->work.mu);
-    rs->work_next = NULL;
-    if (srv->work.tail)
-        srv->work.tail->work_next = rs;
-    else
-        srv->work.head = rs;
-    srv->work.tail = rs;
+    bool read = rs->route == ROUTE_CRASH;
+    req_state **at = read ? (srv->work.reads_tail ? &srv->work.reads_tail->work_next
+                                                  : &srv->work.head)
+                          : (srv->work.tail ? &srv->work.tail->work_next : &srv->work.head);
+    rs->work_next = *at;
+    *at = rs;
+    if (!rs->work_next)
+        srv->work.tail = rs;
+    if (read)
+        srv->work.reads_tail = rs;
     pthread_cond_signal(&srv->work.cv);
     pthread_mutex_unlock(&srv->work.mu);
 }
@@ -814,6 +821,8 @@ static void *work_thread(void *arg)
             srv->work.head = rs->work_next;
             if (!srv->work.head)
                 srv->work.tail = NULL;
+            if (srv->work.reads_tail == rs)
+                srv->work.reads_tail = NULL;
         }
         bool stopping = srv->work.stop;
         pthread_mutex_unlock(&srv->work.mu);

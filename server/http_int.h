@@ -55,6 +55,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct req_state *head, *tail;
+    struct req_state *reads_tail; /* the last crash read: reads come first */
     bool stop;
     pthread_t *threads;
     int n;
