@@ -842,10 +842,16 @@ static void *work_thread(void *arg)
 
 /* Starts the pool; false when no thread could be started (then heavy
  * requests run where they arrive, as small ones do). */
-static bool work_start(server *srv)
+/* The pool's size: one thread per core, at least two. */
+static int work_threads(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = cores > 1 ? (int)cores : 2;
+    return cores > 1 ? (int)cores : 2;
+}
+
+static bool work_start(server *srv)
+{
+    int n = work_threads();
     pthread_mutex_init(&srv->work.mu, NULL);
     pthread_cond_init(&srv->work.cv, NULL);
     srv->work.threads = calloc((size_t)n, sizeof *srv->work.threads);
@@ -1299,7 +1305,9 @@ int server_run(const server_config *cfg)
     }
 
     symd_err err = {0};
-    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + 1;
+    /* a connection for each thread that runs handlers (libmicrohttpd's
+     * and the work pool's) and one for retention */
+    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + work_threads() + 1;
     if (store_open(cfg->db, pool, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
         return 1;

@@ -1024,6 +1024,20 @@ TEST(multinode_kill9_mid_upload_leaves_nothing_half_stored)
         n[0].up = false;
         atomic_store(&k.stop, true);
         pthread_join(t, NULL);
+        /* A statement a sent before it died (a DELETE, a COMMIT) still runs
+         * to its end in PostgreSQL: wait until a's sessions are gone, so
+         * what b lists next is what stays. */
+        char busy[32] = "?";
+        for (int w = 0; w < 200; w++) {
+            if (pg_sql(uri,
+                       "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                       "current_database() AND pid <> pg_backend_pid() AND state <> 'idle'",
+                       busy, sizeof busy) &&
+                strcmp(busy, "0") == 0)
+                break;
+            sleep_ms(50);
+        }
+        CHECK(strcmp(busy, "0") == 0, "round %zu: a's sessions still busy (%s)", round, busy);
         /* b: every image it lists is whole (GET answers, its slices agree
          * with the listing, its symbols answer) */
         l = get(b, "/v1/images?limit=100", &status);
