@@ -21,8 +21,9 @@
 #define CRASH_MAX_PROCESSES 4096 /* stackshots, spindumps */
 
 /* How the report is written: text (.crash, sample, spindump, panic text),
- * or .ips (a JSON header line, then a JSON or text body). */
-typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS } crash_format;
+ * .ips (a JSON header line, then a JSON or text body), or PLCrashReporter's
+ * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport). */
+typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS, CRASH_FORMAT_PLCRASH } crash_format;
 
 /* What the report is about. Groups and listings are per kind. */
 typedef enum {
