@@ -1044,6 +1044,15 @@ static symd_status read_report(pl *x, const uint8_t *buf, size_t len)
         pl_warn(x, "threads", "registers of %zu thread%s that did not crash are not kept (the "
                 "report keeps the crashed thread's)", x->regs_other_threads,
                 x->regs_other_threads == 1 ? "" : "s");
+    /* Thread numbers are unique in a report: say so once when not (both kept). */
+    for (size_t t = 0, dup = 0; t < r->nthreads && !dup && !x->st; t++)
+        for (size_t v = t + 1; v < r->nthreads && !dup; v++)
+            if (r->threads[t].role == CRASH_THREAD_NORMAL && r->threads[t].number >= 0 &&
+                r->threads[v].number == r->threads[t].number) {
+                dup = 1;
+                pl_warn(x, "threads", "thread number %ld is given twice: both kept",
+                        r->threads[t].number);
+            }
     for (size_t t = 0; t < r->nthreads && !x->st; t++)
         if (r->threads[t].crashed && (long)t != r->crashed_thread) {
             if (r->crashed_thread < 0) {

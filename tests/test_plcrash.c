@@ -548,6 +548,21 @@ TEST(plcrash_hostile_nesting_and_types)
     crash_report_free(&r);
     free(deep.p);
     free(th.p);
+
+    /* two threads of one number, two that say they crashed */
+    b = plcrash_head();
+    th = (bb){0};
+    bb_u(&th, 1, 3);
+    bb_u(&th, 3, 1);
+    bb_len(&b, 3, th.p, th.n);
+    bb_len(&b, 3, th.p, th.n);
+    CHECK(parse_bb(&b, &r, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(r.nthreads == 2 && r.crashed_thread == 0 && !r.threads[1].crashed &&
+              has_warning(&r, "CrashReport.threads", "given twice") &&
+              has_warning(&r, "CrashReport.threads", "says it crashed too"),
+          "duplicates warned");
+    crash_report_free(&r);
+    free(th.p);
 }
 
 TEST(plcrash_hostile_magic_and_version)
@@ -775,10 +790,11 @@ TEST(e2e_plcrash_twin_symbolicated_exactly)
     printf("    plcrash twin: %d/%d frames exact\n", exact, n);
     free(tsv);
 
-    /* the .crash twin's crashed thread: the same frames, the same signature */
+    /* the .crash twin's crashed thread: the same frames, the same signature,
+     * and both filed in one group */
     json_t *txt = http_post_fixture(lazy_port(&psrv), "fixtures/crashes/bigapp-twin.crash",
-                                    "/v1/crashes?store=false", &status);
-    CHECK(status == 200, ".crash twin: %d", status);
+                                    "/v1/crashes", &status);
+    CHECK(status == 201, ".crash twin: %d", status);
     char *sa = json_dumps(crashed_frames(got), JSON_COMPACT | JSON_SORT_KEYS);
     char *sb = json_dumps(crashed_frames(txt), JSON_COMPACT | JSON_SORT_KEYS);
     CHECK(sa && sb && !strcmp(sa, sb), "crashed thread differs:\n  .plcrash %.600s\n  .crash   %.600s",
@@ -788,6 +804,17 @@ TEST(e2e_plcrash_twin_symbolicated_exactly)
     const char *g1 = json_string_value(json_object_get(got, "signature"));
     const char *g2 = json_string_value(json_object_get(txt, "signature"));
     CHECK(g1 && g2 && !strcmp(g1, g2), "signatures %s vs %s", g1, g2);
+    json_t *groups = req("GET", "/v1/crashes/groups", NULL, 0, &status, NULL);
+    json_int_t in_group = -1;
+    json_t *ga = json_object_get(groups, "groups");
+    for (size_t i = 0; i < json_array_size(ga) && g1; i++) {
+        const char *gs = json_string_value(json_object_get(json_array_get(ga, i), "signature"));
+        if (gs && !strcmp(gs, g1))
+            in_group = json_integer_value(json_object_get(json_array_get(ga, i), "count"));
+    }
+    CHECK(status == 200 && in_group == 2, "the .plcrash and .crash twins in one group: %lld",
+          (long long)in_group);
+    json_decref(groups);
     json_decref(txt);
 
     /* the exception backtrace, symbolicated: static_square's frame first */
