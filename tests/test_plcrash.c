@@ -845,6 +845,39 @@ TEST(e2e_plcrash_twin_symbolicated_exactly)
     free(buf);
 }
 
+/* Hostile .plcrash over HTTP: refused whole (415, 413) and nothing stored,
+ * or stored whole with warnings naming the protobuf field. */
+TEST(e2e_plcrash_hostile_posts)
+{
+    int status;
+    lazy_port(&psrv);
+    long long before = db_query_int(psrv.proc.db, "SELECT count(*) FROM crashes");
+    json_t *j = req("POST", "/v1/crashes", "plcrash\x02\x0a\x00", 10, &status, NULL);
+    CHECK(status == 415, "version 2: %d", status);
+    json_decref(j);
+    bb b = plcrash_head();
+    for (int i = 0; i < 1000000; i++)
+        bb_put(&b, "\x1a\x00", 2);
+    j = req("POST", "/v1/crashes", b.p, b.n, &status, NULL);
+    CHECK(status == 413, "a million threads: %d", status);
+    json_decref(j);
+    free(b.p);
+    CHECK(db_query_int(psrv.proc.db, "SELECT count(*) FROM crashes") == before,
+          "nothing stored for the refusals");
+    b = plcrash_head();
+    bb_str(&b, 10, "kept");
+    bb_put(&b, "\x1a\xf4\x03" "0123456789", 13);
+    j = req("POST", "/v1/crashes", b.p, b.n, &status, NULL);
+    json_t *w = json_array_get(json_object_get(j, "warnings"), 0);
+    const char *where = json_string_value(json_object_get(w, "where"));
+    const char *msg = json_string_value(json_object_get(w, "message"));
+    CHECK(status == 201 && where && !strcmp(where, "CrashReport") && msg &&
+              strstr(msg, "length past the end"),
+          "length past the end: %d %s: %s", status, where, msg);
+    json_decref(j);
+    free(b.p);
+}
+
 /* symd crash FILE reads .plcrash offline: the Apple-style text, and --json. */
 TEST(e2e_plcrash_cli)
 {
@@ -879,4 +912,11 @@ TEST(e2e_plcrash_cli)
               frames_in(j) == 11,
           "json: %.300s", out);
     json_decref(j);
+}
+
+/* Last test of this file: the server stops cleanly. */
+TEST(e2e_plcrash_zz_shutdown_is_clean)
+{
+    lazy_port(&psrv);
+    CHECK(lazy_stop(&psrv), "plcrash server exit status");
 }
