@@ -55,6 +55,11 @@ for t in "$@"; do
       cp -n fuzz/seeds/sample/* "$corpus"/
       cp -n fuzz/regress/sample-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_sample.txt -max_len=131072) ;;
+    fuzz_crash_plcrash|fuzz_protowire)
+      for d in ../shared/reporters /work/shared/reporters; do cp -n $d/*.plcrash "$corpus"/ 2>/dev/null || true; done
+      cp -n fuzz/seeds/plcrash/* "$corpus"/
+      cp -n fuzz/regress/plcrash-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_plcrash.txt -max_len=65536) ;;
     fuzz_jsonbig)
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true

@@ -505,6 +505,8 @@ static void app_uuid_from_header(crash_report *r, json_t *hdr)
 static symd_status parse_any(cp *p, const char *s, size_t len)
 {
     crash_report *r = p->r;
+    if (len >= 7 && memcmp(s, PLCRASH_MAGIC, 7) == 0) /* binary: PLCrashReporter */
+        return crash_parse_plcrash(p, (const uint8_t *)s, len);
     const char *e = s + len, *q = s;
     if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
         q += 3;

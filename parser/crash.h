@@ -21,8 +21,9 @@
 #define CRASH_MAX_PROCESSES 4096 /* stackshots, spindumps */
 
 /* How the report is written: text (.crash, sample, spindump, panic text),
- * or .ips (a JSON header line, then a JSON or text body). */
-typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS } crash_format;
+ * .ips (a JSON header line, then a JSON or text body), or PLCrashReporter's
+ * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport). */
+typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS, CRASH_FORMAT_PLCRASH } crash_format;
 
 /* What the report is about. Groups and listings are per kind. */
 typedef enum {
@@ -197,7 +198,9 @@ typedef struct {
  * saying where ("line 42" or "threads[3].frames[7]") and why. On error r
  * holds nothing. format is CRASH_FORMAT_IPS whenever a JSON header line with
  * bug_type comes first (text_header is then set for a text body, NULL for a
- * JSON one). JSON is read with util/jsonbig (integers up to 2^64-1 and
+ * JSON one), CRASH_FORMAT_PLCRASH when the bytes start with "plcrash"
+ * (PLCrashReporter's binary report; warnings then name protobuf fields,
+ * "CrashReport.threads[0].frames[2]"). JSON is read with util/jsonbig (integers up to 2^64-1 and
  * negative ones exact). */
 symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_err *err);
 void crash_report_free(crash_report *r);

@@ -70,6 +70,13 @@ bool crash_ips_reads_key(const char *key);
  * the header, and from the text the panic string and the fields that name
  * the report, where they can still be found. */
 symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr);
+/* PLCrashReporter's .plcrash: "plcrash", version byte PLCRASH_VERSION, then
+ * a protobuf CrashReport (crash_plcrash.c). buf starts with the magic;
+ * another version is refused (SYMD_E_NOT_CRASH_REPORT). */
+#define PLCRASH_MAGIC "plcrash"
+#define PLCRASH_HEADER_LEN 8
+#define PLCRASH_VERSION 1
+symd_status crash_parse_plcrash(cp *p, const uint8_t *buf, size_t len);
 /* macOS sample / spindump / microstackshot text (call trees). */
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
