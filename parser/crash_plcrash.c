@@ -18,6 +18,7 @@
 #include "../util/hex.h"
 #include "../util/protowire.h"
 #include "crash_int.h"
+#include "../util/metered.h" /* last: counts this file's allocations */
 
 #define PL_MAX_CODES 16   /* Mach exception codes written out; more are counted */
 #define PL_MAX_STRING 4096 /* bytes of a name, version, reason kept; the rest cut with a warning */
