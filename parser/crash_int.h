@@ -70,6 +70,12 @@ bool crash_ips_reads_key(const char *key);
  * the header, and from the text the panic string and the fields that name
  * the report, where they can still be found. */
 symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hdr);
+/* KSCrash JSON (crash_kscrash.c): whether a parsed document has KSCrash's
+ * shape (a "report" object with "id" and "version", and "crash",
+ * "binary_images" or "system"; never an .ips, whose header has bug_type),
+ * and the reader of one. */
+bool crash_looks_like_kscrash(const json_t *root);
+symd_status crash_parse_kscrash(cp *p, const json_t *root);
 /* macOS sample / spindump / microstackshot text (call trees). */
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
