@@ -62,6 +62,8 @@ typedef struct {
     dynbuf extra;    /* app_specific: "path: value" lines */
     bool over, oom, cut_depth;
     ks_img *byaddr;  /* images sorted by load address */
+    const char *arch; /* system.cpu_arch (or the app image's), borrowed */
+    bool regs_taken;  /* the crashed thread's registers are read */
     size_t nbyaddr;
 } kp;
 
@@ -755,6 +757,13 @@ static void read_registers(kp *k, const json_t *g, const char *at, const char *a
                 if (order && in_list(key, order))
                     continue;
             }
+            if (exception && strcmp(key, "far") && strcmp(key, "esr") && strcmp(key, "fsr")) {
+                /* not in Apple's thread state: kept as written */
+                char kat[320];
+                kfmt(kat, sizeof kat, "%s.%s", at, key);
+                keep_value(k, kat, v);
+                continue;
+            }
             char where[320];
             kfmt(where, sizeof where, "%s.%s", at, key);
             uint64_t x;
@@ -773,7 +782,9 @@ static void read_registers(kp *k, const json_t *g, const char *at, const char *a
                 return;
             }
             char val[24];
-            int vl = k->is32 && x <= 0xffffffffu ? kfmt(val, sizeof val, "0x%08" PRIx64, x)
+            bool w32 = k->is32 || !strcmp(key, "cpsr") || !strcmp(key, "esr") ||
+                       !strcmp(key, "fsr");
+            int vl = w32 && x <= 0xffffffffu ? kfmt(val, sizeof val, "0x%08" PRIx64, x)
                                                  : kfmt(val, sizeof val, "0x%016" PRIx64, x);
             kkeep(k, cp_add_register(k->p, key, kl, val, (size_t)vl, where));
         }
@@ -786,8 +797,10 @@ static long read_thread(kp *k, const json_t *o, const char *at, long fallback_nu
                         crash_thread_role role, const char *title)
 {
     static const char *const read[] = {"index", "name", "dispatch_queue", "crashed",
-                                       "backtrace", NULL};
-    static const char *const known[] = {"current_thread", "registers", "stack",
+                                       "backtrace", "current_thread", NULL};
+    static const char *const read_regs[] = {"index", "name", "dispatch_queue", "crashed",
+                                            "backtrace", "current_thread", "registers", NULL};
+    static const char *const known[] = {"registers", "stack",
                                         "notable_addresses", "state", "thread_id", NULL};
     crash_report *r = k->p->r;
     crash_thread *th;
@@ -816,13 +829,37 @@ static long read_thread(kp *k, const json_t *o, const char *at, long fallback_nu
     kstr(k, o, "name", at, &r->threads[t].name);
     kstr(k, o, "dispatch_queue", at, &r->threads[t].queue);
     r->threads[t].crashed = kbool(k, o, "crashed", at);
+    /* The thread that wrote the report: said only when it is not the
+     * crashed one (KSCrash's handler thread, a user-reported crash). */
+    if (kbool(k, o, "current_thread", at) && !r->threads[t].crashed) {
+        char w[340];
+        kfmt(w, sizeof w, "%s.current_thread", at);
+        keep_value(k, w, json_true());
+    }
     json_t *bt = json_object_get(o, "backtrace");
     if (bt && !json_is_null(bt)) {
         char bat[320];
         kfmt(bat, sizeof bat, "%s.backtrace", at);
         read_backtrace(k, bt, t, bat);
     }
-    keep_others(k, o, at, read, known, false);
+    /* The first crashed thread's registers are the report's thread state. */
+    bool take = role == CRASH_THREAD_NORMAL && r->threads[t].crashed && !k->regs_taken;
+    json_t *regs = take ? json_object_get(o, "registers") : NULL;
+    if (json_is_object(regs)) {
+        static const char *const gread[] = {"basic", "exception", NULL};
+        char rat[340];
+        kfmt(rat, sizeof rat, "%s.registers", at);
+        k->regs_taken = true;
+        for (int e = 0; e < 2 && !k->st; e++) {
+            json_t *g = kobj(k, regs, gread[e], rat);
+            char gat[360];
+            kfmt(gat, sizeof gat, "%s.%s", rat, gread[e]);
+            if (g)
+                read_registers(k, g, gat, k->arch, e == 1);
+        }
+        keep_others(k, regs, rat, gread, NULL, true);
+    }
+    keep_others(k, o, at, json_is_object(regs) ? read_regs : read, known, false);
     return (long)t;
 }
 
@@ -998,22 +1035,10 @@ static void read_crash_threads(kp *k, const json_t *crash, const char *arch)
     } else if (ct && !json_is_null(ct)) {
         keep_value(k, "crash.crashed_thread", ct);
     }
-    if (crashed < 0 || k->st)
-        return;
-    r->crashed_thread = crashed;
-    json_t *regs = json_is_object(crashed_obj) ? json_object_get(crashed_obj, "registers")
-                                               : NULL;
-    if (!json_is_object(regs))
-        return;
-    char at[96];
-    json_t *g = json_object_get(regs, "basic");
-    kfmt(at, sizeof at, "%s.registers.basic", crashed_at);
-    if (json_is_object(g))
-        read_registers(k, g, at, arch, false);
-    g = json_object_get(regs, "exception");
-    kfmt(at, sizeof at, "%s.registers.exception", crashed_at);
-    if (json_is_object(g))
-        read_registers(k, g, at, arch, true);
+    if (crashed >= 0)
+        r->crashed_thread = crashed;
+    (void)crashed_obj;
+    (void)arch;
 }
 
 /* recrash_report: the crash inside the crash handler, kept beside the first. */
@@ -1201,6 +1226,7 @@ static void read_root(kp *k, const json_t *root)
                       !strcmp(arch, "i386") || !strcmp(arch, "arm64_32");
         }
     }
+    k->arch = arch;
     json_t *crash = kobj(k, root, "crash", "");
     if (crash && !k->st) {
         /* the report's threads first, then the exception's backtrace */
