@@ -414,6 +414,18 @@ static const char *signal_name(uint64_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : NULL;
 }
 
+/* The Mach exception a BSD signal comes from. */
+static const char *exception_of_signal(uint64_t s)
+{
+    switch (s) {
+    case 4: return "EXC_BAD_INSTRUCTION";   /* SIGILL */
+    case 5: return "EXC_BREAKPOINT";        /* SIGTRAP */
+    case 8: return "EXC_ARITHMETIC";        /* SIGFPE */
+    case 10: case 11: return "EXC_BAD_ACCESS"; /* SIGBUS, SIGSEGV */
+    default: return "EXC_CRASH";
+    }
+}
+
 static const char *arch_of(uint64_t type, uint64_t sub)
 {
     sub &= 0x00ffffffu;
@@ -911,6 +923,8 @@ static ks_error read_error(kp *k, const json_t *err, const char *path, bool into
             sname = signal_name(sig);
         keep_others(k, sg, spath, sread, sknown, false);
     }
+    if (!mname && has_sig)
+        mname = exception_of_signal(sig); /* as Apple and KSCrash name a signal's crash */
     out.deadlock = out.type && strcmp(out.type, "deadlock") == 0;
     int w = k->is32 ? 8 : 16;
     if (into_header) {
@@ -974,12 +988,13 @@ static ks_error read_error(kp *k, const json_t *err, const char *path, bool into
             }
         }
         keep_others(k, ns, npath, nread, nknown, false);
-    } else if (reason) {
+    }
+    json_t *cpp = kobj(k, err, "cpp_exception", path);
+    if (!ns && !cpp && reason) {
         puts_(k, &k->head, into_header ? "" : "Recrash: ");
         puts_(k, &k->head, reason);
         puts_(k, &k->head, "\n");
     }
-    json_t *cpp = kobj(k, err, "cpp_exception", path);
     if (cpp) {
         static const char *const cread[] = {"name", NULL};
         char cpath[300];
@@ -991,7 +1006,9 @@ static ks_error read_error(kp *k, const json_t *err, const char *path, bool into
         puts_(k, &k->head, name ? name : "");
         puts_(k, &k->head, "'");
         if (reason && !ns) {
-            /* said above */
+            puts_(k, &k->head, ", reason: '");
+            puts_(k, &k->head, reason);
+            puts_(k, &k->head, "'");
         }
         puts_(k, &k->head, "\n");
         keep_others(k, cpp, cpath, cread, NULL, false);
