@@ -543,7 +543,13 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
                 (memmem(q, (size_t)(e - q), "\"crash\"", 7) ||
                  memmem(q, (size_t)(e - q), "\"binary_images\"", 15) ||
                  memmem(q, (size_t)(e - q), "\"system\"", 8)))
-                doc = jsonbig_loadb(q, (size_t)(e - q), 0, &je);
+            {
+                /* big values of keys the reader only keeps (user, debug...)
+                 * past a budget are skipped unread, as .ips bodies do */
+                size_t nskipped;
+                doc = jsonbig_load_members(q, (size_t)(e - q), crash_kscrash_reads_key,
+                                           KSCRASH_UNKNOWN_BUDGET, &nskipped, &je);
+            }
             if (crash_looks_like_kscrash(doc)) {
                 symd_status st = crash_parse_kscrash(p, doc);
                 json_decref(doc);

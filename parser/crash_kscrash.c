@@ -178,6 +178,11 @@ static void put_value(kp *k, dynbuf *b, const json_t *v, int depth)
         put(k, b, big, n);
         return;
     }
+    uint64_t skipped;
+    if (jsonbig_skipped(v, &skipped)) {
+        putf(k, b, "(%" PRIu64 " bytes, not read: in the stored original)", skipped);
+        return;
+    }
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         if (depth >= KS_VALUE_DEPTH) {
@@ -240,6 +245,11 @@ static void put_value(kp *k, dynbuf *b, const json_t *v, int depth)
 /* A "path: value" line of the kept fields. */
 static void keep_value(kp *k, const char *path, const json_t *v)
 {
+    uint64_t skipped;
+    if (jsonbig_skipped(v, &skipped))
+        kwarn(k, path, "a value of %" PRIu64 " bytes symd only keeps, past %u bytes of such "
+                       "values: skipped unread (the original is stored whole)",
+              skipped, KSCRASH_UNKNOWN_BUDGET);
     puts_(k, &k->extra, path);
     puts_(k, &k->extra, ": ");
     put_value(k, &k->extra, v, 0);
@@ -1270,6 +1280,14 @@ static void read_root(kp *k, const json_t *root)
                                "being written)");
     keep_others(k, root, "", read, known, false);
     (void)sys;
+}
+
+/* Contract in crash_int.h. */
+bool crash_kscrash_reads_key(const char *key)
+{
+    static const char *const read[] = {"report", "system", "crash", "binary_images",
+                                       "recrash_report", "incomplete", NULL};
+    return in_list(key, read);
 }
 
 /* Contract in crash_int.h. */

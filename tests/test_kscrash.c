@@ -499,13 +499,28 @@ TEST(kscrash_hostile_sizes)
     /* the same key a million times: one value */
     dynbuf_init(&b, 64u << 20);
     dynbuf_add(&b, KS_HEAD, strlen(KS_HEAD));
-    dynbuf_add(&b, ", \"user\": {", 11);
+    dynbuf_add(&b, ", \"crash\": {\"dup\": {", 20);
     for (int i = 0; i < 1000000; i++)
         dynbuf_add(&b, i ? ",\"a\": 1" : "\"a\": 1", i ? 7 : 6);
-    dynbuf_add(&b, "}}", 2);
+    dynbuf_add(&b, "}}}", 3);
     CHECK(parse_status((char *)b.data, b.len, &r) == SYMD_OK, "a key a million times");
-    CHECK(r.app_specific && strstr(r.app_specific, "user: {\"a\": 1}"), "user: %.80s",
-          r.app_specific);
+    CHECK(r.app_specific && strstr(r.app_specific, "crash.dup: {\"a\": 1}") &&
+              has_warning(&r, "crash.dup", "does not read"),
+          "dup: %.80s", r.app_specific);
+    crash_report_free(&r);
+    dynbuf_free(&b);
+
+    /* a big value of a key only kept (user): skipped unread, said */
+    dynbuf_init(&b, 64u << 20);
+    dynbuf_add(&b, KS_HEAD, strlen(KS_HEAD));
+    dynbuf_add(&b, ", \"user\": \"", 11);
+    for (int i = 0; i < 300000; i++)
+        dynbuf_add(&b, "x", 1);
+    dynbuf_add(&b, "\"}", 2);
+    CHECK(parse_status((char *)b.data, b.len, &r) == SYMD_OK, "a big user value");
+    CHECK(has_warning(&r, "user", "skipped unread") && r.app_specific &&
+              strstr(r.app_specific, "user: (300002 bytes, not read"),
+          "big user: %.200s", r.app_specific);
     crash_report_free(&r);
     dynbuf_free(&b);
 
