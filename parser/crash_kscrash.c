@@ -911,13 +911,13 @@ static ks_error read_error(kp *k, const json_t *err, const char *path, bool into
     kfmt(spath, sizeof spath, "%s.signal", path);
     json_t *mach = kobj(k, err, "mach", path), *sg = kobj(k, err, "signal", path);
     const char *mname = NULL, *cname = NULL, *sname = NULL;
-    bool has_code = false, has_sig = false;
+    bool has_sig = false;
     if (mach) {
         static const char *const mread[] = {"exception", "exception_name", "code", "code_name",
                                             "subcode", NULL};
         ku64(k, mach, "exception", mpath, &mexc);
         mname = kborrow(k, mach, "exception_name", mpath);
-        has_code = ku64(k, mach, "code", mpath, &mcode) == KV_OK;
+        ku64(k, mach, "code", mpath, &mcode);
         cname = kborrow(k, mach, "code_name", mpath);
         ku64(k, mach, "subcode", mpath, &msub);
         if (!mname)
@@ -966,7 +966,6 @@ static ks_error read_error(kp *k, const json_t *err, const char *path, bool into
             putf(k, &k->head, " at 0x%0*" PRIx64, w, addr);
         puts_(k, &k->head, "\n");
     }
-    (void)has_code;
     const char *reason = kborrow(k, err, "reason", path);
     json_t *ns = kobj(k, err, "nsexception", path);
     if (ns) {
