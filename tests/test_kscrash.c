@@ -558,3 +558,92 @@ TEST(kscrash_fuzz_regressions)
 {
     CHECK(each_regression("kscrash-", replay) >= 0, "fuzz/regress missing");
 }
+
+/* KSCrash's own Apple-format rendering of the same reports
+ * (../shared/real-crashes/kscrash-*.crash, ../shared/real-reports/
+ * *KSCrash*.txt, read by the text parser) and the JSON read here agree:
+ * every thread's frames (number and address), the exception type and
+ * signal, the images (load addresses) and the crashed thread's registers. */
+TEST(kscrash_json_agrees_with_kscrash_text)
+{
+    static const char *const names[] = {"Abort", "BadPointer", "NSException", "StackOverflow",
+                                        "Zombie", "CorruptObject", "MainThreadDeadlock"};
+    const char *rep = reporters_dir(), *rc = real_crashes_dir(), *rr = real_reports_dir();
+    if (!rep || !rc || !rr) {
+        test_skip("../shared is absent: KSCrash text renderings not compared");
+        return;
+    }
+    int compared = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char jp[1200], tp[1200];
+        snprintf(jp, sizeof jp, "%s/kstenerud+KSCrash@62039fc+Example-Reports_%s.json", rep,
+                 names[i]);
+        if (i < 5)
+            snprintf(tp, sizeof tp, "%s/kscrash-%s.crash", rc, names[i]);
+        else
+            snprintf(tp, sizeof tp, "%s/kstenerud+KSCrash+Example-Reports_%s.txt", rr, names[i]);
+        size_t jl, tl;
+        uint8_t *jb = read_file(jp, &jl), *tb = read_file(tp, &tl);
+        if (!jb || !tb) {
+            free(jb);
+            free(tb);
+            continue;
+        }
+        bool okj, okt;
+        crash_report j = parse_ok(jb, jl, jp, &okj), t = parse_ok(tb, tl, tp, &okt);
+        if (okj && okt) {
+            compared++;
+            size_t threads = 0;
+            for (size_t a = 0; a < t.nthreads; a++) {
+                const crash_thread *tt = &t.threads[a];
+                if (tt->role != CRASH_THREAD_NORMAL)
+                    continue;
+                const crash_thread *jt = NULL;
+                for (size_t b = 0; b < j.nthreads && !jt; b++)
+                    if (j.threads[b].role == CRASH_THREAD_NORMAL &&
+                        j.threads[b].number == tt->number)
+                        jt = &j.threads[b];
+                CHECK(jt && jt->nframes == tt->nframes && jt->crashed == tt->crashed,
+                      "%s: thread %ld", names[i], tt->number);
+                for (size_t f = 0; jt && f < tt->nframes && f < jt->nframes; f++)
+                    CHECK(jt->frames[f].address == tt->frames[f].address &&
+                              jt->frames[f].load_address == tt->frames[f].load_address,
+                          "%s: thread %ld frame %zu: 0x%llx vs 0x%llx", names[i], tt->number, f,
+                          (unsigned long long)jt->frames[f].address,
+                          (unsigned long long)tt->frames[f].address);
+                threads++;
+            }
+            CHECK(threads > 0, "%s: no threads compared", names[i]);
+            if (t.exception_type && t.exception_type[0] != '0') /* a deadlock: "0 (0)" */
+                /* (the text parser keeps "EXC_CRASH (SIGABRT)" whole) */
+                CHECK(j.exception_type && !strncmp(t.exception_type, j.exception_type,
+                                                   strlen(j.exception_type)) &&
+                          j.exception_signal && !strcmp(j.exception_signal, t.exception_signal),
+                      "%s: exception %s (%s) vs %s (%s)", names[i], j.exception_type,
+                      j.exception_signal, t.exception_type, t.exception_signal);
+            CHECK(j.nimages == t.nimages, "%s: %zu vs %zu images", names[i], j.nimages,
+                  t.nimages);
+            for (size_t m = 0; m < t.nimages && m < j.nimages; m++)
+                CHECK(j.images[m].load_address == t.images[m].load_address &&
+                          j.images[m].end_address == t.images[m].end_address &&
+                          !memcmp(j.images[m].uuid, t.images[m].uuid, 16),
+                      "%s: image %zu", names[i], m);
+            /* (KSCrash prints zeros for a thread the JSON gives no registers) */
+            for (size_t g = 0; j.nregisters && g < t.nregisters; g++) {
+                bool found = false;
+                for (size_t h = 0; h < j.nregisters && !found; h++)
+                    found = !strcmp(j.registers[h].name, t.registers[g].name) &&
+                            !strcmp(j.registers[h].value, t.registers[g].value);
+                CHECK(found, "%s: register %s=%s", names[i], t.registers[g].name,
+                      t.registers[g].value);
+            }
+        }
+        if (okj)
+            crash_report_free(&j);
+        if (okt)
+            crash_report_free(&t);
+        free(jb);
+        free(tb);
+    }
+    CHECK(compared == 7, "%d of 7 compared", compared);
+}
