@@ -1033,42 +1033,34 @@ static const char *const crash_read[] = {"error", "threads", "diagnosis", "crash
 
 /* crash.threads (or crash.crashed_thread of a minimal report) of the first
  * report; the crashed thread's registers. */
-static void read_crash_threads(kp *k, const json_t *crash, const char *arch)
+static void read_crash_threads(kp *k, const json_t *crash)
 {
     crash_report *r = k->p->r;
     json_t *threads = karr(k, crash, "threads", "crash");
     long crashed = -1;
-    json_t *crashed_obj = NULL;
-    char crashed_at[64] = "";
     for (size_t i = 0; threads && i < json_array_size(threads) && !k->st; i++) {
         char at[64];
         kfmt(at, sizeof at, "crash.threads[%zu]", i);
-        json_t *o = json_array_get(threads, i);
-        long t = read_thread(k, o, at, (long)i, CRASH_THREAD_NORMAL, NULL);
-        if (t >= 0 && r->threads[t].crashed && crashed < 0) {
+        long t = read_thread(k, json_array_get(threads, i), at, (long)i, CRASH_THREAD_NORMAL,
+                             NULL);
+        if (t >= 0 && r->threads[t].crashed && crashed < 0)
             crashed = t;
-            crashed_obj = o;
-            kfmt(crashed_at, sizeof crashed_at, "%s", at);
-        }
     }
+    /* a minimal report (no threads list): its crashed thread alone */
     json_t *ct = json_object_get(crash, "crashed_thread");
     if (ct && !json_is_null(ct) && crashed < 0 && !k->st) {
         crashed = read_thread(k, ct, "crash.crashed_thread", 0, CRASH_THREAD_NORMAL, NULL);
         if (crashed >= 0)
             r->threads[crashed].crashed = true;
-        crashed_obj = ct;
-        kfmt(crashed_at, sizeof crashed_at, "crash.crashed_thread");
     } else if (ct && !json_is_null(ct)) {
         keep_value(k, "crash.crashed_thread", ct);
     }
     if (crashed >= 0)
         r->crashed_thread = crashed;
-    (void)crashed_obj;
-    (void)arch;
 }
 
 /* recrash_report: the crash inside the crash handler, kept beside the first. */
-static void read_recrash(kp *k, const json_t *rr, const char *arch)
+static void read_recrash(kp *k, const json_t *rr)
 {
     static const char *const read[] = {"crash", "binary_images", NULL};
     static const char *const known[] = {"report", "system", "process", "user", "debug",
@@ -1118,7 +1110,6 @@ static void read_recrash(kp *k, const json_t *rr, const char *arch)
             r->threads[t].crashed = false;
         keep_others(k, crash, "recrash_report.crash", crash_read, NULL, false);
     }
-    (void)arch;
     keep_others(k, rr, "recrash_report", read, known, false);
     kwarn(k, "recrash_report",
           "KSCrash crashed while writing this report (a crash inside the crash handler): "
@@ -1204,6 +1195,18 @@ static void read_system(kp *k, const json_t *sys, const char **exe_path, const c
     keep_others(k, sys, "system", read, NULL, true);
 }
 
+/* The code type and register widths of the report's architecture. */
+static void set_arch(kp *k, const char *arch)
+{
+    if (!arch)
+        return;
+    const char *ct = code_type_of(arch);
+    if (ct)
+        kkeep(k, cp_set_str(k->p, &k->p->r->code_type, ct, strlen(ct)));
+    k->is32 = (!strncmp(arch, "arm", 3) && strncmp(arch, "arm64", 5) != 0) ||
+              !strcmp(arch, "i386") || !strcmp(arch, "arm64_32");
+}
+
 static void read_root(kp *k, const json_t *root)
 {
     static const char *const read[] = {"report", "system", "crash", "binary_images",
@@ -1227,13 +1230,7 @@ static void read_root(kp *k, const json_t *root)
     json_t *sys = kobj(k, root, "system", "");
     const char *exe = NULL, *app_uuid = NULL, *arch = NULL;
     read_system(k, sys, &exe, &app_uuid, &arch);
-    if (arch) {
-        const char *ct = code_type_of(arch);
-        if (ct)
-            kkeep(k, cp_set_str(k->p, &r->code_type, ct, strlen(ct)));
-        k->is32 = (!strncmp(arch, "arm", 3) && strncmp(arch, "arm64", 5) != 0) ||
-                  !strcmp(arch, "i386") || !strcmp(arch, "arm64_32");
-    }
+    set_arch(k, arch);
     json_t *imgs = karr(k, root, "binary_images", "");
     if (imgs)
         read_images(k, imgs, "binary_images", exe, app_uuid, false);
@@ -1244,19 +1241,13 @@ static void read_root(kp *k, const json_t *root)
                 arch = r->images[i].arch;
         for (size_t i = 0; i < r->nimages && !arch; i++)
             arch = r->images[i].arch;
-        if (arch) {
-            const char *ct = code_type_of(arch);
-            if (ct)
-                kkeep(k, cp_set_str(k->p, &r->code_type, ct, strlen(ct)));
-            k->is32 = (!strncmp(arch, "arm", 3) && strncmp(arch, "arm64", 5) != 0) ||
-                      !strcmp(arch, "i386") || !strcmp(arch, "arm64_32");
-        }
+        set_arch(k, arch);
     }
     k->arch = arch;
     json_t *crash = kobj(k, root, "crash", "");
     if (crash && !k->st) {
         /* the report's threads first, then the exception's backtrace */
-        read_crash_threads(k, crash, arch);
+        read_crash_threads(k, crash);
         json_t *err = kobj(k, crash, "error", "crash");
         ks_error e = {NULL, false};
         if (err && !k->st)
@@ -1273,12 +1264,11 @@ static void read_root(kp *k, const json_t *root)
     }
     json_t *rr = json_object_get(root, "recrash_report");
     if (rr && !json_is_null(rr) && !k->st)
-        read_recrash(k, rr, arch);
+        read_recrash(k, rr);
     if (json_is_true(json_object_get(root, "incomplete")))
         kwarn(k, "incomplete", "KSCrash marked the report incomplete (it was cut short while "
                                "being written)");
     keep_others(k, root, "", read, known, false);
-    (void)sys;
 }
 
 /* Contract in crash_int.h. */
