@@ -60,6 +60,16 @@ for t in "$@"; do
       cp -n fuzz/seeds/plcrash/* "$corpus"/
       cp -n fuzz/regress/plcrash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_plcrash.txt -max_len=65536) ;;
+    fuzz_crash_kscrash)
+      for d in ../shared/reporters /work/shared/reporters; do
+        for f in $d/*KSCrash*.json; do
+          [ -f "$f" ] && cp -n "$f" "$corpus"/ 2>/dev/null
+        done
+      done
+      cp -n fixtures/crashes/*.kscrash.json "$corpus"/
+      cp -n fuzz/seeds/kscrash/* "$corpus"/
+      cp -n fuzz/regress/kscrash-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_kscrash.txt -max_len=131072) ;;
     fuzz_jsonbig)
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true

@@ -7,7 +7,8 @@
  *     (crash_ips.c) or a text body (crash_text.c, or crash_sample.c for
  *     microstackshot reports);
  *   - text .crash, panics and fragments (crash_text.c);
- *   - macOS sample and spindump text (crash_sample.c).
+ *   - macOS sample and spindump text (crash_sample.c);
+ *   - KSCrash JSON: one JSON document with KSCrash's shape (crash_kscrash.c).
  * JSON is read with util/jsonbig (integers of any size). */
 #include "crash.h"
 
@@ -531,17 +532,38 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
         q = c0;
         const char *nl = memchr(q, '\n', (size_t)(e - q));
         const char *he = nl ? nl : e;
-        if ((size_t)(he - q) > CRASH_MAX_LINE)
-            return symd_fail(p->err, SYMD_E_TOO_LARGE, "line %zu: longer than %d bytes",
-                             skipped + 1, CRASH_MAX_LINE);
         json_error_t je;
-        json_t *hdr = jsonbig_loadb(q, (size_t)(he - q), 0, &je);
+        json_t *hdr = (size_t)(he - q) <= CRASH_MAX_LINE
+                          ? jsonbig_loadb(q, (size_t)(he - q), 0, &je)
+                          : NULL;
         json_t *bt = hdr ? json_object_get(hdr, "bug_type") : NULL;
         if (!json_is_object(hdr) || !bt) {
             json_decref(hdr);
+            /* One JSON document of an in-app reporter's shape (KSCrash)? */
+            json_t *doc = NULL;
+            if (memmem(q, (size_t)(e - q), "\"report\"", 8) &&
+                (memmem(q, (size_t)(e - q), "\"crash\"", 7) ||
+                 memmem(q, (size_t)(e - q), "\"binary_images\"", 15) ||
+                 memmem(q, (size_t)(e - q), "\"system\"", 8)))
+            {
+                /* big values of keys the reader only keeps (user, debug...)
+                 * past a budget are skipped unread, as .ips bodies do */
+                size_t nskipped;
+                doc = jsonbig_load_members(q, (size_t)(e - q), crash_kscrash_reads_key,
+                                           KSCRASH_UNKNOWN_BUDGET, &nskipped, &je);
+            }
+            if (crash_looks_like_kscrash(doc)) {
+                symd_status st = crash_parse_kscrash(p, doc);
+                json_decref(doc);
+                return st;
+            }
+            json_decref(doc);
+            if ((size_t)(he - q) > CRASH_MAX_LINE)
+                return symd_fail(p->err, SYMD_E_TOO_LARGE, "line %zu: longer than %d bytes",
+                                 skipped + 1, CRASH_MAX_LINE);
             return symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT,
                              "a JSON document that is no .ips crash report (no bug_type header "
-                             "line)");
+                             "line) nor a KSCrash report");
         }
         r->format = CRASH_FORMAT_IPS;
         if (json_is_integer(bt) && json_integer_value(bt) >= 0 && json_integer_value(bt) < 100000)

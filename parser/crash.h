@@ -21,9 +21,15 @@
 #define CRASH_MAX_PROCESSES 4096 /* stackshots, spindumps */
 
 /* How the report is written: text (.crash, sample, spindump, panic text),
- * .ips (a JSON header line, then a JSON or text body), or PLCrashReporter's
+ * .ips (a JSON header line, then a JSON or text body), KSCrash JSON (an
+ * in-app reporter's report: parser/crash_kscrash.c), or PLCrashReporter's
  * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport). */
-typedef enum { CRASH_FORMAT_CRASH, CRASH_FORMAT_IPS, CRASH_FORMAT_PLCRASH } crash_format;
+typedef enum {
+    CRASH_FORMAT_CRASH,
+    CRASH_FORMAT_IPS,
+    CRASH_FORMAT_KSCRASH,
+    CRASH_FORMAT_PLCRASH
+} crash_format;
 
 /* What the report is about. Groups and listings are per kind. */
 typedef enum {
@@ -53,6 +59,7 @@ typedef enum {
     CRASH_THREAD_ATTRIBUTED,    /* "Thread N Attributed:" (EXC_RESOURCE reports) */
     CRASH_THREAD_HEAVIEST,      /* "Heaviest stack for the target process:" */
     CRASH_THREAD_KERNEL,        /* a panic's kernel backtrace */
+    CRASH_THREAD_RECRASH,       /* KSCrash recrash_report: a crash inside the crash handler */
 } crash_thread_role;
 
 /* Something of the report that was skipped or could not be read. where is

@@ -77,6 +77,18 @@ symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hd
 #define PLCRASH_HEADER_LEN 8
 #define PLCRASH_VERSION 1
 symd_status crash_parse_plcrash(cp *p, const uint8_t *buf, size_t len);
+/* KSCrash JSON (crash_kscrash.c): whether a parsed document has KSCrash's
+ * shape (a "report" object with "id" and "version", and "crash",
+ * "binary_images" or "system"; never an .ips, whose header has bug_type),
+ * and the reader of one. */
+bool crash_looks_like_kscrash(const json_t *root);
+/* The top-level keys the KSCrash reader models (report, system, crash,
+ * binary_images, recrash_report); values of the others (user, process,
+ * debug...) are only kept as text, and past KSCRASH_UNKNOWN_BUDGET bytes
+ * they are skipped unread (jsonbig_load_members) with a warning. */
+bool crash_kscrash_reads_key(const char *key);
+#define KSCRASH_UNKNOWN_BUDGET (256u << 10)
+symd_status crash_parse_kscrash(cp *p, const json_t *root);
 /* macOS sample / spindump / microstackshot text (call trees). */
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);

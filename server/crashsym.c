@@ -978,6 +978,17 @@ static bool tree_too_deep(const crash_thread *th)
     return false;
 }
 
+/* The "format" of the JSON answer and the store record. */
+static const char *format_name(crash_format f)
+{
+    switch (f) {
+    case CRASH_FORMAT_IPS: return "ips";
+    case CRASH_FORMAT_KSCRASH: return "kscrash";
+    case CRASH_FORMAT_PLCRASH: return "plcrash";
+    default: return "crash";
+    }
+}
+
 static const char *role_name(crash_thread_role r)
 {
     switch (r) {
@@ -986,6 +997,7 @@ static const char *role_name(crash_thread_role r)
     case CRASH_THREAD_ATTRIBUTED: return "attributed";
     case CRASH_THREAD_HEAVIEST: return "heaviest";
     case CRASH_THREAD_KERNEL: return "kernel";
+    case CRASH_THREAD_RECRASH: return "recrash";
     default: return "thread";
     }
 }
@@ -1010,9 +1022,7 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
     else
         JW_LIT(w, "null");
     jw_key(w, fk, "format");
-    jw_str(w, r->format == CRASH_FORMAT_PLCRASH ? "plcrash"
-              : r->format == CRASH_FORMAT_IPS   ? "ips"
-                                                : "crash");
+    jw_str(w, format_name(r->format));
     jw_key(w, fk, "kind");
     jw_str(w, crash_kind_name(r->kind));
     jw_key(w, fk, "bug_type");
@@ -1345,9 +1355,7 @@ store_crash crash_store_record(const crash_report *r, const crash_symbolication 
                                const uint8_t *original, size_t len)
 {
     store_crash sc = {0};
-    sc.format = r->format == CRASH_FORMAT_PLCRASH ? "plcrash"
-                : r->format == CRASH_FORMAT_IPS   ? "ips"
-                                                  : "crash";
+    sc.format = (char *)format_name(r->format);
     sc.kind = (char *)crash_kind_name(r->kind);
     sc.bug_type = r->bug_type;
     sc.process = r->process;

@@ -571,6 +571,7 @@ static void thread_header(tw *w, const crash_thread *t)
     case CRASH_THREAD_APP_SPECIFIC:
     case CRASH_THREAD_HEAVIEST:
     case CRASH_THREAD_KERNEL:
+    case CRASH_THREAD_RECRASH:
         if (t->title) {
             put_text_n(w, t->title, strlen(t->title) > CT_MAX_FIELD ? CT_MAX_FIELD
                                                                      : strlen(t->title),
@@ -579,6 +580,7 @@ static void thread_header(tw *w, const crash_thread *t)
         } else {
             puts_(w, t->role == CRASH_THREAD_APP_SPECIFIC ? "Application Specific Backtrace:\n"
                      : t->role == CRASH_THREAD_HEAVIEST   ? "Heaviest stack:\n"
+                     : t->role == CRASH_THREAD_RECRASH    ? "Recrash (crash inside the crash handler):\n"
                                                           : "Kernel Backtrace:\n");
         }
         return;
