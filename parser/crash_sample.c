@@ -1004,8 +1004,8 @@ static bool kext_row(sp *t, const char *s, const char *e, symd_status *st)
             im->has_uuid = uuid_parse(ub, im->uuid);
         }
         if (!im->has_uuid &&
-            (*st = cp_warn_line(p, t->lineno, "kext UUID \"%.40s\" does not read: kept without it",
-                                us)))
+            (*st = cp_warn_line(p, t->lineno, "kext UUID \"%.*s\" does not read: kept without it",
+                                (int)(ue - us > 40 ? 40 : ue - us), us)))
             return true;
     }
     if ((*st = set(t, &im->name, ns, ne)) || (*st = set(t, &im->bundle_id, ns, ne)))

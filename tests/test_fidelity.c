@@ -598,3 +598,29 @@ TEST(fidelity_text_line_limit_kept)
         crash_report_free(&r);
     free(t);
 }
+
+/* A kext row whose UUID does not read, at the very end of the input (no
+ * newline, the buffer no longer than the text): a warning, the kext kept
+ * without it. */
+TEST(fidelity_kextstat_bad_uuid_at_end)
+{
+    static const char text[] =
+        "Data Source:      Stackshots\n"
+        "\n"
+        "Process:          a [1]\n"
+        "  Thread 0x1    1 sample (1)\n"
+        "  1  start + 1 (libdyld.dylib + 10) [0x7fff00000010]\n"
+        "Kextstat:\n"
+        "    9    1 0xffffff7f80000000 0x1000     0x1000     com.a (1.0) 52A1E876-863E-38E3";
+    size_t n = sizeof text - 1;
+    uint8_t *b = malloc(n);
+    memcpy(b, text, n);
+    crash_report r;
+    if (parse("bad uuid", b, n, &r)) {
+        CHECK(r.nimages == 1 && !r.images[0].has_uuid &&
+                  has_warning(&r, "line 7", "does not read"),
+              "%zu images", r.nimages);
+        crash_report_free(&r);
+    }
+    free(b);
+}
