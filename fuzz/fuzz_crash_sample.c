@@ -1,7 +1,8 @@
 /* libFuzzer target: crash_parse over arbitrary bytes, seeded from sample, spindump,
  * microstackshot and legacy stackshot text (parser/crash_sample.c). Whatever comes in, the
  * answer is a model or an input error; a model's call trees are in pre-order, its indexes in
- * range, a frame of a process resolves only to that process's images; and the model renders
+ * range, a frame of a process resolves only to that process's images (or to the kernel
+ * images of no process a Kextstat table lists); and the model renders
  * as text (fuzz_crash_text.c's checks, every tree node rewritten). */
 #define LLVMFuzzerTestOneInput text_checks
 #include "fuzz_crash_text.c"
@@ -28,8 +29,10 @@ static void check_model(const crash_report *r)
                 __builtin_trap(); /* pre-order: each node at most one deeper than the last */
             if (f->depth >= CRASH_MAX_DEPTH)
                 __builtin_trap();
-            if (mine && f->image >= 0 && r->images[f->image].process != t->process)
-                __builtin_trap(); /* resolved within the thread's own process */
+            if (mine && f->image >= 0 && r->images[f->image].process != t->process &&
+                r->images[f->image].process != -1)
+                __builtin_trap(); /* resolved within the thread's own process, or to an
+                                     image of none (a Kextstat kext) */
         }
     }
     if (sum != r->total_frames || r->nwarnings > CRASH_MAX_WARNINGS)

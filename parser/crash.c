@@ -503,6 +503,58 @@ static void app_uuid_from_header(crash_report *r, json_t *hdr)
     }
 }
 
+/* The end (past its '}') of the JSON object starting at s ('{'), scanned
+ * within [s, e): braces counted outside strings; NULL when it does not end
+ * there. Linear, no recursion. */
+static const char *object_end(const char *s, const char *e)
+{
+    size_t depth = 0;
+    bool in_str = false;
+    for (const char *c = s; c < e; c++) {
+        if (in_str) {
+            if (*c == '\\')
+                c++;
+            else if (*c == '"')
+                in_str = false;
+        } else if (*c == '"') {
+            in_str = true;
+        } else if (*c == '{' || *c == '[') {
+            depth++;
+        } else if (*c == '}' || *c == ']') {
+            if (!depth)
+                return NULL;
+            if (!--depth)
+                return c + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Keys a long header line is read for: the header's own, and the body's
+ * when the line is the whole report. */
+static bool header_reads_key(const char *key)
+{
+    static const char *const hdr[] = {"bug_type", "slice_uuid", "bundleID", "app_version",
+                                      "os_version", "incident_id", "name", "app_name",
+                                      "timestamp", NULL};
+    for (size_t i = 0; hdr[i]; i++)
+        if (strcmp(key, hdr[i]) == 0)
+            return true;
+    return crash_ips_reads_key(key);
+}
+
+/* Whether a header object holds members of a body (a whole report written
+ * as one object). */
+static bool holds_body(json_t *hdr)
+{
+    static const char *const body[] = {"threads", "processByPid", "processes", "panicString",
+                                       "usedImages", "binaryImages", "exception", NULL};
+    for (size_t i = 0; body[i]; i++)
+        if (json_object_get(hdr, body[i]))
+            return true;
+    return false;
+}
+
 static symd_status parse_any(cp *p, const char *s, size_t len)
 {
     crash_report *r = p->r;
@@ -529,13 +581,30 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
     while (c0 < e && (cp_is_ws(*c0) || *c0 == '\r'))
         c0++;
     if (c0 < e && *c0 == '{') {
+        /* JSON: no line limit (the body is bounded by --max-json, the parse
+         * by the request's memory budget). The header is the first object
+         * of the line; a body may follow it on the same line, and a line
+         * that is one object holding the body's members too is the whole
+         * report (SDKs write them so). */
         q = c0;
         const char *nl = memchr(q, '\n', (size_t)(e - q));
-        const char *he = nl ? nl : e;
+        const char *he = nl ? nl : e, *oe = object_end(q, he);
+        bool same_line = false;
+        if (oe) {
+            const char *t = oe;
+            while (t < he && (cp_is_ws(*t) || *t == '\r'))
+                t++;
+            if (t < he && *t == '{') { /* "{header}{body}" on one line */
+                same_line = true;
+                he = oe;
+            }
+        }
         json_error_t je;
-        json_t *hdr = (size_t)(he - q) <= CRASH_MAX_LINE
-                          ? jsonbig_loadb(q, (size_t)(he - q), 0, &je)
-                          : NULL;
+        size_t hskipped;
+        json_t *hdr = (size_t)(he - q) > CRASH_MAX_LINE
+                          ? jsonbig_load_members(q, (size_t)(he - q), header_reads_key,
+                                                 IPS_UNKNOWN_BUDGET, &hskipped, &je)
+                          : jsonbig_loadb(q, (size_t)(he - q), 0, &je);
         json_t *bt = hdr ? json_object_get(hdr, "bug_type") : NULL;
         if (!json_is_object(hdr) || !bt) {
             json_decref(hdr);
@@ -558,9 +627,6 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
                 return st;
             }
             json_decref(doc);
-            if ((size_t)(he - q) > CRASH_MAX_LINE)
-                return symd_fail(p->err, SYMD_E_TOO_LARGE, "line %zu: longer than %d bytes",
-                                 skipped + 1, CRASH_MAX_LINE);
             return symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT,
                              "a JSON document that is no .ips crash report (no bug_type header "
                              "line) nor a KSCrash report");
@@ -571,16 +637,21 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
         else if (json_is_string(bt) && json_string_length(bt) < 6)
             r->bug_type = atoi(json_string_value(bt));
         r->kind = crash_kind_of_bug_type(r->bug_type);
-        symd_status st = cp_set_str(p, &r->header_json, q, (size_t)(he - q));
+        /* the header line as written; a whole report on one line is not kept twice */
+        symd_status st = (size_t)(he - q) <= CRASH_MAX_LINE
+                             ? cp_set_str(p, &r->header_json, q, (size_t)(he - q))
+                             : SYMD_OK;
         if (st) {
             json_decref(hdr);
             return st;
         }
-        const char *b = nl ? nl + 1 : e, *bs = b;
-        size_t body_line = skipped + 2;
+        const char *b = same_line ? he : nl ? nl + 1 : e, *bs = b;
+        size_t body_line = same_line ? skipped + 1 : skipped + 2;
         while (bs < e && (cp_is_ws(*bs) || *bs == '\r' || *bs == '\n'))
             bs++;
-        if (bs == e) {
+        if (bs == e && holds_body(hdr)) {
+            st = crash_parse_ips_body(p, hdr, hdr); /* header and body in one object */
+        } else if (bs == e) {
             st = cp_warn_line(p, body_line, "the .ips report has no body: only its header is read");
         } else if (*bs == '{') {
             size_t nskipped;
@@ -588,7 +659,7 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
                                                 IPS_UNKNOWN_BUDGET, &nskipped, &je);
             if (!root) {
                 /* Kept with its header, the body as text for rendering. */
-                st = cp_warn_line(p, skipped + 1 + (size_t)je.line,
+                st = cp_warn_line(p, body_line - 1 + (size_t)je.line,
                                   "the JSON body does not parse (column %d: %s); only the "
                                   "header and what can be found in the text are read",
                                   je.column, je.text);

@@ -82,6 +82,8 @@ typedef enum {
     CRASH_AT_THREAD, /* before threads[thread] (== nthreads: after the last thread) */
     CRASH_AT_IMAGES, /* just before "Binary Images:" */
     CRASH_AT_END,    /* after the Binary Images */
+    CRASH_AT_HEADER, /* JSON .ips: header lines after "Code Type:" (Role, Parent Process...) */
+    CRASH_AT_DATE,   /* JSON .ips: header lines after "OS Version:" (Launch Time, Sleep/Wake...) */
 } crash_place;
 
 /* Lines of the input the model does not hold, kept as written (every line
@@ -112,6 +114,8 @@ typedef struct {
     bool has_load;         /* "0xPC 0xLOAD + off" (text) or imageOffset (ips) */
     uint64_t load_address; /* the image's load address as the frame line says */
     char *symbol;          /* the report's own symbol, NULL when none */
+    bool inlined;          /* .ips "inline": true: an inlined call, a level of the next
+                              frame (same address), as Apple lists them */
     bool has_symbol_offset;
     uint64_t symbol_offset;
     char *file;            /* the report's own file, NULL when none */
@@ -138,6 +142,7 @@ typedef struct {
                             "Application Specific Backtrace 1:"; NULL for plain threads */
     long process;        /* index into processes, -1 when the report has one process */
     bool is_tree;        /* frames are a call tree (depth, count) */
+    bool truncated;      /* a spindump "<truncated backtrace>" node: the stack walk was cut */
     uint64_t count;      /* samples of the thread (trees), 0 when not given */
     crash_frame *frames;
     size_t nframes;
@@ -176,6 +181,8 @@ typedef struct {
     char *process, *bundle_id, *app_version, *os_version, *hardware_model,
         *incident_id, *code_type, *report_version, *date;
     char *exception_type, *exception_signal, *exception_codes, *termination;
+    bool has_pid;          /* .ips "pid": the process's pid, for "Process: name [pid]" */
+    long pid;
     long crashed_thread;   /* index into threads, -1 when unknown */
     crash_thread *threads;
     size_t nthreads;

@@ -26,6 +26,8 @@
 /* Text the reader assembles (app_specific, process details, verbatim lines)
  * is bounded; past the bound it is cut with a warning. */
 #define TEXT_MAX (1u << 20)
+/* Bytes of a register's description ("esr": "(Data Abort) byte read ...") kept. */
+#define ESR_DESC_MAX 200
 
 typedef struct {
     cp *p;
@@ -446,6 +448,11 @@ static symd_status ips_frame(jp *j, const json_t *o, size_t t)
         else
             f->line = (uint32_t)v;
     }
+    json_t *in = json_object_get(o, "inline");
+    if (json_is_boolean(in))
+        f->inlined = json_is_true(in);
+    else if (in && !json_is_null(in))
+        jwarn(j, "inline", "%s, not a boolean: skipped", jdesc(in));
     return j->st;
 }
 
@@ -551,8 +558,27 @@ static void add_register(jp *j, const char *name, const json_t *o, bool w32)
         jwarn(j, name, "more than %d registers: skipped", CRASH_MAX_REGISTERS);
         return;
     }
-    char val[24];
-    int vl = snprintf(val, sizeof val, w32 ? "0x%08" PRIx64 : "0x%016" PRIx64, x);
+    char val[24 + 1 + ESR_DESC_MAX];
+    int vl = snprintf(val, 24, w32 ? "0x%08" PRIx64 : "0x%016" PRIx64, x);
+    /* esr's "description" ("(Breakpoint) brk 1"), as Apple prints it after the value */
+    json_t *d = json_object_get(o, "description");
+    if (json_is_string(d) && !jsonbig_literal(d, &(size_t){0})) {
+        const char *ds = json_string_value(d);
+        size_t dn = json_string_length(d);
+        while (dn && (*ds == ' ' || *ds == '\t'))
+            ds++, dn--;
+        if (dn > ESR_DESC_MAX) {
+            jwarn(j, name, "a description of %zu bytes: cut to %d", dn, ESR_DESC_MAX);
+            dn = ESR_DESC_MAX;
+        }
+        if (dn) {
+            val[vl++] = ' ';
+            memcpy(val + vl, ds, dn);
+            vl += (int)dn;
+        }
+    } else if (d && !json_is_null(d)) {
+        jwarn(j, name, "description is %s, not a string: skipped", jdesc(d));
+    }
     jkeep(j, cp_add_register(j->p, name, nl, val, (size_t)vl, j->path));
 }
 
@@ -829,6 +855,214 @@ static void ips_text_sections(jp *j, const json_t *root)
     }
 }
 
+/* ---- 309: the header lines Apple's text layout shows ----------------------------- */
+
+/* A line "label value" of a block at place (value: s[0..n)). */
+static void place_line(jp *j, crash_place at, const char *label, const char *s, size_t n)
+{
+    size_t ll = strlen(label);
+    char *b = malloc(ll + n + 1);
+    if (!b) {
+        jkeep(j, cp_nomem(j->p));
+        return;
+    }
+    memcpy(b, label, ll);
+    memcpy(b + ll, s, n);
+    jkeep(j, cp_add_verbatim(j->p, at, 0, b, ll + n));
+    free(b);
+}
+
+/* root[key] as a line: a string as written, an integer in decimal followed by
+ * unit; a value of another type is warned. false when there is no such line. */
+static bool field_line(jp *j, const json_t *root, const char *key, crash_place at,
+                       const char *label, const char *unit)
+{
+    json_t *v = json_object_get(root, key);
+    if (!v || json_is_null(v))
+        return false;
+    char num[48];
+    int64_t i;
+    size_t n;
+    if (json_is_string(v) && !jsonbig_literal(v, &n)) {
+        n = json_string_length(v);
+        if (n > CRASH_MAX_LINE) {
+            jwarn(j, key, "a string of %zu bytes: skipped", n);
+            return false;
+        }
+        place_line(j, at, label, json_string_value(v), n);
+        return true;
+    }
+    if (jsonbig_i64(v, &i)) {
+        int k = snprintf(num, sizeof num, "%" PRId64 "%s", i, unit ? unit : "");
+        place_line(j, at, label, num, (size_t)k);
+        return true;
+    }
+    jwarn(j, key, "%s, neither a string nor an integer: skipped", jdesc(v));
+    return false;
+}
+
+/* "name [pid]" of root[nkey] and root[pkey] (either may be absent). */
+static void named_pid_line(jp *j, const json_t *root, const char *nkey, const char *pkey,
+                           crash_place at, const char *label)
+{
+    json_t *nv = json_object_get(root, nkey), *pv = json_object_get(root, pkey);
+    const char *name = NULL;
+    size_t nn = 0;
+    int64_t pid = 0;
+    bool has_pid = false;
+    if (json_is_string(nv) && !jsonbig_literal(nv, &nn)) {
+        name = json_string_value(nv);
+        nn = json_string_length(nv);
+        if (nn > CRASH_MAX_LINE) {
+            jwarn(j, nkey, "a string of %zu bytes: skipped", nn);
+            name = NULL;
+        }
+    } else if (nv && !json_is_null(nv)) {
+        jwarn(j, nkey, "%s, not a string: skipped", jdesc(nv));
+    }
+    if (pv && !json_is_null(pv)) {
+        has_pid = jsonbig_i64(pv, &pid);
+        if (!has_pid)
+            jwarn(j, pkey, "%s, not an integer: skipped", jdesc(pv));
+    }
+    if (!name && !has_pid)
+        return;
+    char tail[40] = "";
+    if (has_pid)
+        snprintf(tail, sizeof tail, "%s[%" PRId64 "]", name ? " " : "", pid);
+    size_t tl = strlen(tail);
+    char *b = malloc(nn + tl + 1);
+    if (!b) {
+        jkeep(j, cp_nomem(j->p));
+        return;
+    }
+    if (name)
+        memcpy(b, name, nn);
+    else
+        nn = 0;
+    memcpy(b + nn, tail, tl);
+    place_line(j, at, label, b, nn + tl);
+    free(b);
+}
+
+/* extMods {targeted, caller, system: {task_for_pid, thread_create,
+ * thread_set_state}} as Apple's External Modification Summary. */
+static void ext_mods(jp *j, const json_t *root)
+{
+    json_t *em = json_object_get(root, "extMods");
+    if (!em || json_is_null(em))
+        return;
+    if (!json_is_object(em)) {
+        jwarn(j, "extMods", "%s, not an object: skipped", jdesc(em));
+        return;
+    }
+    static const struct {
+        const char *key, *title;
+    } parts[] = {
+        {"targeted", "  Calls made by other processes targeting this process:"},
+        {"caller", "  Calls made by this process:"},
+        {"system", "  Calls made by all processes on this machine:"},
+    };
+    static const char *const calls[] = {"task_for_pid", "thread_create", "thread_set_state"};
+    tbuf t;
+    tinit(&t, CRASH_MAX_LINE);
+    tputs(&t, "External Modification Summary:");
+    jset(j, "extMods");
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        json_t *o = json_object_get(em, parts[i].key);
+        if (!o || json_is_null(o))
+            continue;
+        if (!json_is_object(o)) {
+            jwarn(j, parts[i].key, "%s, not an object: skipped", jdesc(o));
+            continue;
+        }
+        tputs(&t, "\n");
+        tputs(&t, parts[i].title);
+        for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+            json_t *v = json_object_get(o, calls[c]);
+            uint64_t x;
+            if (!v || json_is_null(v))
+                continue;
+            char line[96];
+            if (!jsonbig_u64(v, &x)) {
+                char k2[64];
+                snprintf(k2, sizeof k2, "%s.%s", parts[i].key, calls[c]);
+                jwarn(j, k2, "%s, not an unsigned integer: skipped", jdesc(v));
+                continue;
+            }
+            snprintf(line, sizeof line, "\n    %s: %" PRIu64, calls[c], x);
+            tputs(&t, line);
+        }
+    }
+    json_t *wv = json_object_get(em, "warnings");
+    uint64_t w;
+    if (wv && jsonbig_u64(wv, &w) && w) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  Warnings: %" PRIu64, w);
+        tputs(&t, line);
+    }
+    j->path[0] = 0;
+    char *text = NULL;
+    ttake(j, &t, &text, "extMods");
+    if (text)
+        jkeep(j, cp_add_verbatim(j->p, CRASH_AT_END, 0, text, strlen(text)));
+    free(text);
+}
+
+/* The fields of a 309 body Apple's text layout shows and the model has no
+ * member for, as lines of blocks where Apple puts them: after "Code Type:"
+ * (CRASH_AT_HEADER), after "OS Version:" (CRASH_AT_DATE), after the
+ * Binary Images (CRASH_AT_END). The pid goes to r->pid. */
+static void ips_header_fields(jp *j, const json_t *root)
+{
+    crash_report *r = j->p->r;
+    j->path[0] = 0;
+    int64_t pid;
+    json_t *pv = json_object_get(root, "pid");
+    if (pv && jsonbig_i64(pv, &pid) && pid >= -1 && pid <= INT32_MAX) {
+        r->has_pid = true;
+        r->pid = (long)pid;
+    }
+    field_line(j, root, "crashReporterKey", CRASH_AT_HEADER, "CrashReporter Key:   ", NULL);
+    field_line(j, root, "procRole", CRASH_AT_HEADER, "Role:                ", NULL);
+    named_pid_line(j, root, "parentProc", "parentPid", CRASH_AT_HEADER, "Parent Process:      ");
+    named_pid_line(j, root, "coalitionName", "coalitionID", CRASH_AT_HEADER,
+                   "Coalition:           ");
+    named_pid_line(j, root, "responsibleProc", "responsiblePid", CRASH_AT_HEADER,
+                   "Responsible Process: ");
+    field_line(j, root, "userID", CRASH_AT_HEADER, "User ID:             ", NULL);
+
+    field_line(j, root, "procLaunch", CRASH_AT_DATE, "Launch Time:         ", NULL);
+    json_t *ov = json_object_get(root, "osVersion");
+    if (json_is_object(ov)) {
+        jset(j, "osVersion");
+        field_line(j, ov, "releaseType", CRASH_AT_DATE, "Release Type:        ", NULL);
+        j->path[0] = 0;
+    }
+    field_line(j, root, "basebandVersion", CRASH_AT_DATE, "Baseband Version:    ", NULL);
+    field_line(j, root, "sleepWakeUUID", CRASH_AT_DATE, "Sleep/Wake UUID:       ", NULL);
+    field_line(j, root, "uptime", CRASH_AT_DATE, "Time Awake Since Boot: ", " seconds");
+    field_line(j, root, "wakeTime", CRASH_AT_DATE, "Time Since Wake:       ", " seconds");
+    field_line(j, root, "bootSessionUUID", CRASH_AT_DATE, "Boot Session UUID:     ", NULL);
+    field_line(j, root, "sip", CRASH_AT_DATE, "System Integrity Protection: ", NULL);
+
+    ext_mods(j, root);
+    json_t *vs = json_object_get(root, "vmSummary");
+    if (json_is_string(vs) && !jsonbig_literal(vs, &(size_t){0})) {
+        const char *s = json_string_value(vs);
+        size_t n = json_string_length(vs);
+        while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+            n--;
+        if (n > TEXT_MAX) {
+            jwarn(j, "vmSummary", "a string of %zu bytes: cut to %u", n, TEXT_MAX);
+            n = TEXT_MAX;
+        }
+        place_line(j, CRASH_AT_END, "\nVM Region Summary:\n", s, n);
+    } else if (vs && !json_is_null(vs)) {
+        jwarn(j, "vmSummary", "%s, not a string: skipped", jdesc(vs));
+    }
+}
+
 /* ---- stackshots: 288, and 151 panics ------------------------------------------- */
 
 /* The image of binaryImages[i] ([uuid, base, type, name?] or an object with
@@ -1100,7 +1334,12 @@ static const char *const consumed[] = {
     "binaryImages", "processByPid", "processes", "largestProcess", "reason", "exception",
     "pid", "procName", "modelCode", "cpuType", "captureTime", "procPath", "bundleInfo",
     "osVersion", "usedImages", "lastExceptionBacktrace", "asi", "termination",
-    "ktriageinfo", "vmRegionInfo", "faultingThread", NULL,
+    "ktriageinfo", "vmRegionInfo", "faultingThread",
+    /* shown as header lines (ips_header_fields) */
+    "crashReporterKey", "procRole", "parentProc", "parentPid", "coalitionName", "coalitionID",
+    "responsibleProc", "responsiblePid", "userID", "procLaunch", "basebandVersion",
+    "sleepWakeUUID", "uptime", "wakeTime", "bootSessionUUID", "sip", "extMods", "vmSummary",
+    NULL,
 };
 
 bool crash_ips_reads_key(const char *key)
@@ -1235,6 +1474,7 @@ static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
     if (ips_exception(j, root) || ips_termination(j, root))
         return j->st;
     ips_text_sections(j, root);
+    ips_header_fields(j, root);
 
     /* The crashed thread: faultingThread, else the first "triggered" one. */
     uint64_t ft;

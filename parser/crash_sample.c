@@ -53,7 +53,8 @@ typedef enum {
     S_HEAVIEST, /* "Heaviest stack for ...:" */
     S_PROCESS,  /* the key: value lines of a process section */
     S_IMAGES,   /* Binary Images lines */
-    S_THREAD188 /* a legacy stackshot thread */
+    S_THREAD188, /* a legacy stackshot thread */
+    S_KEXTSTAT  /* a full spindump's trailing "Kextstat:" table */
 } sstate;
 
 typedef struct {
@@ -628,6 +629,11 @@ static symd_status tree_node(sp *t, size_t col, uint64_t count, const char *ds, 
         return cp_nomem(p);
     t->stack[n] = (level){col, pseudo ? depth : depth + 1};
     t->nstack = n + 1;
+    if (pseudo && cp_starts(ds, de, "<truncated backtrace")) {
+        th->truncated = true;
+        return cp_warn_line(p, t->lineno, "<truncated backtrace>: the stack walk of this thread "
+                            "was cut here, callers beyond it are unknown");
+    }
     if (pseudo)
         return SYMD_OK;
     char where[32];
@@ -645,9 +651,14 @@ static symd_status chain_node(sp *t, uint64_t count, const char *ds, const char 
     cp *p = t->p;
     fdesc d;
     parse_desc(t, ds, de, &d);
+    crash_thread *th = &p->r->threads[t->thread];
+    if (pseudo_node(&d, ds, de) && cp_starts(ds, de, "<truncated backtrace")) {
+        th->truncated = true;
+        return cp_warn_line(p, t->lineno, "<truncated backtrace>: the stack walk of this thread "
+                            "was cut here, callers beyond it are unknown");
+    }
     if (pseudo_node(&d, ds, de))
         return SYMD_OK;
-    crash_thread *th = &p->r->threads[t->thread];
     if (!t->chain && !t->count_given)
         th->count = count;
     if (t->chain >= CRASH_MAX_DEPTH) {
@@ -898,6 +909,112 @@ static symd_status image_line(sp *t, const char *s, const char *e)
     return set(t, &im->name, ns, ne);
 }
 
+/* ---- Kextstat ------------------------------------------------------------------- */
+
+/* One token of [*q, e) (blanks before it skipped): its start, *q past it. */
+static const char *token(const char **q, const char *e, const char **te)
+{
+    const char *s = *q;
+    while (s < e && cp_is_ws(*s))
+        s++;
+    const char *x = s;
+    while (x < e && !cp_is_ws(*x))
+        x++;
+    *q = x;
+    *te = x;
+    return s < x ? s : NULL;
+}
+
+/* "0x1f" or "0" → *v. */
+static bool hex_or_zero(const char *s, const char *e, uint64_t *v)
+{
+    if (eq(s, e, "0")) {
+        *v = 0;
+        return true;
+    }
+    return cp_hex_token(s, e) == e && hex_parse_u64(s, (size_t)(e - s), v);
+}
+
+/* A kextstat row: "Index Refs Address Size Wired Name (Version) [UUID]
+ * [<Linked Against>]". A kext of a size becomes an image of no process
+ * (kernel addresses are the same in every process); one of size 0 is a part
+ * of the kernel itself (kextstat(8)) and stays text. false when the line is
+ * no row. */
+static bool kext_row(sp *t, const char *s, const char *e, symd_status *st)
+{
+    const char *q = s, *te, *f[5], *fe[5];
+    for (int i = 0; i < 5; i++)
+        if (!(f[i] = token(&q, e, &te)))
+            return false;
+        else
+            fe[i] = te;
+    uint64_t idx, refs, addr, size, wired;
+    if (!cp_dec_parse(f[0], fe[0], UINT32_MAX, &idx) ||
+        !cp_dec_parse(f[1], fe[1], UINT32_MAX, &refs) || !hex_or_zero(f[2], fe[2], &addr) ||
+        !hex_or_zero(f[3], fe[3], &size) || !hex_or_zero(f[4], fe[4], &wired))
+        return false;
+    const char *ns, *ne;
+    if (!(ns = token(&q, e, &ne)))
+        return false;
+    const char *vs = NULL, *ve = NULL, *us = NULL, *ue = NULL;
+    const char *r = q;
+    while (r < e && cp_is_ws(*r))
+        r++;
+    if (r < e && *r == '(') {
+        const char *c = memchr(r, ')', (size_t)(e - r));
+        if (!c)
+            return false;
+        vs = r + 1;
+        ve = c;
+        q = c + 1;
+    }
+    const char *u = token(&q, e, &te);
+    if (u && *u != '<') {
+        us = u;
+        ue = te;
+    }
+    *st = SYMD_OK;
+    if (!size)
+        return true;
+    cp *p = t->p;
+    char where[32];
+    snprintf(where, sizeof where, "line %zu", t->lineno);
+    crash_image *im;
+    if ((*st = cp_new_image(p, &im, where)))
+        return true;
+    if (!array_grow((void **)&t->plus, &t->cap_plus, p->r->nimages, sizeof *t->plus)) {
+        *st = cp_nomem(p);
+        return true;
+    }
+    t->plus[p->r->nimages - 1] = false;
+    im->load_address = addr;
+    im->process = -1;
+    if (addr + (size - 1) >= addr) {
+        im->has_end = true;
+        im->end_address = addr + (size - 1);
+    } else if ((*st = cp_warn_line(p, t->lineno, "kext size passes 2^64: its end is unknown"))) {
+        return true;
+    }
+    if (us) {
+        char ub[40];
+        size_t ul = (size_t)(ue - us);
+        if (ul < sizeof ub) {
+            memcpy(ub, us, ul);
+            ub[ul] = 0;
+            im->has_uuid = uuid_parse(ub, im->uuid);
+        }
+        if (!im->has_uuid &&
+            (*st = cp_warn_line(p, t->lineno, "kext UUID \"%.*s\" does not read: kept without it",
+                                (int)(ue - us > 40 ? 40 : ue - us), us)))
+            return true;
+    }
+    if ((*st = set(t, &im->name, ns, ne)) || (*st = set(t, &im->bundle_id, ns, ne)))
+        return true;
+    if (vs && (*st = set(t, &im->version, vs, ve)))
+        return true;
+    return true;
+}
+
 /* ---- header -------------------------------------------------------------------- */
 
 /* "Key:   value" lines before the first section: the report's fields (the
@@ -1046,6 +1163,19 @@ static symd_status state_line(sp *t, const char *ls, const char *le, const char 
             return image_line(t, s, e);
         t->st = S_NONE;
         return on_line(t, ls, le);
+    case S_KEXTSTAT: {
+        bool col0 = s == ls;
+        symd_status kst;
+        if (kext_row(t, s, e, &kst))
+            return kst ? kst : keep(t, ls, le);
+        if (col0 && !cp_starts(s, e, "Index")) {
+            t->st = S_NONE; /* the table is over */
+            return on_line(t, ls, le);
+        }
+        if (!col0 && cp_warn_line(p, t->lineno, "not a Kextstat row: kept as text"))
+            return p->err->kind;
+        return keep(t, ls, le);
+    }
     case S_PROCESS:
     case S_NONE:
         if (t->mode == M_SAMPLE && tree_line(ls, le, &col, &count, &ds) &&
@@ -1083,6 +1213,8 @@ static symd_status on_line(sp *t, const char *ls, const char *le)
     if (s == e) {
         if (t->st == S_HEADER)
             return buf_line(t, &t->hdr, &t->hdr_len, &t->hdr_cap, ls, le);
+        if (t->st == S_KEXTSTAT)
+            return SYMD_OK; /* the table goes on after a blank line */
         if (end_thread(t))
             return p->err->kind;
         t->st = S_NONE;
@@ -1093,6 +1225,14 @@ static symd_status on_line(sp *t, const char *ls, const char *le)
         if (end_thread(t) || end_header(t) || keep(t, ls, le))
             return p->err->kind;
         t->st = S_TREE;
+        return SYMD_OK;
+    }
+    if (t->mode == M_SPINDUMP && col0 && eq(s, e, "Kextstat:")) {
+        /* a full spindump's kext list: it ends the call tree, its rows are
+         * the dump's kernel images */
+        if (end_thread(t) || end_header(t) || keep(t, ls, le))
+            return p->err->kind;
+        t->st = S_KEXTSTAT;
         return SYMD_OK;
     }
     if (cp_starts(s, e, "Heaviest stack for ") && e[-1] == ':') {
@@ -1187,6 +1327,58 @@ static int by_addr(const void *a, const void *b)
     return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+/* An image of no process (a Kextstat kext) for a frame of a process's
+ * thread: the one its "<UUID>" image name names, else the one whose known
+ * range holds its address; -1 when none. */
+typedef struct {
+    uint8_t uuid[16];
+    size_t idx;
+} ukey;
+
+static int by_uuid(const void *a, const void *b)
+{
+    const ukey *x = a, *y = b;
+    int c = memcmp(x->uuid, y->uuid, 16);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static long shared_image(const crash_report *r, const ikey *ba, size_t n, const ukey *bu,
+                         size_t nu, const crash_frame *f)
+{
+    ukey k;
+    const char *nm = f->image_name;
+    size_t nl = nm ? strlen(nm) : 0;
+    if (nu && nl == 38 && nm[0] == '<' && nm[37] == '>') {
+        char ub[37];
+        memcpy(ub, nm + 1, 36);
+        ub[36] = 0;
+        if (uuid_parse(ub, k.uuid)) {
+            size_t lo = 0, hi = nu; /* first key >= uuid */
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (memcmp(bu[mid].uuid, k.uuid, 16) < 0)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nu && memcmp(bu[lo].uuid, k.uuid, 16) == 0)
+                return (long)bu[lo].idx;
+        }
+    }
+    size_t lo = 0, hi = n; /* first key > (-1, address) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ba[mid].proc < -1 || (ba[mid].proc == -1 && ba[mid].lo <= f->address))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo || ba[lo - 1].proc != -1)
+        return -1;
+    const crash_image *im = &r->images[ba[lo - 1].idx];
+    return im->has_end && f->address <= im->end_address ? (long)ba[lo - 1].idx : -1;
+}
+
 /* Each frame gets the image of its own thread's process: by the name on the
  * frame, else the image whose range holds the address. An image without a
  * known end holds what lies below the next image of its process, never what
@@ -1197,11 +1389,20 @@ static symd_status resolve_images(sp *t)
     if (!r->nimages)
         return SYMD_OK;
     ikey *bn = malloc(r->nimages * sizeof *bn), *ba = malloc(r->nimages * sizeof *ba);
-    if (!bn || !ba) {
+    ukey *bu = malloc(r->nimages * sizeof *bu); /* images of no process with a UUID */
+    if (!bn || !ba || !bu) {
         free(bn);
         free(ba);
+        free(bu);
         return cp_nomem(t->p);
     }
+    size_t nu = 0;
+    for (size_t i = 0; i < r->nimages; i++)
+        if (r->images[i].process < 0 && r->images[i].has_uuid) {
+            memcpy(bu[nu].uuid, r->images[i].uuid, 16);
+            bu[nu++].idx = i;
+        }
+    qsort(bu, nu, sizeof *bu, by_uuid);
     for (size_t i = 0; i < r->nimages; i++) {
         ikey k = {r->images[i].process, r->images[i].name ? r->images[i].name : "",
                   r->images[i].load_address, i};
@@ -1243,16 +1444,19 @@ static symd_status resolve_images(sp *t)
                 else
                     hi = mid;
             }
-            if (!lo || ba[lo - 1].proc != th->process)
-                continue;
-            const crash_image *im = &r->images[ba[lo - 1].idx];
-            if (im->has_end ? f->address <= im->end_address
-                            : lo < n && ba[lo].proc == th->process && ba[lo].lo > f->address)
-                f->image = (long)ba[lo - 1].idx;
+            if (lo && ba[lo - 1].proc == th->process) {
+                const crash_image *im = &r->images[ba[lo - 1].idx];
+                if (im->has_end ? f->address <= im->end_address
+                                : lo < n && ba[lo].proc == th->process && ba[lo].lo > f->address)
+                    f->image = (long)ba[lo - 1].idx;
+            }
+            if (f->image < 0 && th->process >= 0)
+                f->image = shared_image(r, ba, n, bu, nu, f);
         }
     }
     free(bn);
     free(ba);
+    free(bu);
     return SYMD_OK;
 }
 

@@ -254,7 +254,12 @@ static bt_adjust frame_adjust(const crash_thread *t, size_t f)
     case CRASH_THREAD_KERNEL:
         return BT_ADJUST_CALLER;
     default:
-        return f == 0 ? BT_ADJUST_NONE : BT_ADJUST_CALLER;
+        /* the first frame is exact, and so is the outer frame of the inlined
+         * calls .ips lists before it (same address) */
+        for (size_t i = 0; i < f; i++)
+            if (!t->frames[i].inlined)
+                return BT_ADJUST_CALLER;
+        return BT_ADJUST_NONE;
     }
 }
 
@@ -711,6 +716,9 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
             a->frame_key[k] = -1;
             if (cf->address == 0)
                 continue; /* "???" frames: nothing to look up */
+            if (cf->inlined && f + 1 < th->nframes && th->frames[f + 1].address == cf->address)
+                continue; /* an inlined call the report names: the next frame's lookup
+                             holds it; the report's words are kept */
             long img = frame_request_image(r, th, cf, ii, &pl, rarch);
             if (img == -2)
                 continue;
@@ -802,6 +810,8 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
                     if (n)
                         memcpy(own, &a->levels[base], n * sizeof *own);
                     use_report_text(cf, &own[nl - 1]);
+                    if (cf->inlined)
+                        own[nl - 1].inlined = true;
                     sf->levels = own;
                     sf->nlevels = nl;
                     a->frame_report[k] = true;
@@ -809,6 +819,24 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
                 nown += nl;
             }
         }
+    }
+
+    /* An inlined call the report names (not looked up) has the status of
+     * the frame holding it, the next one at its address. */
+    k = 0;
+    for (size_t t = 0; t < r->nthreads; t++) {
+        const crash_thread *th = &r->threads[t];
+        for (size_t f = th->nframes; f-- > 0;) {
+            const crash_frame *cf = &th->frames[f];
+            if (!cf->inlined || f + 1 >= th->nframes || a->frame_key[k + f] >= 0 ||
+                th->frames[f + 1].address != cf->address || cf->address == 0)
+                continue;
+            crash_symframe *sf = &out->frames[k + f];
+            sf->status = out->frames[k + f + 1].status;
+            if (!sf->image)
+                sf->image = out->frames[k + f + 1].image;
+        }
+        k += th->nframes;
     }
 
     /* Images: found (or beyond their text), the UUID under another arch,
@@ -905,9 +933,13 @@ static void write_level(jsonw *w, const crash_report *r, const crash_thread *th,
     bool fk = true;
     JW_LIT(w, "{");
     if (o) {
+        bool own_inl = cf->inlined && outer; /* the report says it is an inlined call */
         symbolicate_write_level(w, o, (over_sym ? SYM_OMIT_NAMES : 0) |
                                           (over_off ? SYM_OMIT_OFFSET : 0) |
-                                          (over_file ? SYM_OMIT_PLACE : 0));
+                                          (over_file ? SYM_OMIT_PLACE : 0) |
+                                          (own_inl ? SYM_OMIT_INLINED : 0));
+        if (own_inl)
+            JW_LIT(w, ",\"inlined\":true");
         fk = false;
     } else {
         jw_key(w, &fk, "address");
@@ -915,7 +947,10 @@ static void write_level(jsonw *w, const crash_report *r, const crash_thread *th,
         jw_key(w, &fk, "status");
         jw_str(w, bare_status(sf->status));
         jw_key(w, &fk, "inlined");
-        JW_LIT(w, "false");
+        if (cf->inlined)
+            JW_LIT(w, "true");
+        else
+            JW_LIT(w, "false");
     }
     if (over_sym) {
         jw_key(w, &fk, "symbol");
@@ -1194,7 +1229,10 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 jw_str(&w, bare_status(sf->status));
                 JW_LIT(&w, ",\"image\":");
                 jw_str_or_null(&w, sf->image);
-                JW_LIT(&w, ",\"inlined\":false");
+                if (th->frames[f].inlined)
+                    JW_LIT(&w, ",\"inlined\":true");
+                else
+                    JW_LIT(&w, ",\"inlined\":false");
                 const sym_level *o =
                     key >= 0 && a->key_nlevels[key]
                         ? &a->res.levels[a->key_level[key] + a->key_nlevels[key] - 1]

@@ -261,6 +261,21 @@ static void header_line(tw *w, const char *label, const char *value)
     puts_(w, "\n");
 }
 
+/* The kept blocks at place at (and thread t for CRASH_AT_THREAD), as
+ * written, each line ended. */
+static void blocks_at(tw *w, const crash_report *r, crash_place at, size_t t)
+{
+    for (size_t i = 0; i < r->nblocks && w->st == SYMD_OK; i++) {
+        const crash_block *b = &r->blocks[i];
+        if (b->at != at || (at == CRASH_AT_THREAD && b->thread != t) || !b->text)
+            continue;
+        size_t n = strlen(b->text);
+        put_text_n(w, b->text, n, true);
+        if (n && b->text[n - 1] != '\n')
+            puts_(w, "\n");
+    }
+}
+
 /* A JSON .ips: the fields the model holds, in the text layout. */
 static void synth_header(tw *w, const crash_report *r)
 {
@@ -270,15 +285,25 @@ static void synth_header(tw *w, const crash_report *r)
             app = &r->images[i];
     header_line(w, "Incident Identifier: ", r->incident_id);
     header_line(w, "Hardware Model:      ", r->hardware_model);
-    header_line(w, "Process:             ", r->process);
+    if (r->process || r->has_pid) {
+        puts_(w, "Process:             ");
+        if (r->process)
+            put_field(w, r->process);
+        if (r->has_pid)
+            putf(w, r->process ? " [%ld]" : "[%ld]", r->pid);
+        puts_(w, "\n");
+    }
     header_line(w, "Path:                ", app ? app->path : NULL);
     header_line(w, "Identifier:          ", r->bundle_id);
     header_line(w, "Version:             ", r->app_version);
     header_line(w, "Code Type:           ", r->code_type);
+    blocks_at(w, r, CRASH_AT_HEADER, 0);
     puts_(w, "\n");
     header_line(w, "Date/Time:           ", r->date);
     header_line(w, "OS Version:          ", r->os_version);
-    puts_(w, "Report Version:      104\n\n");
+    puts_(w, "Report Version:      104\n");
+    blocks_at(w, r, CRASH_AT_DATE, 0);
+    puts_(w, "\n");
     if (r->exception_type || r->exception_signal) {
         puts_(w, "Exception Type:  ");
         if (r->exception_type)
@@ -292,6 +317,10 @@ static void synth_header(tw *w, const crash_report *r)
     }
     header_line(w, "Exception Codes: ", r->exception_codes);
     header_line(w, "Termination Reason: ", r->termination);
+    size_t before = w->b->len;
+    blocks_at(w, r, CRASH_AT_THREAD, 0);
+    if (w->st == SYMD_OK && w->b->len > before)
+        puts_(w, "\n"); /* VM Region Info ends in its region list */
     const crash_thread *ct = crashed_thread(r);
     if (ct)
         putf(w, "Triggered by Thread:  %ld\n", ct->number);
@@ -412,6 +441,8 @@ static void render_frame_nl(tw *w, const crash_report *r, const crash_frame *f, 
         frame_prefix(w, n, image, is32, f->address);
         frame_as_reported(w, f);
     }
+    if (f->inlined)
+        puts_(w, " [inlined]"); /* Apple's marker of an inlined call (.ips "inline") */
     if (last_nl)
         puts_(w, "\n");
 }
@@ -767,6 +798,15 @@ static void render_synth(tw *w, const crash_report *r, const crash_symbolication
     if (listed)
         puts_(w, "\n");
     render_images(w, r, is32);
+    if (w->st == SYMD_OK && r->nblocks) {
+        bool any = false;
+        for (size_t i = 0; i < r->nblocks && !any; i++)
+            any = r->blocks[i].at == CRASH_AT_END || r->blocks[i].at == CRASH_AT_IMAGES;
+        if (any)
+            puts_(w, "\n");
+        blocks_at(w, r, CRASH_AT_IMAGES, 0);
+        blocks_at(w, r, CRASH_AT_END, 0);
+    }
 }
 
 symd_status crash_render_text(const crash_report *r, const crash_symbolication *s,

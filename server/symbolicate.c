@@ -322,7 +322,8 @@ void symbolicate_write_level(jsonw *w, const sym_level *l, unsigned omit)
             jw_u64(w, l->column);
         }
     }
-    jw_raw(w, l->inlined ? ",\"inlined\":true" : ",\"inlined\":false");
+    if (!(omit & SYM_OMIT_INLINED))
+        jw_raw(w, l->inlined ? ",\"inlined\":true" : ",\"inlined\":false");
 }
 
 /* The arch a lookup strips an address for: the found image's, else the

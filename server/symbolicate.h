@@ -71,6 +71,7 @@ void sym_result_free(sym_result *r);
 #define SYM_OMIT_NAMES 1u  /* symbol, mangled */
 #define SYM_OMIT_OFFSET 2u /* offset */
 #define SYM_OMIT_PLACE 4u  /* file, line, column */
+#define SYM_OMIT_INLINED 8u /* inlined (the caller writes its own) */
 /* A level's members as /v1/symbolicate writes them, without the braces:
  * "address" first (no comma before it), "inlined" last. */
 void symbolicate_write_level(jsonw *w, const sym_level *l, unsigned omit);

@@ -776,7 +776,7 @@ TEST(ips_309_sections)
     CHECK(strcmp(reg(&r, "x0"), "0xffffffffffffffff") == 0 &&
               strcmp(reg(&r, "x1"), "0x8000000000000000") == 0 &&
               strcmp(reg(&r, "pc"), "0xffffffffffff0001") == 0 &&
-              strcmp(reg(&r, "esr"), "0x0000000056000080") == 0 &&
+              strcmp(reg(&r, "esr"), "0x0000000056000080 Address size fault") == 0 &&
               strcmp(reg(&r, "cpu"), "0x0000000000000003") == 0 && r.nregisters == 5,
           "registers");
     CHECK(strcmp(r.app_specific, "abort() called\n*** Terminating app\nsecond") == 0, "asi: %s",
