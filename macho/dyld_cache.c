@@ -619,6 +619,33 @@ static symd_status read_locals(dyld_cache *c, const hdr *h, uint64_t off, uint64
         v[i].key = dylib;
         v[i].index = i;
     }
+    /* Each entry's symbols are its own: ranges sorted by start, apart. */
+    keyed *r = malloc((size_t)ec * sizeof *r);
+    if (!r) {
+        free(v);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    size_t nr = 0;
+    for (uint32_t i = 0; i < ec; i++) {
+        const uint8_t *e = a + eo + (size_t)i * esz;
+        if (ld_u32le(e + esz - 4)) {
+            r[nr].key = ld_u32le(e + esz - 8);
+            r[nr++].index = i;
+        }
+    }
+    qsort(r, nr, sizeof *r, cmp_keyed);
+    for (size_t i = 1; i < nr; i++) {
+        const uint8_t *p = a + eo + r[i - 1].index * esz;
+        if (r[i].key < r[i - 1].key + ld_u32le(p + esz - 4)) {
+            st = BAD(f->name, "local symbols entries %zu and %zu share nlist entries (from "
+                              "%llu)", r[i - 1].index, r[i].index,
+                     (unsigned long long)r[i].key);
+            free(r);
+            free(v);
+            return st;
+        }
+    }
+    free(r);
     qsort(v, ec, sizeof *v, cmp_keyed);
     for (uint32_t i = 1; i < ec; i++)
         if (v[i].key == v[i - 1].key) {
@@ -650,6 +677,34 @@ static symd_status read_locals(dyld_cache *c, const hdr *h, uint64_t off, uint64
     }
     free(v);
     return SYMD_OK;
+}
+
+static symd_status check_symtabs_apart(const dyld_cache *c, symd_err *err)
+{
+    keyed *v = malloc((c->nimages ? c->nimages : 1) * sizeof *v);
+    if (!v)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < c->nimages; i++) {
+        const dyld_cache_image *im = &c->images[i];
+        if (im->alias_of < 0 && im->nsyms) {
+            v[n].key = (uint64_t)(uintptr_t)(im->linkedit + im->symoff);
+            v[n++].index = i;
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_keyed);
+    symd_status st = SYMD_OK;
+    for (size_t i = 1; i < n; i++) {
+        const dyld_cache_image *p = &c->images[v[i - 1].index], *q = &c->images[v[i].index];
+        if (v[i].key < v[i - 1].key + (uint64_t)p->nsyms * NLIST_64) {
+            st = BAD(c->files[0].name, "image %zu (%s): LC_SYMTAB symbols overlap those of "
+                                       "image %zu (%s)", v[i].index, q->path,
+                     v[i - 1].index, p->path);
+            break;
+        }
+    }
+    free(v);
+    return st;
 }
 
 /* ---- the whole cache ------------------------------------------------------ */
@@ -980,6 +1035,12 @@ static symd_status open_cache(dyld_cache *c, bool *used, symd_err *err)
     else if (!sym_uuid && loc_size)
         st = read_locals(c, &mh, loc_off, loc_size, err);
     if (st != SYMD_OK)
+        goto out;
+
+    /* Each image's LC_SYMTAB entries are its own part of the shared symbol
+     * table: no two images' ranges overlap (so checking them all below
+     * reads each entry once). */
+    if ((st = check_symtabs_apart(c, err)) != SYMD_OK)
         goto out;
 
     /* Every symbol of every image, checked now so that nothing of a bad

@@ -345,6 +345,17 @@ TEST(dyld_cache_refuses_hostile_tables)
     expect_corrupt(b, len, "nsyms", "LC_SYMTAB symbols (symoff 0x24048, nsyms 1000) lie "
                                     "outside __LINKEDIT");
 
+    memcpy(b, orig, len); /* libb's symbols start inside liba's */
+    {
+        const uint8_t *h = b + 0x5000;
+        uint8_t *p = b + 0x5000 + 32;
+        for (uint32_t i = 0; i < ld_u32le(h + 16); i++, p += ld_u32le(p + 4))
+            if (ld_u32le(p) == 2)
+                st32(p + 8, 0x24058);
+    }
+    expect_corrupt(b, len, "symtab overlap", "image 1 (/usr/lib/libb-1.0.dylib): LC_SYMTAB "
+                                             "symbols overlap those of image 0");
+
     memcpy(b, orig, len); /* a symbol in a section liba does not have */
     b[0x24048 + 5] = 9;
     expect_corrupt(b, len, "n_sect", "image 0 (/usr/lib/liba-1.0.dylib): LC_SYMTAB: symbol 0 "
@@ -421,6 +432,13 @@ TEST(dyld_cache_local_symbols)
     b = with_locals(&len, 1); /* the entries table past the area */
     st32(b + CACHE_LEN + 20, 100);
     expect_corrupt(b, len, "entriesCount", "local symbols entries (entriesCount) declares 100");
+    free(b);
+    b = with_locals(&len, 1); /* a second entry over the first one's symbols */
+    st32(b + CACHE_LEN + 20, 2);
+    st32(b + CACHE_LEN + 76, 0x5000);
+    st32(b + CACHE_LEN + 84, 1);
+    expect_corrupt(b, len, "locals overlap", "local symbols entries 0 and 1 share nlist "
+                                             "entries");
     free(b);
     b = with_locals(&len, 1); /* strings over the entries */
     st32(b + CACHE_LEN + 12, 40);
