@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "test.h"
 #include "../macho/dyld_cache.h"
@@ -635,4 +636,78 @@ TEST(dyld_cache_fuzz_regressions)
 {
     int n = each_regression("dyldcache-", replay);
     CHECK(n >= 0, "fuzz/regress is missing");
+}
+
+static char *run_cmd(const char *cmd, int *status)
+{
+    FILE *p = popen(cmd, "r");
+    size_t cap = 1 << 16, n = 0, r;
+    char *out = calloc(1, cap);
+    while (p && n < cap - 1 && (r = fread(out + n, 1, cap - 1 - n, p)) > 0)
+        n += r;
+    int st = p ? pclose(p) : -1;
+    *status = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+static void write_all(const char *path, const uint8_t *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b, 1, len, f) == len, "write %s", path);
+    if (f)
+        fclose(f);
+}
+
+/* `symd info` on a cache: every image listed; subcaches and the .symbols
+ * file found beside the main file. */
+TEST(dyld_cache_cli_info)
+{
+    const char *bin = getenv("SYMD_BIN") ? getenv("SYMD_BIN") : "./symd";
+    const char *d = cache_dir();
+    if (!d) {
+        test_skip("../shared/dyld-cache is not here");
+        return;
+    }
+    char cmd[8192];
+    int st;
+    snprintf(cmd, sizeof cmd, "%s info %s/%s 2>&1", bin, d, CACHE_NAME);
+    char *out = run_cmd(cmd, &st);
+    CHECK(st == 0 && strstr(out, "dyld shared cache arm64 857BCE1A-017E-3464-9909-D58EE21CF8DC, "
+                                 "0 subcaches, 2 images") &&
+              strstr(out, "arm64    CCBF29D4-5569-3A15-9231-4E14D41A542A  text "
+                          "0x180001000+0x4000  2 symbols  2 functions  /usr/lib/liba-1.0.dylib") &&
+              strstr(out, "60D2F3D6-44A2-3910-8750-3A56A3D8FF07  text 0x180005000+0x4000  "
+                          "1 symbols  1 functions  /usr/lib/libb-1.0.dylib"),
+          "exit %d:\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s info %s/dyldcache_read8 2>&1", bin, d);
+    out = run_cmd(cmd, &st);
+    CHECK(st != 0 && strstr(out, "dyldcache_read8: file of 4 bytes ends inside the dyld cache "
+                                 "header"), "exit %d: %s", st, out);
+    free(out);
+
+    size_t len, slen, ylen;
+    uint8_t *m = newer_main(&len);
+    uint8_t *sub = small_file(SUB_UUID, true, &slen);
+    uint8_t *sym = small_file(SYM_UUID, false, &ylen);
+    char p[3][4200];
+    snprintf(p[0], 4096, "%s/%s", test_tmpdir(), CACHE_NAME);
+    snprintf(p[1], sizeof p[1], "%.4000s.1", p[0]);
+    snprintf(p[2], sizeof p[2], "%.4000s.symbols", p[0]);
+    write_all(p[0], m, len);
+    write_all(p[1], sub, slen);
+    write_all(p[2], sym, ylen);
+    snprintf(cmd, sizeof cmd, "%s info %s 2>&1", bin, p[0]);
+    out = run_cmd(cmd, &st);
+    CHECK(st == 0 && strstr(out, "1 subcache, 2 images") &&
+              strstr(out, "2 symbols  1 functions  /usr/lib/libb-1.0.dylib"),
+          "exit %d:\n%s", st, out);
+    free(out);
+    remove(p[1]); /* the subcache gone: named */
+    out = run_cmd(cmd, &st);
+    CHECK(st != 0 && strstr(out, "subcache .1 (subCacheArray[0]) not given"), "%s", out);
+    free(out);
+    free(m);
+    free(sub);
+    free(sym);
 }
