@@ -751,7 +751,7 @@ static int info_dyld_cache(const char *path, const mapped *m)
 {
     dyld_cache_file files[1 + 256];
     mapped maps[1 + 256];
-    char names[1 + 256][4096];
+    static char names[1 + 256][4096]; /* 1 MiB: not on the stack */
     size_t nfiles = 1, nsfx = 0;
     dyld_cache_suffix *sfx = NULL;
     symd_err err = {0};
