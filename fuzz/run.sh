@@ -74,6 +74,16 @@ for t in "$@"; do
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_jsonbig.txt -max_len=65536) ;;
+    fuzz_dyld_cache)
+      for d in ../shared/dyld-cache /work/shared/dyld-cache; do
+        for f in $d/dyld_shared_cache_* $d/dyldcache_read*; do
+          [ -f "$f" ] && cp -n "$f" "$corpus"/ 2>/dev/null
+        done
+        [ -f $d/dyld_shared_cache_arm64-macOS ] &&
+          python3 fuzz/make_dyld_cache_seeds.py $d/dyld_shared_cache_arm64-macOS "$corpus"
+      done
+      cp -n fuzz/regress/dyldcache-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_dyld_cache.txt -max_len=262144) ;;
     *) extra=() ;;
   esac
   echo "== $t: ${secs}s"

@@ -46,17 +46,14 @@ static void free_display(char **display, size_t n)
     free(display);
 }
 
-symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
-                           uint32_t *nsyms_out, uint32_t *nstarts_out,
-                           symd_err *err)
+symd_status symindex_build_symbols(macho_symbol *syms, size_t n, uint64_t text_vmaddr,
+                                   const uint64_t *fstarts, size_t nfstarts,
+                                   uint8_t **blob, size_t *len, uint32_t *nsyms_out,
+                                   uint32_t *nstarts_out, symd_err *err)
 {
     *blob = NULL;
     *len = 0;
-    macho_symbol *syms;
-    size_t n;
-    symd_status st = macho_function_symbols(img, &syms, &n, err);
-    if (st != SYMD_OK)
-        return st;
+    symd_status st;
     if (n > 1)
         qsort(syms, n, sizeof *syms, cmp_sym);
     size_t k = 0; /* collapse aliases: keep the first at each address */
@@ -65,11 +62,11 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
             syms[k++] = syms[i];
     n = k;
 
-    uint64_t base = macho_text_vmaddr(img);
+    uint64_t base = text_vmaddr;
     if (n && syms[0].addr < base)
         base = syms[0].addr;
-    if (img->nfstarts && img->fstarts[0] < base)
-        base = img->fstarts[0];
+    if (nfstarts && fstarts[0] < base)
+        base = fstarts[0];
 
     char **display = NULL; /* demangled names, NULL where there is none */
     uint8_t *out = NULL;
@@ -92,12 +89,12 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
     }
     size_t total;
     if (!size_add(strsize, used, &strsize) || !size_mul(n, SYM, &total) ||
-        !size_add(total, HDR, &total) || !size_add(total, img->nfstarts * 4, &total) ||
+        !size_add(total, HDR, &total) || !size_add(total, nfstarts * 4, &total) ||
         !size_add(total, strsize, &total) || strsize > UINT32_MAX || n > UINT32_MAX ||
-        img->nfstarts > UINT32_MAX)
+        nfstarts > UINT32_MAX)
         goto too_big;
-    for (size_t i = 0; i < img->nfstarts; i++)
-        if (img->fstarts[i] - base > UINT32_MAX)
+    for (size_t i = 0; i < nfstarts; i++)
+        if (fstarts[i] - base > UINT32_MAX)
             goto too_big;
 
     if (!(out = malloc(total)))
@@ -106,19 +103,19 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
     st_u32le(out + 4, SYMINDEX_VERSION);
     st_u64le(out + 8, base);
     st_u32le(out + 16, (uint32_t)n);
-    st_u32le(out + 20, (uint32_t)img->nfstarts);
+    st_u32le(out + 20, (uint32_t)nfstarts);
     st_u32le(out + 24, (uint32_t)strsize);
     st_u32le(out + 28, 0);
     uint8_t *sp = out + HDR, *fp = sp + n * SYM;
-    char *strings = (char *)(fp + img->nfstarts * 4);
+    char *strings = (char *)(fp + nfstarts * 4);
     size_t stroff = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t end = syms[i].sect_end;
         if (i + 1 < n && syms[i + 1].addr < end)
             end = syms[i + 1].addr;
-        size_t f = upper_bound_u64(img->fstarts, img->nfstarts, syms[i].addr);
-        if (f < img->nfstarts && img->fstarts[f] < end)
-            end = img->fstarts[f];
+        size_t f = upper_bound_u64(fstarts, nfstarts, syms[i].addr);
+        if (f < nfstarts && fstarts[f] < end)
+            end = fstarts[f];
         if (syms[i].addr - base > UINT32_MAX || end - syms[i].addr >= SYMINDEX_DEMANGLED)
             goto too_big;
         uint32_t size = (uint32_t)(end - syms[i].addr);
@@ -134,16 +131,15 @@ symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
             stroff += l;
         }
     }
-    for (size_t i = 0; i < img->nfstarts; i++)
-        st_u32le(fp + i * 4, (uint32_t)(img->fstarts[i] - base));
+    for (size_t i = 0; i < nfstarts; i++)
+        st_u32le(fp + i * 4, (uint32_t)(fstarts[i] - base));
     free_display(display, n);
-    free(syms);
     *blob = out;
     *len = total;
     if (nsyms_out)
         *nsyms_out = (uint32_t)n;
     if (nstarts_out)
-        *nstarts_out = (uint32_t)img->nfstarts;
+        *nstarts_out = (uint32_t)nfstarts;
     return SYMD_OK;
 
 too_big:
@@ -156,6 +152,22 @@ nomem:
 fail:
     free(out);
     free_display(display, n);
+    return st;
+}
+
+symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
+                           uint32_t *nsyms_out, uint32_t *nstarts_out,
+                           symd_err *err)
+{
+    *blob = NULL;
+    *len = 0;
+    macho_symbol *syms;
+    size_t n;
+    symd_status st = macho_function_symbols(img, &syms, &n, err);
+    if (st != SYMD_OK)
+        return st;
+    st = symindex_build_symbols(syms, n, macho_text_vmaddr(img), img->fstarts,
+                                img->nfstarts, blob, len, nsyms_out, nstarts_out, err);
     free(syms);
     return st;
 }

@@ -42,6 +42,15 @@
 symd_status symindex_build(const macho_image *img, uint8_t **blob, size_t *len,
                            uint32_t *nsyms, uint32_t *nstarts, symd_err *err);
 
+/* The same from function symbols gathered elsewhere (an image of a dyld
+ * shared cache, macho/dyld_cache.h): what symindex_build does after
+ * macho_function_symbols. syms is sorted and deduplicated in place (n
+ * entries; the caller still owns and frees it); fstarts ascending. */
+symd_status symindex_build_symbols(macho_symbol *syms, size_t n, uint64_t text_vmaddr,
+                                   const uint64_t *fstarts, size_t nfstarts,
+                                   uint8_t **blob, size_t *len, uint32_t *nsyms,
+                                   uint32_t *nstarts, symd_err *err);
+
 /* A validated view of a blob; points into it. */
 typedef struct {
     const uint8_t *blob;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../macho/macho.h"
+#include "../macho/dyld_cache.h"
 #include "../demangle/demangle.h"
 #include "../ingest/ingest.h"
 #include "../store/store.h"
@@ -42,7 +43,9 @@ static void usage(FILE *f)
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
-          "  info   FILE...                      slices, UUIDs, arch, kind, counts\n"
+          "  info   FILE...                      slices, UUIDs, arch, kind, counts; of a\n"
+          "                                      dyld shared cache (with its subcaches\n"
+          "                                      and .symbols beside it) every image\n"
           "  crash  [--db FILE] [--json] [--full-names] REPORT\n"
           "                                      a report symbolicated, as text (or JSON)\n"
           "  demangle [--style full|simplified]  names on stdin, one per line, demangled\n"
@@ -742,6 +745,69 @@ static int cmd_migrate(int argc, char **argv)
     return 0;
 }
 
+/* `symd info` of a dyld shared cache: its subcaches and .symbols file are
+ * the files beside it that its header names. */
+static int info_dyld_cache(const char *path, const mapped *m)
+{
+    dyld_cache_file files[1 + 256];
+    mapped maps[1 + 256];
+    static char names[1 + 256][4096]; /* 1 MiB: not on the stack */
+    size_t nfiles = 1, nsfx = 0;
+    dyld_cache_suffix *sfx = NULL;
+    symd_err err = {0};
+    int rc = 1;
+    files[0] = (dyld_cache_file){path, "", m->data, m->len};
+    if (dyld_cache_suffixes(&files[0], &sfx, &nsfx, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        return 1;
+    }
+    for (size_t i = 0; i < nsfx && nfiles < 1 + 256; i++) {
+        snprintf(names[nfiles], sizeof names[nfiles], "%s%s", path, sfx[i].s);
+        struct stat stt;
+        if (stat(names[nfiles], &stt) != 0)
+            continue; /* the reader says what is missing */
+        if (map_file(names[nfiles], &maps[nfiles]) != 0)
+            goto out;
+        files[nfiles] = (dyld_cache_file){names[nfiles], sfx[i].s, maps[nfiles].data,
+                                          maps[nfiles].len};
+        nfiles++;
+    }
+    dyld_cache c;
+    if (dyld_cache_open(files, nfiles, &c, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        goto out;
+    }
+    char u[37];
+    uuid_format(c.uuid, u);
+    printf("%s: dyld shared cache %s %s, %zu subcache%s, %zu image%s%s\n", path, c.arch, u,
+           c.nsubcaches, c.nsubcaches == 1 ? "" : "s", c.nimages, c.nimages == 1 ? "" : "s",
+           c.symbols_file_missing ? " (its .symbols file is missing: no local symbols)" : "");
+    rc = 0;
+    for (size_t i = 0; i < c.nimages; i++) {
+        const dyld_cache_image *im = &c.images[i];
+        uint8_t *blob = NULL;
+        size_t blen;
+        uint32_t nsyms = 0, nstarts = 0;
+        if (dyld_cache_image_symindex(&c, i, &blob, &blen, &nsyms, &nstarts, &err) != SYMD_OK) {
+            printf("  image %zu: error: %s\n", i, err.msg);
+            symd_err_clear(&err);
+            rc = 1;
+        }
+        free(blob);
+        uuid_format(im->uuid, u);
+        printf("  %-8s %s  text 0x%llx+0x%llx  %u symbols  %u functions  %s%s\n",
+               im->arch ? im->arch : "unknown", u, (unsigned long long)im->text_vmaddr,
+               (unsigned long long)im->text_vmsize, nsyms, nstarts, im->path,
+               im->alias_of >= 0 ? "  (alias)" : "");
+    }
+    dyld_cache_close(&c);
+out:
+    for (size_t i = 1; i < nfiles; i++)
+        unmap_file(&maps[i]);
+    free(sfx);
+    return rc;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc < 1) {
@@ -753,6 +819,12 @@ static int cmd_info(int argc, char **argv)
         mapped m;
         if (map_file(argv[i], &m) != 0) {
             rc = 1;
+            continue;
+        }
+        if (dyld_cache_is_cache(m.data, m.len)) {
+            if (info_dyld_cache(argv[i], &m) != 0)
+                rc = 1;
+            unmap_file(&m);
             continue;
         }
         macho_slice slices[MACHO_MAX_SLICES];
