@@ -1010,7 +1010,7 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
     else
         JW_LIT(w, "null");
     jw_key(w, fk, "format");
-    jw_str(w, r->format == CRASH_FORMAT_IPS ? "ips" : "crash");
+    jw_str(w, crash_format_name(r->format));
     jw_key(w, fk, "kind");
     jw_str(w, crash_kind_name(r->kind));
     jw_key(w, fk, "bug_type");
@@ -1343,7 +1343,7 @@ store_crash crash_store_record(const crash_report *r, const crash_symbolication 
                                const uint8_t *original, size_t len)
 {
     store_crash sc = {0};
-    sc.format = r->format == CRASH_FORMAT_IPS ? "ips" : "crash";
+    sc.format = (char *)crash_format_name(r->format);
     sc.kind = (char *)crash_kind_name(r->kind);
     sc.bug_type = r->bug_type;
     sc.process = r->process;
