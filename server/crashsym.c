@@ -1026,6 +1026,35 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
         jw_key(w, fk, keys[i]);
         jw_str_or_null(w, vals[i]);
     }
+    if (r->format != CRASH_FORMAT_METRICKIT && r->format != CRASH_FORMAT_ASC)
+        return;
+    /* MetricKit / App Store Connect: which diagnostic of the input, and the
+     * metadata the other keys do not hold (measurements parsed to ms or bytes). */
+    jw_key(w, fk, "part");
+    jw_u64(w, r->part);
+    jw_key(w, fk, "nparts");
+    jw_u64(w, r->nparts);
+    jw_key(w, fk, "app_build");
+    jw_str_or_null(w, r->app_build);
+    jw_key(w, fk, "architecture");
+    jw_str_or_null(w, r->code_type);
+    jw_key(w, fk, "vm_region_info");
+    jw_str_or_null(w, r->vm_region_info);
+    jw_key(w, fk, "metrics");
+    JW_LIT(w, "[");
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        const crash_metric *m = &r->metrics[i];
+        jw_raw(w, i ? ",{\"name\":" : "{\"name\":");
+        jw_str_or_null(w, m->name);
+        JW_LIT(w, ",\"value\":");
+        jw_str_or_null(w, m->value);
+        if (m->unit != CRASH_UNIT_NONE) {
+            jw_raw(w, m->unit == CRASH_UNIT_MS ? ",\"ms\":" : ",\"bytes\":");
+            jw_u64(w, m->amount);
+        }
+        JW_LIT(w, "}");
+    }
+    JW_LIT(w, "]");
 }
 
 /* The end of a JSON answer written into out from start: SYMD_OK, or, when
