@@ -59,6 +59,7 @@
 #define MK_MAX_PARTS 4096          /* diagnostics in one input */
 #define MK_INVERT_STEPS (8u << 20) /* trie steps inverting one merged tree */
 #define MK_STR_MAX 4096            /* metadata strings kept */
+#define MK_MAX_TOTAL_FRAMES (4u * CRASH_MAX_FRAMES) /* over every diagnostic of an input */
 
 /* ---- the diagnostics of the input ------------------------------------------ */
 
@@ -1299,6 +1300,7 @@ symd_status crash_parse_metrickit(const char *s, size_t n, size_t want, crash_re
     crash_report *rs = st ? NULL : calloc(cnt, sizeof *rs);
     if (!st && !rs)
         st = symd_fail(err, SYMD_E_NOMEM, "out of memory reading the diagnostics");
+    size_t total = 0;
     for (size_t i = 0; !st && i < cnt; i++) {
         size_t part = want == SIZE_MAX ? i : want;
         crash_report *r = &rs[i];
@@ -1306,6 +1308,11 @@ symd_status crash_parse_metrickit(const char *s, size_t n, size_t want, crash_re
         cp p = {.r = r, .err = err, .in = s, .in_len = n};
         st = parse_diag(&p, &l.d[part], part, l.n);
         free(p.cap_frames);
+        total += r->total_frames;
+        if (!st && total > MK_MAX_TOTAL_FRAMES)
+            st = symd_fail(err, SYMD_E_TOO_LARGE,
+                           "more than %u frames over the input's diagnostics",
+                           MK_MAX_TOTAL_FRAMES);
         if (st) {
             for (size_t k = 0; k <= i; k++)
                 crash_report_free(&rs[k]);

@@ -205,9 +205,75 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
+    sc.part = (int)r->part; /* the whole input is each part's original */
     symd_status st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
     free(imgs);
     return st;
+}
+
+/* POST /v1/crashes of an input holding several reports (a MetricKit
+ * payload's or App Store Connect logs' diagnostics): each symbolicated and
+ * stored as a crash of its own (the whole input its original, its index its
+ * part), answered {"reports": [...]}, each element the answer a single
+ * report gets, in the order of the input (text: each rendering under a
+ * "==== report i of n" line). 201 when stored. Takes all. */
+static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_state *rs,
+                                  crash_report *all, size_t n, bool keep, bool full, bool text,
+                                  bool minimal)
+{
+    const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
+    dynbuf out;
+    dynbuf_init(&out, MAX_RESPONSE);
+    symd_err err = {0};
+    symd_status st = SYMD_OK;
+    bool ok = text || dynbuf_add(&out, "{\"reports\":[", 12);
+    for (size_t i = 0; i < n && ok && st == SYMD_OK; i++) {
+        crash_report *r = &all[i];
+        crash_symbolication sym, shown;
+        if ((st = crash_symbolicate(srv->st, r, false, &sym, &err)) != SYMD_OK)
+            break;
+        count_crash_frames(srv, r, &sym);
+        int64_t id = -1;
+        bool named = false;
+        if (keep)
+            st = store_report(srv, rs, r, &sym, &id, &err);
+        if (st == SYMD_OK && full) {
+            st = full_names_of(srv, r, &sym, &shown, &err);
+            named = st == SYMD_OK;
+        }
+        if (st == SYMD_OK) {
+            const crash_symbolication *show = named ? &shown : &sym;
+            if (text) {
+                char head[96];
+                int hl = snprintf(head, sizeof head, "%s==== report %zu of %zu: %s (%s) ====\n\n",
+                                  i ? "\n" : "", i + 1, n, crash_kind_name(r->kind),
+                                  crash_format_name(r->format));
+                ok = dynbuf_add(&out, head, (size_t)hl);
+                if (ok)
+                    st = crash_render_text(r, show, body, rs->body.len, &out, &err);
+            } else {
+                ok = !i || dynbuf_add(&out, ",", 1);
+                if (ok)
+                    st = minimal ? crash_write_summary(r, show, id, &out, &err)
+                                 : crash_write_json(r, show, id, &out, &err);
+            }
+        }
+        if (named)
+            crash_symbolication_free(&shown);
+        crash_symbolication_free(&sym);
+    }
+    crash_reports_free(all, n);
+    if (ok && st == SYMD_OK && !text)
+        ok = dynbuf_add(&out, "]}", 2);
+    if (!ok && st == SYMD_OK)
+        st = symd_fail(&err, SYMD_E_TOO_LARGE, "the answer does not fit in %zu bytes",
+                       (size_t)MAX_RESPONSE);
+    if (st != SYMD_OK) {
+        dynbuf_free(&out);
+        return reply_status(c, &err, "internal_error");
+    }
+    return reply_posted(c, keep ? 201 : 200, &out,
+                        text ? "text/plain; charset=utf-8" : "application/json", -1, minimal);
 }
 
 /* POST /v1/crashes: parsed, symbolicated, stored (201) unless ?store=false
@@ -230,17 +296,22 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     bool minimal = !text && prefer_minimal(c);
     if (minimal)
         full = false; /* the short answer shows no names but the signature */
-    crash_report r;
+    crash_report *all = NULL;
+    size_t nall = 0;
     symd_err err = {0};
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
-    if (crash_parse(body, rs->body.len, &r, &err) != SYMD_OK)
+    if (crash_parse_all(body, rs->body.len, &all, &nall, &err) != SYMD_OK)
         return reply_refused(c, &err);
     enum MHD_Result over;
     if (reply_if_over_budget(c, &over)) { /* a part read short for memory: not stored */
-        crash_report_free(&r);
+        crash_reports_free(all, nall);
         return over;
     }
     mem_input_read();
+    if (nall > 1)
+        return post_parts(srv, c, rs, all, nall, keep, full, text, minimal);
+    crash_report r = all[0];
+    free(all);
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         crash_report_free(&r);
@@ -354,7 +425,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     if (m)
         mem_meter_set_limit(m, mem_request_limit(sc.original_len, srv->cfg->request_mem_factor,
                                                  srv->cfg->request_mem_allowance));
-    symd_status pst = crash_parse(sc.original, sc.original_len, &r, &err);
+    symd_status pst = crash_parse_part(sc.original, sc.original_len, (size_t)sc.part, &r, &err);
     if (m && m->trip) {
         if (pst == SYMD_OK)
             crash_report_free(&r);

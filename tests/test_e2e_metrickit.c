@@ -106,35 +106,15 @@ static void check_crashed(json_t *j, const char *what)
     free(buf);
 }
 
-TEST(e2e_metrickit_twins_symbolicate_exactly)
+/* The hang tree against metrickit-hang.expected.tsv. */
+static void check_hang(json_t *j, const char *what)
 {
-    upload_images();
-    int status;
-    json_t *j = post_file("fixtures/crashes/bigapp-metrickit.json", "/v1/crashes", &status);
-    CHECK(status == 201, "payload: %d", status);
-    CHECK(!strcmp(sget(j, "format"), "metrickit") && !strcmp(sget(j, "kind"), "crash"),
-          "format metrickit, kind crash: %s %s", sget(j, "format"), sget(j, "kind"));
-    CHECK(!strcmp(sget(j, "app_build"), "42") && !strcmp(sget(j, "architecture"), "arm64"),
-          "metadata");
-    check_crashed(j, "crash diagnostic");
-    json_int_t id = json_integer_value(json_object_get(j, "id"));
-    json_decref(j);
-    char path[64];
-    snprintf(path, sizeof path, "/v1/crashes/%lld", (long long)id);
-    j = http_json(lazy_port(&msrv), "GET", path, NULL, NULL, 0, &status, NULL);
-    CHECK(status == 200, "get: %d", status);
-    check_crashed(j, "crash diagnostic read again");
-    json_decref(j);
-
-    j = post_file("fixtures/crashes/bigapp-metrickit-hang.json", "/v1/crashes?store=false",
-                  &status);
-    CHECK(status == 200 && !strcmp(sget(j, "kind"), "hang"), "hang: %d %s", status,
-          sget(j, "kind"));
+    CHECK(!strcmp(sget(j, "kind"), "hang"), "%s: kind %s", what, sget(j, "kind"));
     CHECK(has_warning(j, "load address as offsetIntoBinaryTextSegment"),
-          "hang: the load-address rule warned");
+          "%s: the load-address rule warned", what);
     json_t *th = json_array_get(json_object_get(j, "threads"), 0);
     json_t *fr = json_object_get(th, "frames");
-    CHECK(json_is_array(json_object_get(th, "tree")), "hang: a tree");
+    CHECK(json_is_array(json_object_get(th, "tree")), "%s: a tree", what);
     tsv_row rows[16];
     char *buf = NULL;
     int n = load_tsv("fixtures/crashes/metrickit-hang.expected.tsv", rows, 16, &buf);
@@ -150,11 +130,69 @@ TEST(e2e_metrickit_twins_symbolicate_exactly)
                   strtoull(sget(o, "address"), NULL, 16) == strtoull(r->f[3], NULL, 16) &&
                   (r->nf < 6 || !r->f[5][0] ? !strcmp(sget(o, "status"), "missing_image")
                                             : !strcmp(sget(o, "symbol"), r->f[5]));
-        CHECK(ok, "hang frame %s: %s", r->f[0], json_dumps(o, JSON_COMPACT));
+        CHECK(ok, "%s frame %s: %s", what, r->f[0], json_dumps(o, JSON_COMPACT));
         exact += ok;
     }
-    CHECK(k == n, "hang: %d frames of %d", k, n);
-    printf("    hang tree: %d/%d frames exact\n", exact, n);
+    CHECK(k == n, "%s: %d frames of %d", what, k, n);
+    printf("    %s: %d/%d frames exact\n", what, exact, n);
     free(buf);
+}
+
+static json_t *get_crash(json_int_t id, int *status)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/v1/crashes/%lld", (long long)id);
+    return http_json(lazy_port(&msrv), "GET", path, NULL, NULL, 0, status, NULL);
+}
+
+/* A payload of two diagnostics: two crashes stored, {"reports": [...]} in
+ * payload order, each read back from the whole payload by its part. */
+TEST(e2e_metrickit_twins_symbolicate_exactly)
+{
+    upload_images();
+    int status;
+    json_t *j = post_file("fixtures/crashes/bigapp-metrickit.json", "/v1/crashes", &status);
+    json_t *reps = json_object_get(j, "reports");
+    CHECK(status == 201 && json_array_size(reps) == 2, "payload: %d, %zu reports", status,
+          json_array_size(reps));
+    json_t *c0 = json_array_get(reps, 0), *c1 = json_array_get(reps, 1);
+    CHECK(!strcmp(sget(c0, "format"), "metrickit") && !strcmp(sget(c0, "kind"), "crash"),
+          "format metrickit, kind crash: %s %s", sget(c0, "format"), sget(c0, "kind"));
+    CHECK(!strcmp(sget(c0, "app_build"), "42") && !strcmp(sget(c0, "architecture"), "arm64") &&
+              json_integer_value(json_object_get(c1, "part")) == 1 &&
+              json_integer_value(json_object_get(c1, "nparts")) == 2,
+          "metadata and parts");
+    json_int_t id0 = json_integer_value(json_object_get(c0, "id"));
+    json_int_t id1 = json_integer_value(json_object_get(c1, "id"));
+    CHECK(id0 > 0 && id1 > id0, "two crashes stored: %lld %lld", (long long)id0,
+          (long long)id1);
+    if (c0)
+        check_crashed(c0, "crash diagnostic");
+    if (c1)
+        check_hang(c1, "hang diagnostic");
+    json_decref(j);
+    j = get_crash(id0, &status);
+    CHECK(status == 200, "get part 0: %d", status);
+    check_crashed(j, "crash diagnostic read again");
+    json_decref(j);
+    j = get_crash(id1, &status);
+    CHECK(status == 200 && json_integer_value(json_object_get(j, "part")) == 1,
+          "get part 1: %d", status);
+    check_hang(j, "hang diagnostic read again");
+    json_decref(j);
+
+    /* the hang alone: one report, answered as any single report */
+    j = post_file("fixtures/crashes/bigapp-metrickit-hang.json", "/v1/crashes?store=false",
+                  &status);
+    CHECK(status == 200 && json_is_null(json_object_get(j, "id")), "hang alone: %d", status);
+    check_hang(j, "hang alone");
+    json_decref(j);
+
+    /* several diagnostics, not stored; the short answers */
+    j = post_file("fixtures/crashes/bigapp-metrickit.json", "/v1/crashes?store=false", &status);
+    CHECK(status == 200 && json_array_size(json_object_get(j, "reports")) == 2 &&
+              json_is_null(json_object_get(json_array_get(json_object_get(j, "reports"), 1),
+                                           "id")),
+          "store=false: %d", status);
     json_decref(j);
 }

@@ -443,6 +443,37 @@ TEST(metrickit_hostile_inputs_are_refused_or_warned)
     if (!st)
         crash_reports_free(rs, nr);
     free(big);
+    /* shared chains: 1,000 frames over 100 leaves are 100,000 frames a
+     * diagnostic; five of them are past the input's bound: refused */
+    {
+        static const char fr[] = "{\"binaryName\":\"a\",\"offsetIntoBinaryTextSegment\":1";
+        size_t bcap = 8u << 20, o2 = 0;
+        char *b = malloc(bcap);
+        o2 += (size_t)sprintf(b + o2, "{\"crashDiagnostics\":[");
+        for (int d = 0; d < 5; d++) {
+            o2 += (size_t)sprintf(b + o2, "%s{\"callStackTree\":{\"callStackPerThread\":true,"
+                                          "\"callStacks\":[{\"callStackRootFrames\":[",
+                                  d ? "," : "");
+            for (int i = 0; i < 999; i++)
+                o2 += (size_t)sprintf(b + o2, "%s,\"subFrames\":[", fr);
+            for (int i = 0; i < 100; i++)
+                o2 += (size_t)sprintf(b + o2, "%s%s}", i ? "," : "", fr);
+            for (int i = 0; i < 999; i++)
+                o2 += (size_t)sprintf(b + o2, "]}");
+            o2 += (size_t)sprintf(b + o2, "]}]}}");
+        }
+        o2 += (size_t)sprintf(b + o2, "]}");
+        st = parse_all_str(b, o2, &rs, &nr, &err);
+        CHECK(st == SYMD_E_TOO_LARGE, "500,000 frames over five diagnostics: %d %s", st, err.msg);
+        crash_report one;
+        symd_err_clear(&err);
+        st = crash_parse_part((const uint8_t *)b, o2, 4, &one, &err);
+        CHECK(st == SYMD_OK && one.total_frames == 100000 && one.nthreads == 100,
+              "one of them alone: %d %s", st, err.msg);
+        if (!st)
+            crash_report_free(&one);
+        free(b);
+    }
     /* not MetricKit at all, broken JSON, nothing in it */
     const char *bad[] = {"{\"callStacks\": [", "{\"x\":1, \"callStacks\": 3}",
                          "[{\"callStackTree\": 5}]", "{\"diagnosticLogs\": {}}"};
