@@ -10,7 +10,9 @@
 #include <strings.h>
 
 #include "../parser/crash.h"
+#include "../ingest/unzip.h"
 #include "../util/hex.h"
+#include "../util/jsonw.h"
 #include "crashsym.h"
 #include "http_int.h"
 
@@ -276,6 +278,176 @@ static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_sta
                         text ? "text/plain; charset=utf-8" : "application/json", -1, minimal);
 }
 
+static unsigned rz_code(bool keep, size_t stored, size_t answered)
+{
+    if (!answered)
+        return 415;
+    return keep && stored ? 201 : 200;
+}
+
+/* ---- a zip of reports (an .xccrashpoint bundle as Xcode's Organizer
+ * exports it: Foo.xccrashpoint/Filters/Filter_N/Logs/...crash) ---- */
+
+typedef struct {
+    server *srv;
+    bool keep;
+    jsonw *rep, *ref, *skip;    /* the three lists of the answer */
+    bool rfirst, ffirst, sfirst;
+    size_t stored;
+    symd_status st;             /* a failure of ours (store, memory): stops the walk */
+    symd_err *err;
+} zip_walk;
+
+/* The HTTP status a single POST of a refused report would get. */
+static unsigned refusal_status(symd_status k)
+{
+    switch (k) {
+    case SYMD_E_NOT_CRASH_REPORT: return 415;
+    case SYMD_E_TOO_LARGE: return 413;
+    case SYMD_E_CORRUPT:
+    case SYMD_E_UNSUPPORTED: return 422;
+    default: return 500;
+    }
+}
+
+static bool is_report_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t n = strlen(base);
+    if (base[0] == '.' || (n >= 2 && base[0] == '_' && base[1] == '_'))
+        return false; /* ._AppleDouble, __MACOSX */
+    return (n > 6 && !strcasecmp(base + n - 6, ".crash")) ||
+           (n > 4 && !strcasecmp(base + n - 4, ".ips"));
+}
+
+static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, size_t len,
+                              symd_err *err)
+{
+    (void)err;
+    zip_walk *z = ctx;
+    if (!is_report_name(name) || strstr(name, "__MACOSX/")) {
+        if (!z->sfirst)
+            JW_LIT(z->skip, ",");
+        z->sfirst = false;
+        jw_str(z->skip, name);
+        return SYMD_OK;
+    }
+    crash_report *all = NULL;
+    size_t n = 0;
+    symd_err perr = {0};
+    if (crash_parse_all(data, len, &all, &n, &perr) != SYMD_OK) {
+        if (perr.kind == SYMD_E_NOMEM) {
+            z->st = symd_fail(z->err, SYMD_E_NOMEM, "%s", perr.msg);
+            return z->st;
+        }
+        if (!z->ffirst)
+            JW_LIT(z->ref, ",");
+        z->ffirst = false;
+        JW_LIT(z->ref, "{\"member\":");
+        jw_str(z->ref, name);
+        JW_LIT(z->ref, ",\"status\":");
+        jw_u64(z->ref, refusal_status(perr.kind));
+        JW_LIT(z->ref, ",\"error\":");
+        jw_str(z->ref, symd_status_name(perr.kind));
+        JW_LIT(z->ref, ",\"message\":");
+        jw_str(z->ref, perr.msg);
+        JW_LIT(z->ref, "}");
+        return SYMD_OK;
+    }
+    for (size_t i = 0; i < n && !z->st; i++) {
+        crash_report *r = &all[i];
+        crash_symbolication sym;
+        if ((z->st = crash_symbolicate(z->srv->st, r, false, &sym, z->err)) != SYMD_OK)
+            break;
+        count_crash_frames(z->srv, r, &sym);
+        int64_t id = -1;
+        if (z->keep) {
+            size_t nimg = 0;
+            store_crash_image *imgs = crash_needed_images(r, &nimg);
+            if (!imgs) {
+                z->st = symd_fail(z->err, SYMD_E_NOMEM, "out of memory");
+            } else {
+                store_crash sc = crash_store_record(r, &sym, data, len);
+                sc.part = (int)r->part;
+                z->st = store_put_crash(z->srv->st, &sc, imgs, nimg, &id, z->err);
+                free(imgs);
+                z->stored += z->st == SYMD_OK;
+            }
+        }
+        if (!z->st) {
+            if (!z->rfirst)
+                JW_LIT(z->rep, ",");
+            z->rfirst = false;
+            JW_LIT(z->rep, "{\"member\":");
+            jw_str(z->rep, name);
+            JW_LIT(z->rep, ",\"part\":");
+            jw_u64(z->rep, r->part);
+            JW_LIT(z->rep, ",\"answer\":");
+            z->st = crash_write_summary(r, &sym, id, z->rep->b, z->err);
+            JW_LIT(z->rep, "}");
+        }
+        crash_symbolication_free(&sym);
+    }
+    crash_reports_free(all, n);
+    return z->st;
+}
+
+/* POST /v1/crashes of a zip: every .crash / .ips member (an
+ * .xccrashpoint's logs) parsed, symbolicated and stored as reports of their
+ * own (each member its own original), answered in one JSON: {"reports":
+ * [{"member", "part", "answer": the short answer}], "refused": [{"member",
+ * "status", "error", "message"}], "skipped": [other members]}. 201 when any
+ * was stored, 200 with store=false, 415 when no member is a report. */
+static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state *rs, bool keep)
+{
+    dynbuf rb, fb, sb;
+    dynbuf_init(&rb, MAX_RESPONSE);
+    dynbuf_init(&fb, MAX_RESPONSE / 4);
+    dynbuf_init(&sb, MAX_RESPONSE / 4);
+    jsonw rep, ref, skip;
+    jw_init(&rep, &rb);
+    jw_init(&ref, &fb);
+    jw_init(&skip, &sb);
+    symd_err err = {0};
+    zip_walk z = {srv, keep, &rep, &ref, &skip, true, true, true, 0, SYMD_OK, &err};
+    unzip_limits lim = unzip_default_limits();
+    symd_status st = unzip_each(rs->body.data, rs->body.len, &lim, zip_member, &z, &err);
+    enum MHD_Result ret;
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over)) {
+        ret = over;
+    } else if (st != SYMD_OK) {
+        ret = st == SYMD_E_CORRUPT ? reply_error(c, 422, "malformed_zip", "%s", err.msg)
+                                   : reply_status(c, &err, "internal_error");
+    } else {
+        dynbuf out;
+        dynbuf_init(&out, MAX_RESPONSE);
+        jsonw w;
+        jw_init(&w, &out);
+        JW_LIT(&w, "{\"reports\":[");
+        jw_raw_n(&w, rb.data ? (const char *)rb.data : "", rb.len);
+        JW_LIT(&w, "],\"refused\":[");
+        jw_raw_n(&w, fb.data ? (const char *)fb.data : "", fb.len);
+        JW_LIT(&w, "],\"skipped\":[");
+        jw_raw_n(&w, sb.data ? (const char *)sb.data : "", sb.len);
+        JW_LIT(&w, "]}");
+        if (!w.ok || !rep.ok || !ref.ok || !skip.ok) {
+            dynbuf_free(&out);
+            symd_fail(&err, SYMD_E_TOO_LARGE, "the answer does not fit in %zu bytes",
+                      (size_t)MAX_RESPONSE);
+            ret = reply_status(c, &err, "internal_error");
+        } else {
+            unsigned code = rz_code(keep, z.stored, rb.len);
+            ret = reply_posted(c, code, &out, "application/json", -1, false);
+        }
+    }
+    dynbuf_free(&rb);
+    dynbuf_free(&fb);
+    dynbuf_free(&sb);
+    return ret;
+}
+
 /* POST /v1/crashes: parsed, symbolicated, stored (201) unless ?store=false
  * (200), answered with the report's warnings: the whole symbolicated report
  * (JSON, or text for ?format=text), or with Prefer: return=minimal a JSON
@@ -300,6 +472,8 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     size_t nall = 0;
     symd_err err = {0};
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
+    if (unzip_is_zip(body, rs->body.len))
+        return post_zip(srv, c, rs, keep);
     if (crash_parse_all(body, rs->body.len, &all, &nall, &err) != SYMD_OK)
         return reply_refused(c, &err);
     enum MHD_Result over;

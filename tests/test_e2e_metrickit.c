@@ -27,6 +27,10 @@ static json_t *post_file(const char *rel, const char *url, int *status)
 
 static void upload_images(void)
 {
+    static bool done;
+    if (done)
+        return;
+    done = true;
     static const char *const files[] = {
         "fixtures/bin/bigapp-arm64", "fixtures/bin/libfix-arm64.dylib",
         "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64"};
@@ -194,5 +198,40 @@ TEST(e2e_metrickit_twins_symbolicate_exactly)
               json_is_null(json_object_get(json_array_get(json_object_get(j, "reports"), 1),
                                            "id")),
           "store=false: %d", status);
+    json_decref(j);
+}
+
+/* An .xccrashpoint posted as a zip: each log stored as a report of its own,
+ * one answer listing every id, every refusal and the members that are no
+ * logs; each stored log reads back alone. */
+TEST(e2e_metrickit_xccrashpoint_zip_stores_each_log)
+{
+    upload_images();
+    int status;
+    json_t *j = post_file("fixtures/crashes/bigapp.xccrashpoint.zip", "/v1/crashes", &status);
+    json_t *reps = json_object_get(j, "reports"), *ref = json_object_get(j, "refused");
+    json_t *skip = json_object_get(j, "skipped");
+    CHECK(status == 201 && json_array_size(reps) == 2 && json_array_size(ref) == 1 &&
+              json_array_size(skip) == 2,
+          "zip: %d, %zu reports, %zu refused, %zu skipped", status, json_array_size(reps),
+          json_array_size(ref), json_array_size(skip));
+    json_t *r0 = json_array_get(ref, 0);
+    CHECK(json_integer_value(json_object_get(r0, "status")) == 415 &&
+              strstr(sget(r0, "member"), "cccc.crash"),
+          "the log that is no report: refused 415");
+    for (size_t i = 0; i < json_array_size(reps); i++) {
+        json_t *a = json_object_get(json_array_get(reps, i), "answer");
+        json_int_t id = json_integer_value(json_object_get(a, "id"));
+        CHECK(id > 0 && !strcmp(sget(a, "signature"), "static_square"), "log %zu: id %lld, %s", i,
+              (long long)id, sget(a, "signature"));
+        json_t *g = get_crash(id, &status);
+        CHECK(status == 200 && !strcmp(sget(g, "format"), i ? "ips" : "crash"),
+              "log %zu read back: %d %s", i, status, sget(g, "format"));
+        json_decref(g);
+    }
+    json_decref(j);
+    /* a zip with no log at all */
+    j = post_file("fixtures/zip/no-macho.zip", "/v1/crashes?store=false", &status);
+    CHECK(status == 415 || status == 422, "a zip without logs: %d", status);
     json_decref(j);
 }
