@@ -70,6 +70,15 @@ for t in "$@"; do
       cp -n fuzz/seeds/kscrash/* "$corpus"/
       cp -n fuzz/regress/kscrash-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_kscrash.txt -max_len=131072) ;;
+    fuzz_crash_metrickit)
+      for d in ../shared/reporters /work/shared/reporters; do
+        for f in $d/*Meter* $d/*sentry*; do
+          [ -f "$f" ] && cp -n "$f" "$corpus"/ 2>/dev/null
+        done
+      done
+      cp -n fuzz/seeds/metrickit/* "$corpus"/
+      cp -n fuzz/regress/metrickit-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_metrickit.txt -max_len=131072) ;;
     fuzz_jsonbig)
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true

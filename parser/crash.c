@@ -33,7 +33,20 @@ static const char *const kind_names[CRASH_KIND_COUNT] = {
     [CRASH_KIND_RESOURCE] = "resource", [CRASH_KIND_JETSAM] = "jetsam",
     [CRASH_KIND_PANIC] = "panic",       [CRASH_KIND_SAMPLE] = "sample",
     [CRASH_KIND_SPINDUMP] = "spindump", [CRASH_KIND_FRAGMENT] = "fragment",
+    [CRASH_KIND_LAUNCH] = "launch",
 };
+
+const char *crash_format_name(crash_format f)
+{
+    switch (f) {
+    case CRASH_FORMAT_IPS: return "ips";
+    case CRASH_FORMAT_KSCRASH: return "kscrash";
+    case CRASH_FORMAT_PLCRASH: return "plcrash";
+    case CRASH_FORMAT_METRICKIT: return "metrickit";
+    case CRASH_FORMAT_ASC: return "asc";
+    default: return "crash";
+    }
+}
 
 const char *crash_kind_name(crash_kind k)
 {
@@ -710,6 +723,26 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
         symd_err_clear(&local);
         err = &local;
     }
+    if (buf && crash_looks_like_metrickit((const char *)buf, len)) {
+        crash_report *one = NULL;
+        size_t n = 0;
+        symd_status st = crash_parse_metrickit((const char *)buf, len, 0, &one, &n, err);
+        if (st)
+            return st;
+        *r = one[0];
+        free(one);
+        if (r->nparts > 1) {
+            cp p = {.r = r, .err = err, .in = (const char *)buf, .in_len = len,
+                    .cap_warnings = r->nwarnings};
+            st = cp_warn(&p, "body",
+                         "the input holds %zu diagnostics: this is the first alone "
+                         "(crash_parse_all reads every one)",
+                         r->nparts);
+            if (st)
+                crash_report_free(r);
+        }
+        return st;
+    }
     cp p = {.r = r, .err = err, .in = (const char *)buf, .in_len = buf ? len : 0};
     if (!buf)
         len = 0;
@@ -718,6 +751,67 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
     if (st)
         crash_report_free(r);
     return st;
+}
+
+symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, size_t *n,
+                            symd_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    symd_err local;
+    if (!err) {
+        symd_err_clear(&local);
+        err = &local;
+    }
+    if (buf && crash_looks_like_metrickit((const char *)buf, len))
+        return crash_parse_metrickit((const char *)buf, len, SIZE_MAX, out, n, err);
+    crash_report *r = calloc(1, sizeof *r);
+    if (!r)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory reading the crash report");
+    symd_status st = crash_parse(buf, len, r, err);
+    if (st) {
+        free(r);
+        return st;
+    }
+    r->nparts = 1;
+    *out = r;
+    *n = 1;
+    return SYMD_OK;
+}
+
+symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_report *out,
+                             symd_err *err)
+{
+    symd_err local;
+    if (!err) {
+        symd_err_clear(&local);
+        err = &local;
+    }
+    memset(out, 0, sizeof *out);
+    out->crashed_thread = -1;
+    if (buf && crash_looks_like_metrickit((const char *)buf, len)) {
+        crash_report *one = NULL;
+        size_t n = 0;
+        symd_status st = crash_parse_metrickit((const char *)buf, len, part, &one, &n, err);
+        if (st)
+            return st;
+        *out = one[0];
+        free(one);
+        return SYMD_OK;
+    }
+    if (part != 0)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "the report has no part %zu", part);
+    symd_status st = crash_parse(buf, len, out, err);
+    if (!st)
+        out->nparts = 1;
+    return st;
+}
+
+void crash_reports_free(crash_report *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++)
+        crash_report_free(&r[i]);
+    free(r);
 }
 
 static void free_frames(crash_thread *t)
@@ -738,7 +832,8 @@ void crash_report_free(crash_report *r)
                      &r->os_version, &r->hardware_model, &r->incident_id, &r->code_type,
                      &r->report_version, &r->date, &r->exception_type, &r->exception_signal,
                      &r->exception_codes, &r->termination, &r->text_header,
-                     &r->app_specific, &r->panic_string};
+                     &r->app_specific, &r->panic_string, &r->app_build,
+                     &r->vm_region_info};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         free(*strs[i]);
     for (size_t i = 0; i < r->nthreads; i++) {
@@ -776,6 +871,11 @@ void crash_report_free(crash_report *r)
         free(r->warnings[i].message);
     }
     free(r->warnings);
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        free(r->metrics[i].name);
+        free(r->metrics[i].value);
+    }
+    free(r->metrics);
     memset(r, 0, sizeof *r);
     r->crashed_thread = -1;
 }

@@ -22,14 +22,20 @@
 
 /* How the report is written: text (.crash, sample, spindump, panic text),
  * .ips (a JSON header line, then a JSON or text body), KSCrash JSON (an
- * in-app reporter's report: parser/crash_kscrash.c), or PLCrashReporter's
- * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport). */
+ * in-app reporter's report: parser/crash_kscrash.c), PLCrashReporter's
+ * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport), or
+ * MetricKit and App Store Connect JSON (parser/crash_metrickit.c). */
 typedef enum {
     CRASH_FORMAT_CRASH,
     CRASH_FORMAT_IPS,
     CRASH_FORMAT_KSCRASH,
-    CRASH_FORMAT_PLCRASH
+    CRASH_FORMAT_PLCRASH,
+    CRASH_FORMAT_METRICKIT, /* MetricKit MXDiagnosticPayload JSON, a diagnostic, a callStackTree */
+    CRASH_FORMAT_ASC,       /* App Store Connect diagnosticLogs JSON */
 } crash_format;
+
+/* "crash", "ips", "kscrash", "plcrash", "metrickit", "asc". */
+const char *crash_format_name(crash_format f);
 
 /* What the report is about. Groups and listings are per kind. */
 typedef enum {
@@ -41,6 +47,7 @@ typedef enum {
     CRASH_KIND_SAMPLE,   /* macOS `sample` output */
     CRASH_KIND_SPINDUMP, /* spindump text (incl. sleep/wake failures) */
     CRASH_KIND_FRAGMENT, /* thread sections and/or Binary Images pasted without a header */
+    CRASH_KIND_LAUNCH,   /* a slow app launch (MetricKit appLaunchDiagnostics) */
     CRASH_KIND_COUNT
 } crash_kind;
 
@@ -170,6 +177,16 @@ typedef struct {
     char *name, *value;
 } crash_kv;
 
+/* A measurement a report states as text with its unit, as Apple writes it
+ * ("20 secs.", "2,000 byte", "20000 ms", "1073.76 MB"): kept as written,
+ * and parsed into ms or bytes when it reads. */
+typedef enum { CRASH_UNIT_NONE, CRASH_UNIT_MS, CRASH_UNIT_BYTES } crash_unit;
+typedef struct {
+    char *name, *value; /* the metadata key ("hangDuration") and its value as written */
+    crash_unit unit;    /* CRASH_UNIT_NONE: not parsed (not a measurement, or unreadable) */
+    uint64_t amount;    /* in unit (rounded down) */
+} crash_metric;
+
 typedef struct {
     crash_format format;
     crash_kind kind;
@@ -202,6 +219,12 @@ typedef struct {
     crash_warning *warnings;
     size_t nwarnings, nwarnings_dropped;
     size_t total_frames;
+    /* MetricKit / App Store Connect diagnostics (NULL / 0 otherwise). */
+    size_t part, nparts;   /* this report is diagnostic part of nparts of its input */
+    char *app_build;       /* appBuildVersion / buildVersion */
+    char *vm_region_info;  /* virtualMemoryRegionInfo */
+    crash_metric *metrics; /* the diagnostic's and payload's other metadata, in order */
+    size_t nmetrics;
 } crash_report;
 
 /* Detects the format and kind from the content and parses it. A report is
@@ -218,5 +241,18 @@ typedef struct {
  * negative ones exact). */
 symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_err *err);
 void crash_report_free(crash_report *r);
+
+/* Every report of the input, in order: one for every format but a MetricKit
+ * payload or App Store Connect logs holding several diagnostics, which give
+ * one report per diagnostic (part = its index, nparts = their number).
+ * crash_parse of such an input reads part 0 and warns of the others. *out
+ * (n of them) is freed with crash_reports_free. Errors as crash_parse's. */
+symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, size_t *n,
+                            symd_err *err);
+void crash_reports_free(crash_report *r, size_t n);
+/* Report part of the input alone (part 0 for inputs of one report); past
+ * the last part: SYMD_E_NOT_FOUND. */
+symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_report *out,
+                             symd_err *err);
 
 #endif

@@ -93,6 +93,16 @@ symd_status crash_parse_kscrash(cp *p, const json_t *root);
 bool crash_looks_like_sample(const char *s, size_t n);
 symd_status crash_parse_sample(cp *p, const char *body, size_t n, size_t first_line);
 
+/* MetricKit payloads, diagnostics and call-stack trees, and App Store
+ * Connect diagnosticLogs (crash_metrickit.c). looks_like: the input's first
+ * character is '{' or '[', its first line is no .ips header, and it names a
+ * callStackTree, callStacks or diagnosticLogs. parse: want == SIZE_MAX reads
+ * every diagnostic into *out (*n reports, calloc'd), else diagnostic want
+ * alone (*n == 1); SYMD_E_NOT_FOUND when want is past the last. */
+bool crash_looks_like_metrickit(const char *s, size_t n);
+symd_status crash_parse_metrickit(const char *s, size_t n, size_t want, crash_report **out,
+                                  size_t *nout, symd_err *err);
+
 /* Kernel panics as text: a .panic file, the panic string of an .ips 151/210
  * (where is "line N" of the input or a JSON path). Reads the panic string,
  * kernel backtrace frames and kexts (UUIDs, load addresses) where given. */

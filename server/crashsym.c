@@ -1013,17 +1013,6 @@ static bool tree_too_deep(const crash_thread *th)
     return false;
 }
 
-/* The "format" of the JSON answer and the store record. */
-static const char *format_name(crash_format f)
-{
-    switch (f) {
-    case CRASH_FORMAT_IPS: return "ips";
-    case CRASH_FORMAT_KSCRASH: return "kscrash";
-    case CRASH_FORMAT_PLCRASH: return "plcrash";
-    default: return "crash";
-    }
-}
-
 static const char *role_name(crash_thread_role r)
 {
     switch (r) {
@@ -1057,7 +1046,7 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
     else
         JW_LIT(w, "null");
     jw_key(w, fk, "format");
-    jw_str(w, format_name(r->format));
+    jw_str(w, crash_format_name(r->format));
     jw_key(w, fk, "kind");
     jw_str(w, crash_kind_name(r->kind));
     jw_key(w, fk, "bug_type");
@@ -1073,6 +1062,35 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
         jw_key(w, fk, keys[i]);
         jw_str_or_null(w, vals[i]);
     }
+    if (r->format != CRASH_FORMAT_METRICKIT && r->format != CRASH_FORMAT_ASC)
+        return;
+    /* MetricKit / App Store Connect: which diagnostic of the input, and the
+     * metadata the other keys do not hold (measurements parsed to ms or bytes). */
+    jw_key(w, fk, "part");
+    jw_u64(w, r->part);
+    jw_key(w, fk, "nparts");
+    jw_u64(w, r->nparts);
+    jw_key(w, fk, "app_build");
+    jw_str_or_null(w, r->app_build);
+    jw_key(w, fk, "architecture");
+    jw_str_or_null(w, r->code_type);
+    jw_key(w, fk, "vm_region_info");
+    jw_str_or_null(w, r->vm_region_info);
+    jw_key(w, fk, "metrics");
+    JW_LIT(w, "[");
+    for (size_t i = 0; i < r->nmetrics; i++) {
+        const crash_metric *m = &r->metrics[i];
+        jw_raw(w, i ? ",{\"name\":" : "{\"name\":");
+        jw_str_or_null(w, m->name);
+        JW_LIT(w, ",\"value\":");
+        jw_str_or_null(w, m->value);
+        if (m->unit != CRASH_UNIT_NONE) {
+            jw_raw(w, m->unit == CRASH_UNIT_MS ? ",\"ms\":" : ",\"bytes\":");
+            jw_u64(w, m->amount);
+        }
+        JW_LIT(w, "}");
+    }
+    JW_LIT(w, "]");
 }
 
 /* The end of a JSON answer written into out from start: SYMD_OK, or, when
@@ -1393,7 +1411,7 @@ store_crash crash_store_record(const crash_report *r, const crash_symbolication 
                                const uint8_t *original, size_t len)
 {
     store_crash sc = {0};
-    sc.format = (char *)format_name(r->format);
+    sc.format = (char *)crash_format_name(r->format);
     sc.kind = (char *)crash_kind_name(r->kind);
     sc.bug_type = r->bug_type;
     sc.process = r->process;

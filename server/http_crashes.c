@@ -10,7 +10,9 @@
 #include <strings.h>
 
 #include "../parser/crash.h"
+#include "../ingest/unzip.h"
 #include "../util/hex.h"
+#include "../util/jsonw.h"
 #include "crashsym.h"
 #include "http_int.h"
 
@@ -205,9 +207,245 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
+    sc.part = (int)r->part; /* the whole input is each part's original */
     symd_status st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
     free(imgs);
     return st;
+}
+
+/* POST /v1/crashes of an input holding several reports (a MetricKit
+ * payload's or App Store Connect logs' diagnostics): each symbolicated and
+ * stored as a crash of its own (the whole input its original, its index its
+ * part), answered {"reports": [...]}, each element the answer a single
+ * report gets, in the order of the input (text: each rendering under a
+ * "==== report i of n" line). 201 when stored. Takes all. */
+static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_state *rs,
+                                  crash_report *all, size_t n, bool keep, bool full, bool text,
+                                  bool minimal)
+{
+    const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
+    dynbuf out;
+    dynbuf_init(&out, MAX_RESPONSE);
+    symd_err err = {0};
+    symd_status st = SYMD_OK;
+    bool ok = text || dynbuf_add(&out, "{\"reports\":[", 12);
+    for (size_t i = 0; i < n && ok && st == SYMD_OK; i++) {
+        crash_report *r = &all[i];
+        crash_symbolication sym, shown;
+        if ((st = crash_symbolicate(srv->st, r, false, &sym, &err)) != SYMD_OK)
+            break;
+        count_crash_frames(srv, r, &sym);
+        int64_t id = -1;
+        bool named = false;
+        if (keep)
+            st = store_report(srv, rs, r, &sym, &id, &err);
+        if (st == SYMD_OK && full) {
+            st = full_names_of(srv, r, &sym, &shown, &err);
+            named = st == SYMD_OK;
+        }
+        if (st == SYMD_OK) {
+            const crash_symbolication *show = named ? &shown : &sym;
+            if (text) {
+                char head[96];
+                int hl = snprintf(head, sizeof head, "%s==== report %zu of %zu: %s (%s) ====\n\n",
+                                  i ? "\n" : "", i + 1, n, crash_kind_name(r->kind),
+                                  crash_format_name(r->format));
+                ok = dynbuf_add(&out, head, (size_t)hl);
+                if (ok)
+                    st = crash_render_text(r, show, body, rs->body.len, &out, &err);
+            } else {
+                ok = !i || dynbuf_add(&out, ",", 1);
+                if (ok)
+                    st = minimal ? crash_write_summary(r, show, id, &out, &err)
+                                 : crash_write_json(r, show, id, &out, &err);
+            }
+        }
+        if (named)
+            crash_symbolication_free(&shown);
+        crash_symbolication_free(&sym);
+    }
+    crash_reports_free(all, n);
+    if (ok && st == SYMD_OK && !text)
+        ok = dynbuf_add(&out, "]}", 2);
+    if (!ok && st == SYMD_OK)
+        st = symd_fail(&err, SYMD_E_TOO_LARGE, "the answer does not fit in %zu bytes",
+                       (size_t)MAX_RESPONSE);
+    if (st != SYMD_OK) {
+        dynbuf_free(&out);
+        return reply_status(c, &err, "internal_error");
+    }
+    return reply_posted(c, keep ? 201 : 200, &out,
+                        text ? "text/plain; charset=utf-8" : "application/json", -1, minimal);
+}
+
+static unsigned rz_code(bool keep, size_t stored, size_t answered)
+{
+    if (!answered)
+        return 415;
+    return keep && stored ? 201 : 200;
+}
+
+/* ---- a zip of reports (an .xccrashpoint bundle as Xcode's Organizer
+ * exports it: Foo.xccrashpoint/Filters/Filter_N/Logs/...crash) ---- */
+
+typedef struct {
+    server *srv;
+    bool keep;
+    jsonw *rep, *ref, *skip;    /* the three lists of the answer */
+    bool rfirst, ffirst, sfirst;
+    size_t stored;
+    symd_status st;             /* a failure of ours (store, memory): stops the walk */
+    symd_err *err;
+} zip_walk;
+
+/* The HTTP status a single POST of a refused report would get. */
+static unsigned refusal_status(symd_status k)
+{
+    switch (k) {
+    case SYMD_E_NOT_CRASH_REPORT: return 415;
+    case SYMD_E_TOO_LARGE: return 413;
+    case SYMD_E_CORRUPT:
+    case SYMD_E_UNSUPPORTED: return 422;
+    default: return 500;
+    }
+}
+
+static bool is_report_name(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t n = strlen(base);
+    if (base[0] == '.' || (n >= 2 && base[0] == '_' && base[1] == '_'))
+        return false; /* ._AppleDouble, __MACOSX */
+    return (n > 6 && !strcasecmp(base + n - 6, ".crash")) ||
+           (n > 4 && !strcasecmp(base + n - 4, ".ips"));
+}
+
+static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, size_t len,
+                              symd_err *err)
+{
+    (void)err;
+    zip_walk *z = ctx;
+    if (!is_report_name(name) || strstr(name, "__MACOSX/")) {
+        if (!z->sfirst)
+            JW_LIT(z->skip, ",");
+        z->sfirst = false;
+        jw_str(z->skip, name);
+        return SYMD_OK;
+    }
+    crash_report *all = NULL;
+    size_t n = 0;
+    symd_err perr = {0};
+    if (crash_parse_all(data, len, &all, &n, &perr) != SYMD_OK) {
+        if (perr.kind == SYMD_E_NOMEM) {
+            z->st = symd_fail(z->err, SYMD_E_NOMEM, "%s", perr.msg);
+            return z->st;
+        }
+        if (!z->ffirst)
+            JW_LIT(z->ref, ",");
+        z->ffirst = false;
+        JW_LIT(z->ref, "{\"member\":");
+        jw_str(z->ref, name);
+        JW_LIT(z->ref, ",\"status\":");
+        jw_u64(z->ref, refusal_status(perr.kind));
+        JW_LIT(z->ref, ",\"error\":");
+        jw_str(z->ref, symd_status_name(perr.kind));
+        JW_LIT(z->ref, ",\"message\":");
+        jw_str(z->ref, perr.msg);
+        JW_LIT(z->ref, "}");
+        return SYMD_OK;
+    }
+    for (size_t i = 0; i < n && !z->st; i++) {
+        crash_report *r = &all[i];
+        crash_symbolication sym;
+        if ((z->st = crash_symbolicate(z->srv->st, r, false, &sym, z->err)) != SYMD_OK)
+            break;
+        count_crash_frames(z->srv, r, &sym);
+        int64_t id = -1;
+        if (z->keep) {
+            size_t nimg = 0;
+            store_crash_image *imgs = crash_needed_images(r, &nimg);
+            if (!imgs) {
+                z->st = symd_fail(z->err, SYMD_E_NOMEM, "out of memory");
+            } else {
+                store_crash sc = crash_store_record(r, &sym, data, len);
+                sc.part = (int)r->part;
+                z->st = store_put_crash(z->srv->st, &sc, imgs, nimg, &id, z->err);
+                free(imgs);
+                z->stored += z->st == SYMD_OK;
+            }
+        }
+        if (!z->st) {
+            if (!z->rfirst)
+                JW_LIT(z->rep, ",");
+            z->rfirst = false;
+            JW_LIT(z->rep, "{\"member\":");
+            jw_str(z->rep, name);
+            JW_LIT(z->rep, ",\"part\":");
+            jw_u64(z->rep, r->part);
+            JW_LIT(z->rep, ",\"answer\":");
+            z->st = crash_write_summary(r, &sym, id, z->rep->b, z->err);
+            JW_LIT(z->rep, "}");
+        }
+        crash_symbolication_free(&sym);
+    }
+    crash_reports_free(all, n);
+    return z->st;
+}
+
+/* POST /v1/crashes of a zip: every .crash / .ips member (an
+ * .xccrashpoint's logs) parsed, symbolicated and stored as reports of their
+ * own (each member its own original), answered in one JSON: {"reports":
+ * [{"member", "part", "answer": the short answer}], "refused": [{"member",
+ * "status", "error", "message"}], "skipped": [other members]}. 201 when any
+ * was stored, 200 with store=false, 415 when no member is a report. */
+static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state *rs, bool keep)
+{
+    dynbuf rb, fb, sb;
+    dynbuf_init(&rb, MAX_RESPONSE);
+    dynbuf_init(&fb, MAX_RESPONSE / 4);
+    dynbuf_init(&sb, MAX_RESPONSE / 4);
+    jsonw rep, ref, skip;
+    jw_init(&rep, &rb);
+    jw_init(&ref, &fb);
+    jw_init(&skip, &sb);
+    symd_err err = {0};
+    zip_walk z = {srv, keep, &rep, &ref, &skip, true, true, true, 0, SYMD_OK, &err};
+    unzip_limits lim = srv->cfg->unzip; /* the --max-unzipped* limits of uploads */
+    symd_status st = unzip_each(rs->body.data, rs->body.len, &lim, zip_member, &z, &err);
+    enum MHD_Result ret;
+    enum MHD_Result over;
+    if (reply_if_over_budget(c, &over)) {
+        ret = over;
+    } else if (st != SYMD_OK) {
+        ret = st == SYMD_E_CORRUPT ? reply_error(c, 422, "malformed_zip", "%s", err.msg)
+                                   : reply_status(c, &err, "internal_error");
+    } else {
+        dynbuf out;
+        dynbuf_init(&out, MAX_RESPONSE);
+        jsonw w;
+        jw_init(&w, &out);
+        JW_LIT(&w, "{\"reports\":[");
+        jw_raw_n(&w, rb.data ? (const char *)rb.data : "", rb.len);
+        JW_LIT(&w, "],\"refused\":[");
+        jw_raw_n(&w, fb.data ? (const char *)fb.data : "", fb.len);
+        JW_LIT(&w, "],\"skipped\":[");
+        jw_raw_n(&w, sb.data ? (const char *)sb.data : "", sb.len);
+        JW_LIT(&w, "]}");
+        if (!w.ok || !rep.ok || !ref.ok || !skip.ok) {
+            dynbuf_free(&out);
+            symd_fail(&err, SYMD_E_TOO_LARGE, "the answer does not fit in %zu bytes",
+                      (size_t)MAX_RESPONSE);
+            ret = reply_status(c, &err, "internal_error");
+        } else {
+            unsigned code = rz_code(keep, z.stored, rb.len);
+            ret = reply_posted(c, code, &out, "application/json", -1, false);
+        }
+    }
+    dynbuf_free(&rb);
+    dynbuf_free(&fb);
+    dynbuf_free(&sb);
+    return ret;
 }
 
 /* POST /v1/crashes: parsed, symbolicated, stored (201) unless ?store=false
@@ -230,17 +468,24 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     bool minimal = !text && prefer_minimal(c);
     if (minimal)
         full = false; /* the short answer shows no names but the signature */
-    crash_report r;
+    crash_report *all = NULL;
+    size_t nall = 0;
     symd_err err = {0};
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
-    if (crash_parse(body, rs->body.len, &r, &err) != SYMD_OK)
+    if (unzip_is_zip(body, rs->body.len))
+        return post_zip(srv, c, rs, keep);
+    if (crash_parse_all(body, rs->body.len, &all, &nall, &err) != SYMD_OK)
         return reply_refused(c, &err);
     enum MHD_Result over;
     if (reply_if_over_budget(c, &over)) { /* a part read short for memory: not stored */
-        crash_report_free(&r);
+        crash_reports_free(all, nall);
         return over;
     }
     mem_input_read();
+    if (nall > 1)
+        return post_parts(srv, c, rs, all, nall, keep, full, text, minimal);
+    crash_report r = all[0];
+    free(all);
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         crash_report_free(&r);
@@ -354,7 +599,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     if (m)
         mem_meter_set_limit(m, mem_request_limit(sc.original_len, srv->cfg->request_mem_factor,
                                                  srv->cfg->request_mem_allowance));
-    symd_status pst = crash_parse(sc.original, sc.original_len, &r, &err);
+    symd_status pst = crash_parse_part(sc.original, sc.original_len, (size_t)sc.part, &r, &err);
     if (m && m->trip) {
         if (pst == SYMD_OK)
             crash_report_free(&r);

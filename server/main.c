@@ -673,41 +673,59 @@ static int cmd_crash(int argc, char **argv)
         return 1;
     symd_err err = {0};
     store *s = NULL;
-    crash_report r;
-    crash_symbolication sym;
+    crash_report *rs = NULL;
+    size_t nr = 0;
     int rc = 1;
-    if (crash_parse(m.data, m.len, &r, &err) != SYMD_OK) {
+    /* Every report of the input: one, or one per diagnostic of a MetricKit
+     * payload / App Store Connect logs. */
+    if (crash_parse_all(m.data, m.len, &rs, &nr, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s: %s (%s)\n", file, err.msg, symd_status_name(err.kind));
         unmap_file(&m);
         return 1;
     }
-    /* What the parser skipped, where the user sees it (the JSON carries it
-     * too, as "warnings"). */
-    for (size_t i = 0; i < r.nwarnings; i++)
-        fprintf(stderr, "symd: %s: warning: %s: %s\n", file, r.warnings[i].where,
-                r.warnings[i].message);
-    if (r.nwarnings_dropped)
-        fprintf(stderr, "symd: %s: %zu more warnings\n", file, r.nwarnings_dropped);
-    if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK ||
-        crash_symbolicate(s, &r, full, &sym, &err) != SYMD_OK) {
+    if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s: %s\n", file, err.msg);
         goto out;
     }
-    dynbuf out;
-    dynbuf_init(&out, (size_t)1 << 30);
-    if ((json ? crash_write_json(&r, &sym, -1, &out, &err)
-              : crash_render_text(&r, &sym, m.data, m.len, &out, &err)) == SYMD_OK) {
-        fwrite(out.data, 1, out.len, stdout);
-        if (json)
-            putchar('\n');
-        rc = 0;
-    } else {
-        fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+    rc = 0;
+    if (json && nr > 1)
+        fputs("{\"reports\":[", stdout);
+    for (size_t k = 0; k < nr; k++) {
+        crash_report *r = &rs[k];
+        crash_symbolication sym;
+        /* What the parser skipped, where the user sees it (the JSON carries
+         * it too, as "warnings"). */
+        for (size_t i = 0; i < r->nwarnings; i++)
+            fprintf(stderr, "symd: %s: warning: %s: %s\n", file, r->warnings[i].where,
+                    r->warnings[i].message);
+        if (r->nwarnings_dropped)
+            fprintf(stderr, "symd: %s: %zu more warnings\n", file, r->nwarnings_dropped);
+        if (crash_symbolicate(s, r, full, &sym, &err) != SYMD_OK) {
+            fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+            rc = 1;
+            break;
+        }
+        dynbuf out;
+        dynbuf_init(&out, (size_t)1 << 30);
+        if (nr > 1 && !json)
+            printf("%s==== report %zu of %zu: %s (%s) ====\n\n", k ? "\n" : "", k + 1, nr,
+                   crash_kind_name(r->kind), crash_format_name(r->format));
+        if ((json ? crash_write_json(r, &sym, -1, &out, &err)
+                  : crash_render_text(r, &sym, m.data, m.len, &out, &err)) == SYMD_OK) {
+            if (json && k)
+                putchar(',');
+            fwrite(out.data, 1, out.len, stdout);
+        } else {
+            fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+            rc = 1;
+        }
+        dynbuf_free(&out);
+        crash_symbolication_free(&sym);
     }
-    dynbuf_free(&out);
-    crash_symbolication_free(&sym);
+    if (json)
+        fputs(nr > 1 ? "]}\n" : "\n", stdout);
 out:
-    crash_report_free(&r);
+    crash_reports_free(rs, nr);
     store_close(s);
     unmap_file(&m);
     return rc;

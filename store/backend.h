@@ -83,7 +83,7 @@ typedef struct {
 typedef struct {
     const char *name;
     int ncols;
-    const char *cols[17];
+    const char *cols[18];
     const char *key;
 } store_table_def;
 #define STORE_NTABLES 9

@@ -307,6 +307,8 @@ static const char *const migrations[] = {
     "  first_seen bigint NOT NULL, last_seen bigint NOT NULL, example_id bigint NOT NULL,"
     "  PRIMARY KEY(kind, signature, dim, value));"
     "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
+    /* 5: which report of its original a crash is (MetricKit diagnostics share it) */
+    "ALTER TABLE crashes ADD COLUMN part integer NOT NULL DEFAULT 0;",
 };
 #undef T
 
@@ -1191,12 +1193,13 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     p_i32(&p, a->codec);
     p_i64(&p, (int64_t)a->raw_len);
     p_bytes(&p, cr->original, cr->original_len);
+    p_i32(&p, cr->part);
     PGresult *res = run(c,
                         "WITH c AS (INSERT INTO crashes(created_at, kind, bug_type, format, "
                         "process, bundle_id, app_version, os_version, hardware_model, "
-                        "incident_id, exception_type, signature, app_uuid, app_arch, app_name) "
-                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-                        "$15) RETURNING id) INSERT INTO crash_originals(id, codec, "
+                        "incident_id, exception_type, signature, app_uuid, app_arch, app_name, "
+                        "part) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
+                        "$14, $15, $19) RETURNING id) INSERT INTO crash_originals(id, codec, "
                         "original_len, original) SELECT id, $16, $17, $18 FROM c RETURNING id",
                         &p, "storing crash", err);
     if (!res)
@@ -1650,8 +1653,8 @@ static symd_status pg_get_crash(store_db *s, int64_t id, bool with_bytes, store_
     p_bool(&p, with_bytes);
     PGresult *res = run(&pc,
                         "SELECT " CRASH_COLS ", o.codec, o.original_len, CASE WHEN $2 THEN "
-                        "o.original END FROM crashes c JOIN crash_originals o ON o.id = c.id "
-                        "WHERE c.id = $1",
+                        "o.original END, c.part FROM crashes c JOIN crash_originals o ON "
+                        "o.id = c.id WHERE c.id = $1",
                         &p, "loading crash", err);
     symd_status r = res ? SYMD_OK : err->kind;
     if (res && PQntuples(res) == 0)
@@ -1660,6 +1663,7 @@ static symd_status pg_get_crash(store_db *s, int64_t id, bool with_bytes, store_
         rd x = {res, 0, false};
         bool ok = row_to_crash(res, 0, c);
         *codec = (int)rd_i64(&x, CRASH_NCOLS);
+        c->part = (int)rd_i64(&x, CRASH_NCOLS + 3);
         int64_t len = rd_i64(&x, CRASH_NCOLS + 1);
         *raw_len = len > 0 ? (size_t)len : 0;
         if (!ok || x.bad || len < 0)
@@ -1970,7 +1974,7 @@ static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx
     while (r == SYMD_OK && (res = PQgetResult(c.c))) {
         ExecStatusType st = PQresultStatus(res);
         if (st == PGRES_SINGLE_TUPLE) {
-            store_value v[17];
+            store_value v[18];
             rd x = {res, 0, false};
             for (int i = 0; i < ncols; i++) {
                 memset(&v[i], 0, sizeof v[i]);

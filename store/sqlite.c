@@ -196,6 +196,9 @@ static const char *const migrations[] = {
     "  UNION ALL SELECT kind, signature, 2, hardware_model, count(*), min(created_at),"
     "    max(created_at), max(id) FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4;"
     "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
+    /* 5: a crash is one report of its original (a MetricKit payload's diagnostics
+     * share the payload): which one */
+    "ALTER TABLE crashes ADD COLUMN part INTEGER NOT NULL DEFAULT 0;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
@@ -701,8 +704,8 @@ static const char *const sql_of[NQ] = {
     [Q_CRASH_INSERT] =
         "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
         "app_version, os_version, hardware_model, incident_id, exception_type, signature, "
-        "app_uuid, app_arch, app_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-        "?12, ?13, ?14, ?15)",
+        "app_uuid, app_arch, app_name, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+        "?11, ?12, ?13, ?14, ?15, ?16)",
     [Q_ORIGINAL_INSERT] = "INSERT INTO crash_originals(id, codec, original_len, original) "
                           "VALUES (?1, ?2, ?3, ?4)",
     [Q_CRASH_ROW] = "SELECT kind, signature, created_at, app_version, os_version, "
@@ -1041,6 +1044,7 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
         sqlite3_bind_text(st, 14, app->arch ? app->arch : "", -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 15, app->name ? app->name : "", -1, SQLITE_STATIC);
     }
+    sqlite3_bind_int(st, 16, c->part);
     if (!run(st))
         return db_fail(err, db, "storing crash");
     *id = sqlite3_last_insert_rowid(db);
@@ -1463,8 +1467,8 @@ static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
                            "SELECT " CRASH_COLS ", o.codec, o.original_len, CASE WHEN ?2 THEN "
-                           "o.original END FROM crashes c JOIN crash_originals o ON o.id = c.id "
-                           "WHERE c.id = ?1",
+                           "o.original END, c.part FROM crashes c JOIN crash_originals o ON "
+                           "o.id = c.id WHERE c.id = ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "loading crash");
         goto out;
@@ -1481,6 +1485,7 @@ static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_
         goto out;
     }
     row_to_crash(st, c);
+    c->part = sqlite3_column_int(st, CRASH_NCOLS + 3);
     *codec = sqlite3_column_int(st, CRASH_NCOLS);
     *raw_len = (size_t)sqlite3_column_int64(st, CRASH_NCOLS + 1);
     if (with_bytes) {
@@ -1863,7 +1868,7 @@ static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx
     }
     int rc;
     while (r == SYMD_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        store_value v[17];
+        store_value v[18];
         for (int i = 0; i < ncols; i++) {
             memset(&v[i], 0, sizeof v[i]);
             switch (sqlite3_column_type(st, i)) {

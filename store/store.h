@@ -17,7 +17,7 @@
  * older ones in place (3: crashes gained kind and bug_type; 4: originals
  * compressed, the stored result dropped, group, day, dimension and
  * needed-image counters). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store;
 
@@ -177,6 +177,8 @@ typedef struct {
     char *format, *kind, *process, *bundle_id, *app_version, *os_version, *hardware_model,
         *incident_id, *exception_type, *signature;
     int bug_type;
+    int part;          /* which report of the original (a MetricKit / App Store Connect
+                          diagnostic: crash_parse_part), 0 for every other format */
     uint8_t *original;
     size_t original_len;
     bool has_app, app_stored;

@@ -245,10 +245,11 @@ document.getElementById('tokens-open').addEventListener('click', () => {
 
 /* The kinds a stored report can have (the answers' "kind"); listings and
  * groups take ?kind=NAME. Class names are built only from this list. */
-const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment'];
+const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment', 'launch'];
 const KIND_LABEL = {
   crash: 'Crash', hang: 'Hang', resource: 'Resource report', jetsam: 'Jetsam event',
   panic: 'Kernel panic', sample: 'Sample', spindump: 'Spindump', fragment: 'Fragment',
+  launch: 'Slow launch',
 };
 
 /* A badge naming a report's kind; nothing when the answer has none (older servers). */
