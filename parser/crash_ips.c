@@ -75,25 +75,6 @@ static symd_status jkeep(jp *j, symd_status st)
     return j->st;
 }
 
-/* What v is, for messages. */
-static const char *jdesc(const json_t *v)
-{
-    size_t n;
-    const char *big = jsonbig_literal(v, &n);
-    if (big)
-        return big[0] == '-' ? "a negative integer" : "an integer past 2^64-1";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
-    case JSON_REAL: return "a real";
-    case JSON_TRUE: return "true";
-    case JSON_FALSE: return "false";
-    default: return "null";
-    }
-}
-
 /* ---- typed reads: absent, read, or skipped with a warning ------------------- */
 
 typedef enum { JV_ABSENT, JV_OK, JV_BAD } jv;
@@ -107,7 +88,7 @@ static jv ju64(jp *j, const json_t *obj, const char *key, const char *skipped, u
         return JV_ABSENT;
     if (jsonbig_u64(v, out))
         return JV_OK;
-    jwarn(j, key, "%s, not an unsigned 64-bit integer: %s skipped", jdesc(v), skipped);
+    jwarn(j, key, "%s, not an unsigned 64-bit integer: %s skipped", jsonbig_describe(v), skipped);
     return JV_BAD;
 }
 
@@ -118,7 +99,7 @@ static jv ji64(jp *j, const json_t *obj, const char *key, const char *skipped, i
         return JV_ABSENT;
     if (jsonbig_i64(v, out))
         return JV_OK;
-    jwarn(j, key, "%s, not a 64-bit integer: %s skipped", jdesc(v), skipped);
+    jwarn(j, key, "%s, not a 64-bit integer: %s skipped", jsonbig_describe(v), skipped);
     return JV_BAD;
 }
 
@@ -131,7 +112,7 @@ static jv jstr(jp *j, const json_t *obj, const char *key, char **dst)
     if (!v || json_is_null(v))
         return JV_ABSENT;
     if (!json_is_string(v) || jsonbig_literal(v, &n)) {
-        jwarn(j, key, "%s, not a string: skipped", jdesc(v));
+        jwarn(j, key, "%s, not a string: skipped", jsonbig_describe(v));
         return JV_BAD;
     }
     n = json_string_length(v);
@@ -352,7 +333,7 @@ static symd_status ips_used_images(jp *j, const json_t *arr, const char *proc_pa
         return j->st;
     if (!json_is_array(arr)) {
         jset(j, "usedImages");
-        jwarn(j, NULL, "%s, not an array: no images", jdesc(arr));
+        jwarn(j, NULL, "%s, not an array: no images", jsonbig_describe(arr));
         return j->st;
     }
     for (size_t i = 0; i < json_array_size(arr) && !j->st; i++) {
@@ -363,7 +344,7 @@ static symd_status ips_used_images(jp *j, const json_t *arr, const char *proc_pa
             break;
         j->nused++;
         if (!json_is_object(o)) {
-            jwarn(j, NULL, "%s, not an object: an image without name or address", jdesc(o));
+            jwarn(j, NULL, "%s, not an object: an image without name or address", jsonbig_describe(o));
             continue;
         }
         uint64_t base = 0, size = 0;
@@ -398,7 +379,7 @@ static symd_status ips_frame(jp *j, const json_t *o, size_t t)
 {
     crash_report *r = j->p->r;
     if (!json_is_object(o)) {
-        jwarn(j, NULL, "%s, not an object: frame skipped", jdesc(o));
+        jwarn(j, NULL, "%s, not an object: frame skipped", jsonbig_describe(o));
         return j->st;
     }
     uint64_t idx = 0, off = 0, addr = 0, v;
@@ -452,7 +433,7 @@ static symd_status ips_frame(jp *j, const json_t *o, size_t t)
     if (json_is_boolean(in))
         f->inlined = json_is_true(in);
     else if (in && !json_is_null(in))
-        jwarn(j, "inline", "%s, not a boolean: skipped", jdesc(in));
+        jwarn(j, "inline", "%s, not a boolean: skipped", jsonbig_describe(in));
     return j->st;
 }
 
@@ -467,7 +448,7 @@ static symd_status ips_threads(jp *j, const json_t *arr, size_t *tbase, size_t *
         return j->st;
     if (!json_is_array(arr)) {
         jset(j, "threads");
-        jwarn(j, NULL, "%s, not an array: no threads", jdesc(arr));
+        jwarn(j, NULL, "%s, not an array: no threads", jsonbig_describe(arr));
         return j->st;
     }
     for (size_t i = 0; i < json_array_size(arr) && !j->st; i++) {
@@ -480,20 +461,20 @@ static symd_status ips_threads(jp *j, const json_t *arr, size_t *tbase, size_t *
         size_t t = r->nthreads - 1;
         th->number = (long)i;
         if (!json_is_object(o)) {
-            jwarn(j, NULL, "%s, not an object: an empty thread", jdesc(o));
+            jwarn(j, NULL, "%s, not an object: an empty thread", jsonbig_describe(o));
             continue;
         }
         jstr(j, o, "name", &th->name);
         jstr(j, o, "queue", &th->queue);
         json_t *trig = json_object_get(o, "triggered");
         if (trig && !json_is_boolean(trig) && !json_is_null(trig))
-            jwarn(j, "triggered", "%s, not a boolean: skipped", jdesc(trig));
+            jwarn(j, "triggered", "%s, not a boolean: skipped", jsonbig_describe(trig));
         r->threads[t].crashed = json_is_true(trig);
         json_t *fr = json_object_get(o, "frames");
         if (!fr || json_is_null(fr))
             continue;
         if (!json_is_array(fr)) {
-            jwarn(j, "frames", "%s, not an array: no frames", jdesc(fr));
+            jwarn(j, "frames", "%s, not an array: no frames", jsonbig_describe(fr));
             continue;
         }
         for (size_t k = 0; k < json_array_size(fr) && !j->st; k++) {
@@ -513,7 +494,7 @@ static symd_status ips_last_exception(jp *j, const json_t *arr)
         return j->st;
     jset(j, "lastExceptionBacktrace");
     if (!json_is_array(arr)) {
-        jwarn(j, NULL, "%s, not an array: skipped", jdesc(arr));
+        jwarn(j, NULL, "%s, not an array: skipped", jsonbig_describe(arr));
         j->path[0] = 0;
         return j->st;
     }
@@ -546,7 +527,7 @@ static void add_register(jp *j, const char *name, const json_t *o, bool w32)
     uint64_t x;
     if (!jsonbig_u64(v, &x)) {
         jwarn(j, name, "value is %s, not an unsigned 64-bit integer: register skipped",
-              jdesc(v));
+              jsonbig_describe(v));
         return;
     }
     size_t nl = strlen(name);
@@ -577,7 +558,7 @@ static void add_register(jp *j, const char *name, const json_t *o, bool w32)
             vl += (int)dn;
         }
     } else if (d && !json_is_null(d)) {
-        jwarn(j, name, "description is %s, not a string: skipped", jdesc(d));
+        jwarn(j, name, "description is %s, not a string: skipped", jsonbig_describe(d));
     }
     jkeep(j, cp_add_register(j->p, name, nl, val, (size_t)vl, j->path));
 }
@@ -596,7 +577,7 @@ static symd_status ips_registers(jp *j, const json_t *ts, size_t ti)
         return j->st;
     jset(j, "threads[%zu].threadState", ti);
     if (!json_is_object(ts)) {
-        jwarn(j, NULL, "%s, not an object: no registers", jdesc(ts));
+        jwarn(j, NULL, "%s, not an object: no registers", jsonbig_describe(ts));
         j->path[0] = 0;
         return j->st;
     }
@@ -605,7 +586,7 @@ static symd_status ips_registers(jp *j, const json_t *ts, size_t ti)
                !strstr(json_string_value(fl), "x86_THREAD_STATE");
     json_t *x = json_object_get(ts, "x");
     if (x && !json_is_array(x))
-        jwarn(j, "x", "%s, not an array: skipped", jdesc(x));
+        jwarn(j, "x", "%s, not an array: skipped", jsonbig_describe(x));
     for (size_t i = 0; json_is_array(x) && i < json_array_size(x) && !j->st; i++) {
         char name[24];
         snprintf(name, sizeof name, "x%zu", i);
@@ -613,7 +594,7 @@ static symd_status ips_registers(jp *j, const json_t *ts, size_t ti)
         if (!json_is_object(o) || !json_object_get(o, "value")) {
             char key[24];
             snprintf(key, sizeof key, "x[%zu]", i);
-            jwarn(j, key, "%s without a value: register skipped", jdesc(o));
+            jwarn(j, key, "%s without a value: register skipped", jsonbig_describe(o));
             continue;
         }
         add_register(j, name, o, w32);
@@ -661,7 +642,7 @@ static void block_string(jp *j, const json_t *obj, const char *key, const char *
     if (!v || json_is_null(v))
         return;
     if (!json_is_string(v) || jsonbig_literal(v, &n)) {
-        jwarn(j, key, "%s, not a string: skipped", jdesc(v));
+        jwarn(j, key, "%s, not a string: skipped", jsonbig_describe(v));
         return;
     }
     block_line(j, label, json_string_value(v), json_string_length(v));
@@ -682,7 +663,7 @@ static symd_status ips_exception(jp *j, const json_t *root)
         jstr(j, ex, "codes", &r->exception_codes);
         json_t *raw = json_object_get(ex, "rawCodes");
         if (raw && !json_is_array(raw) && !json_is_null(raw))
-            jwarn(j, "rawCodes", "%s, not an array: skipped", jdesc(raw));
+            jwarn(j, "rawCodes", "%s, not an array: skipped", jsonbig_describe(raw));
         if (!r->exception_codes && json_is_array(raw) && json_array_size(raw) > 0) {
             tbuf t;
             tinit(&t, CRASH_MAX_LINE);
@@ -692,7 +673,7 @@ static symd_status ips_exception(jp *j, const json_t *root)
                 if (!jsonbig_u64(c, &v)) {
                     char key[32];
                     snprintf(key, sizeof key, "rawCodes[%zu]", i);
-                    jwarn(j, key, "%s, not an unsigned 64-bit integer: skipped", jdesc(c));
+                    jwarn(j, key, "%s, not an unsigned 64-bit integer: skipped", jsonbig_describe(c));
                     continue;
                 }
                 char s[24];
@@ -706,7 +687,7 @@ static symd_status ips_exception(jp *j, const json_t *root)
         block_string(j, ex, "subtype", "Exception Subtype: ");
         block_string(j, ex, "message", "Exception Message: ");
     } else if (ex && !json_is_null(ex)) {
-        jwarn(j, NULL, "%s, neither an object nor a string: skipped", jdesc(ex));
+        jwarn(j, NULL, "%s, neither an object nor a string: skipped", jsonbig_describe(ex));
     }
     j->path[0] = 0;
     return j->st;
@@ -722,7 +703,7 @@ static symd_status ips_termination(jp *j, const json_t *root)
         return j->st;
     jset(j, "termination");
     if (!json_is_object(te)) {
-        jwarn(j, NULL, "%s, not an object: skipped", jdesc(te));
+        jwarn(j, NULL, "%s, not an object: skipped", jsonbig_describe(te));
         j->path[0] = 0;
         return j->st;
     }
@@ -753,7 +734,7 @@ static symd_status ips_termination(jp *j, const json_t *root)
         if (!a || json_is_null(a))
             continue;
         if (!json_is_array(a)) {
-            jwarn(j, lists[l], "%s, not an array: skipped", jdesc(a));
+            jwarn(j, lists[l], "%s, not an array: skipped", jsonbig_describe(a));
             continue;
         }
         for (size_t i = 0; i < json_array_size(a); i++) {
@@ -761,7 +742,7 @@ static symd_status ips_termination(jp *j, const json_t *root)
             if (!json_is_string(s)) {
                 char key[32];
                 snprintf(key, sizeof key, "%s[%zu]", lists[l], i);
-                jwarn(j, key, "%s, not a string: skipped", jdesc(s));
+                jwarn(j, key, "%s, not a string: skipped", jsonbig_describe(s));
                 continue;
             }
             if (t.b.len)
@@ -808,7 +789,7 @@ static void ips_asi(jp *j, const json_t *asi, tbuf *as)
         tput(as, json_string_value(asi), json_string_length(asi));
         tputs(as, "\n");
     } else if (!json_is_object(asi)) {
-        jwarn(j, NULL, "%s, not an object: skipped", jdesc(asi));
+        jwarn(j, NULL, "%s, not an object: skipped", jsonbig_describe(asi));
     }
     const char *key;
     json_t *v;
@@ -819,7 +800,7 @@ static void ips_asi(jp *j, const json_t *asi, tbuf *as)
             continue;
         }
         if (!json_is_array(v)) {
-            jwarn(j, key, "%s, not an array of strings: skipped", jdesc(v));
+            jwarn(j, key, "%s, not an array of strings: skipped", jsonbig_describe(v));
             continue;
         }
         for (size_t i = 0; i < json_array_size(v); i++) {
@@ -827,7 +808,7 @@ static void ips_asi(jp *j, const json_t *asi, tbuf *as)
             if (!json_is_string(s) || jsonbig_literal(s, &(size_t){0})) {
                 char k2[112];
                 snprintf(k2, sizeof k2, "%.80s[%zu]", key, i);
-                jwarn(j, k2, "%s, not a string: skipped", jdesc(s));
+                jwarn(j, k2, "%s, not a string: skipped", jsonbig_describe(s));
                 continue;
             }
             tput(as, json_string_value(s), json_string_length(s));
@@ -851,7 +832,7 @@ static void ips_text_sections(jp *j, const json_t *root)
             n--;
         block_line(j, "\nKernel Triage:\n", s, n);
     } else if (kt && !json_is_null(kt)) {
-        jwarn(j, "ktriageinfo", "%s, not a string: skipped", jdesc(kt));
+        jwarn(j, "ktriageinfo", "%s, not a string: skipped", jsonbig_describe(kt));
     }
 }
 
@@ -897,7 +878,7 @@ static bool field_line(jp *j, const json_t *root, const char *key, crash_place a
         place_line(j, at, label, num, (size_t)k);
         return true;
     }
-    jwarn(j, key, "%s, neither a string nor an integer: skipped", jdesc(v));
+    jwarn(j, key, "%s, neither a string nor an integer: skipped", jsonbig_describe(v));
     return false;
 }
 
@@ -918,12 +899,12 @@ static void named_pid_line(jp *j, const json_t *root, const char *nkey, const ch
             name = NULL;
         }
     } else if (nv && !json_is_null(nv)) {
-        jwarn(j, nkey, "%s, not a string: skipped", jdesc(nv));
+        jwarn(j, nkey, "%s, not a string: skipped", jsonbig_describe(nv));
     }
     if (pv && !json_is_null(pv)) {
         has_pid = jsonbig_i64(pv, &pid);
         if (!has_pid)
-            jwarn(j, pkey, "%s, not an integer: skipped", jdesc(pv));
+            jwarn(j, pkey, "%s, not an integer: skipped", jsonbig_describe(pv));
     }
     if (!name && !has_pid)
         return;
@@ -953,7 +934,7 @@ static void ext_mods(jp *j, const json_t *root)
     if (!em || json_is_null(em))
         return;
     if (!json_is_object(em)) {
-        jwarn(j, "extMods", "%s, not an object: skipped", jdesc(em));
+        jwarn(j, "extMods", "%s, not an object: skipped", jsonbig_describe(em));
         return;
     }
     static const struct {
@@ -973,7 +954,7 @@ static void ext_mods(jp *j, const json_t *root)
         if (!o || json_is_null(o))
             continue;
         if (!json_is_object(o)) {
-            jwarn(j, parts[i].key, "%s, not an object: skipped", jdesc(o));
+            jwarn(j, parts[i].key, "%s, not an object: skipped", jsonbig_describe(o));
             continue;
         }
         tputs(&t, "\n");
@@ -987,7 +968,7 @@ static void ext_mods(jp *j, const json_t *root)
             if (!jsonbig_u64(v, &x)) {
                 char k2[64];
                 snprintf(k2, sizeof k2, "%s.%s", parts[i].key, calls[c]);
-                jwarn(j, k2, "%s, not an unsigned integer: skipped", jdesc(v));
+                jwarn(j, k2, "%s, not an unsigned integer: skipped", jsonbig_describe(v));
                 continue;
             }
             snprintf(line, sizeof line, "\n    %s: %" PRIu64, calls[c], x);
@@ -1059,7 +1040,7 @@ static void ips_header_fields(jp *j, const json_t *root)
         }
         place_line(j, CRASH_AT_END, "\nVM Region Summary:\n", s, n);
     } else if (vs && !json_is_null(vs)) {
-        jwarn(j, "vmSummary", "%s, not a string: skipped", jdesc(vs));
+        jwarn(j, "vmSummary", "%s, not a string: skipped", jsonbig_describe(vs));
     }
 }
 
@@ -1081,19 +1062,19 @@ static void stackshot_image(jp *j, const json_t *e, size_t pre0, size_t pre1, si
         jb = json_object_get(e, "base");
         jn = json_object_get(e, "name");
     } else {
-        jwarn(j, NULL, "%s, not an array: an image without UUID or address", jdesc(e));
+        jwarn(j, NULL, "%s, not an array: an image without UUID or address", jsonbig_describe(e));
     }
     uint8_t u[16];
     bool has_uuid = false;
     uint64_t base = 0;
     if (ju && !json_is_null(ju)) {
         if (!json_is_string(ju) || !uuid_parse(json_string_value(ju), u))
-            jwarn(j, "uuid", "%s that is no UUID: skipped", jdesc(ju));
+            jwarn(j, "uuid", "%s that is no UUID: skipped", jsonbig_describe(ju));
         else
             has_uuid = !uuid_is_zero(u);
     }
     if (jb && !json_is_null(jb) && !jsonbig_u64(jb, &base))
-        jwarn(j, "base", "%s, not an unsigned 64-bit integer: skipped", jdesc(jb));
+        jwarn(j, "base", "%s, not an unsigned 64-bit integer: skipped", jsonbig_describe(jb));
     /* A few images came from the panic text; one of them may be this one. */
     for (size_t i = pre0; has_uuid && i < pre1; i++)
         if (r->images[i].has_uuid && r->images[i].load_address == base &&
@@ -1123,7 +1104,7 @@ static void stackshot_frames(jp *j, const json_t *arr, size_t t, const size_t *m
     if (!arr || json_is_null(arr))
         return;
     if (!json_is_array(arr)) {
-        jwarn(j, what, "%s, not an array: no frames", jdesc(arr));
+        jwarn(j, what, "%s, not an array: no frames", jsonbig_describe(arr));
         return;
     }
     for (size_t k = 0; k < json_array_size(arr) && !j->st; k++) {
@@ -1139,7 +1120,7 @@ static void stackshot_frames(jp *j, const json_t *arr, size_t t, const size_t *m
         }
         uint64_t idx, off, addr;
         if (!ji || !jo) {
-            jwarn(j, NULL, "%s, not an [imageIndex, offset] pair: frame skipped", jdesc(e));
+            jwarn(j, NULL, "%s, not an [imageIndex, offset] pair: frame skipped", jsonbig_describe(e));
             continue;
         }
         if (!jsonbig_u64(ji, &idx) || !jsonbig_u64(jo, &off)) {
@@ -1217,7 +1198,7 @@ static symd_status ips_stackshot(jp *j, const json_t *root)
         pre0 = pre1;
     if (bi && !json_is_array(bi)) {
         jset(j, "binaryImages");
-        jwarn(j, NULL, "%s, not an array: no images", jdesc(bi));
+        jwarn(j, NULL, "%s, not an array: no images", jsonbig_describe(bi));
     } else if (bi) {
         nmap = json_array_size(bi);
         if (nmap > CRASH_MAX_IMAGES - r->nimages)
@@ -1234,7 +1215,7 @@ static symd_status ips_stackshot(jp *j, const json_t *root)
     json_t *pb = json_object_get(root, "processByPid");
     if (pb && !json_is_object(pb) && !json_is_null(pb)) {
         jset(j, "processByPid");
-        jwarn(j, NULL, "%s, not an object: no processes", jdesc(pb));
+        jwarn(j, NULL, "%s, not an object: no processes", jsonbig_describe(pb));
     }
     static const char *const proc_skip[] = {"threadById", "pid", "procname", NULL};
     const char *pkey;
@@ -1244,7 +1225,7 @@ static symd_status ips_stackshot(jp *j, const json_t *root)
             break;
         jset(j, "processByPid.%.40s", pkey);
         if (!json_is_object(po)) {
-            jwarn(j, NULL, "%s, not an object: process skipped", jdesc(po));
+            jwarn(j, NULL, "%s, not an object: process skipped", jsonbig_describe(po));
             continue;
         }
         crash_process *pr;
@@ -1256,7 +1237,7 @@ static symd_status ips_stackshot(jp *j, const json_t *root)
         detail_of(j, po, proc_skip, &r->processes[pi].detail);
         json_t *tb = json_object_get(po, "threadById");
         if (tb && !json_is_object(tb) && !json_is_null(tb))
-            jwarn(j, "threadById", "%s, not an object: no threads", jdesc(tb));
+            jwarn(j, "threadById", "%s, not an object: no threads", jsonbig_describe(tb));
         size_t ppath = strlen(j->path);
         const char *tkey;
         json_t *to;
@@ -1265,7 +1246,7 @@ static symd_status ips_stackshot(jp *j, const json_t *root)
                 break;
             snprintf(j->path + ppath, sizeof j->path - ppath, ".threadById.%.24s", tkey);
             if (!json_is_object(to)) {
-                jwarn(j, NULL, "%s, not an object: thread skipped", jdesc(to));
+                jwarn(j, NULL, "%s, not an object: thread skipped", jsonbig_describe(to));
                 continue;
             }
             crash_thread *th;
@@ -1310,7 +1291,7 @@ static symd_status ips_jetsam(jp *j, const json_t *arr)
         json_t *o = json_array_get(arr, i);
         jset(j, "processes[%zu]", i);
         if (!json_is_object(o)) {
-            jwarn(j, NULL, "%s, not an object: process skipped", jdesc(o));
+            jwarn(j, NULL, "%s, not an object: process skipped", jsonbig_describe(o));
             continue;
         }
         crash_process *pr;
@@ -1508,7 +1489,7 @@ static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
             jkeep(j, crash_parse_panic_text(j->p, s, n, 0)))
             return j->st;
     } else if (ps && !json_is_null(ps)) {
-        jwarn(j, ps_key, "%s, not a string: skipped", jdesc(ps));
+        jwarn(j, ps_key, "%s, not a string: skipped", jsonbig_describe(ps));
     }
 
     json_t *pb = json_object_get(root, "processByPid"), *bi = json_object_get(root, "binaryImages");
@@ -1517,7 +1498,7 @@ static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
     json_t *procs = json_object_get(root, "processes");
     if (procs && !json_is_array(procs) && !json_is_null(procs)) {
         jset(j, "processes");
-        jwarn(j, NULL, "%s, not an array: no processes", jdesc(procs));
+        jwarn(j, NULL, "%s, not an array: no processes", jsonbig_describe(procs));
         j->path[0] = 0;
     } else if (json_is_array(procs) && ips_jetsam(j, procs)) {
         return j->st;
@@ -1540,7 +1521,7 @@ symd_status crash_parse_ips_body(cp *p, json_t *root, json_t *hdr)
     tbuf as;
     tinit(&as, TEXT_MAX);
     if (root && !json_is_object(root)) {
-        jwarn(&j, NULL, "%s, not an object: only the header is read", jdesc(root));
+        jwarn(&j, NULL, "%s, not an object: only the header is read", jsonbig_describe(root));
         root = NULL;
     }
     if (root)

@@ -98,24 +98,6 @@ static void kwarn(kp *k, const char *where, const char *fmt, ...)
     kkeep(k, cp_warn(k->p, where, "%s", msg));
 }
 
-static const char *kdesc(const json_t *v)
-{
-    size_t n;
-    const char *big = jsonbig_literal(v, &n);
-    if (big)
-        return big[0] == '-' ? "a negative integer" : "an integer past 2^64-1";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
-    case JSON_REAL: return "a real";
-    case JSON_TRUE: return "true";
-    case JSON_FALSE: return "false";
-    default: return "null";
-    }
-}
-
 static void put(kp *k, dynbuf *b, const char *s, size_t n)
 {
     if (k->over || k->oom)
@@ -280,7 +262,7 @@ static void keep_others(kp *k, const json_t *obj, const char *path, const char *
         kfmt(where, sizeof where, "%s%s%s", path, path[0] ? "." : "", key);
         keep_value(k, where, v);
         if (!all_known && !in_list(key, known))
-            kwarn(k, where, "%s symd does not read: kept in app_specific", kdesc(v));
+            kwarn(k, where, "%s symd does not read: kept in app_specific", jsonbig_describe(v));
     }
 }
 
@@ -297,7 +279,7 @@ static kv ku64(kp *k, const json_t *obj, const char *key, const char *path, uint
         return KV_OK;
     char where[300];
     kfmt(where, sizeof where, "%s.%s", path, key);
-    kwarn(k, where, "%s, not an unsigned 64-bit integer: skipped", kdesc(v));
+    kwarn(k, where, "%s, not an unsigned 64-bit integer: skipped", jsonbig_describe(v));
     return KV_BAD;
 }
 
@@ -310,7 +292,7 @@ static kv kstr(kp *k, const json_t *obj, const char *key, const char *path, char
     char where[300];
     kfmt(where, sizeof where, "%s%s%s", path, path[0] ? "." : "", key);
     if (!json_is_string(v) || jsonbig_literal(v, &n)) {
-        kwarn(k, where, "%s, not a string: skipped", kdesc(v));
+        kwarn(k, where, "%s, not a string: skipped", jsonbig_describe(v));
         return KV_BAD;
     }
     n = json_string_length(v);
@@ -334,7 +316,7 @@ static const char *kborrow(kp *k, const json_t *obj, const char *key, const char
         return json_string_value(v);
     char where[300];
     kfmt(where, sizeof where, "%s%s%s", path, path[0] ? "." : "", key);
-    kwarn(k, where, "%s, not a string: skipped", kdesc(v));
+    kwarn(k, where, "%s, not a string: skipped", jsonbig_describe(v));
     return NULL;
 }
 
@@ -347,7 +329,7 @@ static bool kbool(kp *k, const json_t *obj, const char *key, const char *path)
         return json_is_true(v);
     char where[300];
     kfmt(where, sizeof where, "%s.%s", path, key);
-    kwarn(k, where, "%s, not a boolean: read as false", kdesc(v));
+    kwarn(k, where, "%s, not a boolean: read as false", jsonbig_describe(v));
     return false;
 }
 
@@ -361,7 +343,7 @@ static json_t *kobj(kp *k, const json_t *obj, const char *key, const char *path)
         return v;
     char where[300];
     kfmt(where, sizeof where, "%s%s%s", path, path[0] ? "." : "", key);
-    kwarn(k, where, "%s, not an object: skipped", kdesc(v));
+    kwarn(k, where, "%s, not an object: skipped", jsonbig_describe(v));
     return NULL;
 }
 
@@ -374,7 +356,7 @@ static json_t *karr(kp *k, const json_t *obj, const char *key, const char *path)
         return v;
     char where[300];
     kfmt(where, sizeof where, "%s%s%s", path, path[0] ? "." : "", key);
-    kwarn(k, where, "%s, not an array: skipped", kdesc(v));
+    kwarn(k, where, "%s, not an array: skipped", jsonbig_describe(v));
     return NULL;
 }
 
@@ -556,7 +538,7 @@ static void read_images(kp *k, const json_t *arr, const char *path, const char *
         char at[64];
         kfmt(at, sizeof at, "%s[%zu]", path, i);
         if (!json_is_object(o)) {
-            kwarn(k, at, "%s, not an object: image skipped", kdesc(o));
+            kwarn(k, at, "%s, not an object: image skipped", jsonbig_describe(o));
             continue;
         }
         uint64_t addr = 0, size = 0, v, ct = 0, cs = 0;
@@ -633,7 +615,7 @@ static void read_frame(kp *k, const json_t *o, size_t t, const char *at)
                                        "symbol_addr", "symbol_name", NULL};
     crash_report *r = k->p->r;
     if (!json_is_object(o)) {
-        kwarn(k, at, "%s, not an object: frame skipped", kdesc(o));
+        kwarn(k, at, "%s, not an object: frame skipped", jsonbig_describe(o));
         return;
     }
     uint64_t addr, obj = 0, sym = 0;
@@ -716,7 +698,7 @@ static void read_backtrace(kp *k, const json_t *bt, size_t t, const char *at)
         }
         keep_others(k, bt, at, read, NULL, false);
     } else {
-        kwarn(k, at, "%s, not a backtrace: skipped", kdesc(bt));
+        kwarn(k, at, "%s, not a backtrace: skipped", jsonbig_describe(bt));
         return;
     }
     for (size_t i = 0; arr && i < json_array_size(arr) && !k->st; i++) {
@@ -792,7 +774,7 @@ static void read_registers(kp *k, const json_t *g, const char *at, const char *a
             size_t kl = strlen(key);
             if (!jsonbig_u64(v, &x)) {
                 kwarn(k, where, "%s, not an unsigned 64-bit integer: register skipped",
-                      kdesc(v));
+                      jsonbig_describe(v));
                 continue;
             }
             if (kl == 0 || kl > 32) {
@@ -835,7 +817,7 @@ static long read_thread(kp *k, const json_t *o, const char *at, long fallback_nu
     if (title)
         kkeep(k, cp_set_str(k->p, &th->title, title, strlen(title)));
     if (!json_is_object(o)) {
-        kwarn(k, at, "%s, not an object: an empty thread", kdesc(o));
+        kwarn(k, at, "%s, not an object: an empty thread", jsonbig_describe(o));
         return (long)t;
     }
     uint64_t idx;
@@ -1068,7 +1050,7 @@ static void read_recrash(kp *k, const json_t *rr)
     crash_report *r = k->p->r;
     if (!json_is_object(rr)) {
         kwarn(k, "recrash_report", "%s, not an object: kept as written in app_specific",
-              kdesc(rr));
+              jsonbig_describe(rr));
         keep_value(k, "recrash_report", rr);
         return;
     }
@@ -1128,7 +1110,7 @@ static void read_version(kp *k, const json_t *rep)
              jsonbig_u64(json_object_get(v, "minor"), &mi))
         kset_fmt(k, &r->report_version, "KSCrash %" PRIu64 ".%" PRIu64, ma, mi);
     else if (v && !json_is_null(v)) {
-        kwarn(k, "report.version", "%s symd does not read: kept in app_specific", kdesc(v));
+        kwarn(k, "report.version", "%s symd does not read: kept in app_specific", jsonbig_describe(v));
         keep_value(k, "report.version", v);
     }
 }
@@ -1155,7 +1137,7 @@ static void read_date(kp *k, const json_t *rep)
         else
             kwarn(k, "report.timestamp", "%lld is no date: skipped", (long long)us);
     } else if (ts && !json_is_null(ts)) {
-        kwarn(k, "report.timestamp", "%s, not a date: skipped", kdesc(ts));
+        kwarn(k, "report.timestamp", "%s, not a date: skipped", jsonbig_describe(ts));
     }
 }
 

@@ -247,24 +247,6 @@ static void mkeep(mk *m, symd_status st)
         m->st = st;
 }
 
-static const char *jdesc(const json_t *v)
-{
-    size_t n;
-    const char *big = jsonbig_literal(v, &n);
-    if (big)
-        return big[0] == '-' ? "a negative integer" : "an integer past 2^64-1";
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
-    case JSON_REAL: return "a real";
-    case JSON_TRUE: return "true";
-    case JSON_FALSE: return "false";
-    default: return "null";
-    }
-}
-
 /* A number written as an integer, or as a string of decimal digits or
  * "0x" hex (ASC). 0: absent (or ""), 1: read, -1: unreadable. */
 static int num_of(const json_t *v, uint64_t *out)
@@ -483,7 +465,7 @@ static void read_meta(mk *m, json_t *meta, const char *at)
         }
         const char *s = scalar_text(v, buf, sizeof buf);
         if (!s) {
-            mwarn(m, where, "%s, not a string or number: skipped", jdesc(v));
+            mwarn(m, where, "%s, not a string or number: skipped", jsonbig_describe(v));
             continue;
         }
         uint64_t u;
@@ -648,17 +630,17 @@ static void decode_node(mk *m, mknode *nd, size_t idx)
     int a = num_of(json_object_get(j, "address"), &nd->addr);
     if (a < 0)
         mwarn(m, m->where, "%s: address is %s, not a number: skipped", what,
-              jdesc(json_object_get(j, "address")));
+              jsonbig_describe(json_object_get(j, "address")));
     nd->has_addr = a > 0;
     int o = num_of(json_object_get(j, "offsetIntoBinaryTextSegment"), &nd->off);
     if (o < 0)
         mwarn(m, m->where, "%s: offsetIntoBinaryTextSegment is %s, not a number: skipped", what,
-              jdesc(json_object_get(j, "offsetIntoBinaryTextSegment")));
+              jsonbig_describe(json_object_get(j, "offsetIntoBinaryTextSegment")));
     nd->has_off = o > 0;
     json_t *sc = json_object_get(j, "sampleCount");
     int c = num_of(sc, &nd->count);
     if (c < 0) {
-        mwarn(m, m->where, "%s: sampleCount is %s: taken as 0", what, jdesc(sc));
+        mwarn(m, m->where, "%s: sampleCount is %s: taken as 0", what, jsonbig_describe(sc));
         nd->count = 0;
     }
     nd->blame = json_is_true(json_object_get(j, "isBlameFrame"));
@@ -720,7 +702,7 @@ static void read_stack(mk *m, json_t *roots, uint32_t stack, walk_ent *ws)
         uint32_t depth = (uint32_t)(top - 1);
         if (!json_is_object(j)) {
             mwarn(m, m->where, "a frame at depth %u is %s, not an object: skipped", depth,
-                  jdesc(j));
+                  jsonbig_describe(j));
             continue;
         }
         if (m->nnodes >= CRASH_MAX_FRAMES) {
@@ -745,7 +727,7 @@ static void read_stack(mk *m, json_t *roots, uint32_t stack, walk_ent *ws)
         json_t *sub = json_object_get(j, "subFrames");
         if (sub && !json_is_array(sub))
             mwarn(m, m->where, "frame %zu: subFrames is %s, not an array: skipped", idx,
-                  jdesc(sub));
+                  jsonbig_describe(sub));
         if (json_is_array(sub) && json_array_size(sub)) {
             if (top > CRASH_MAX_DEPTH) {
                 mwarn(m, m->where, "frame %zu: deeper than %d levels: its callees are skipped",
@@ -1048,7 +1030,7 @@ static void read_tree(mk *m, json_t *tree, const char *at, size_t treeno, bool m
     char tw[200];
     snprintf(tw, sizeof tw, many ? "%s.callStackTree[%zu]" : "%s.callStackTree", at, treeno);
     if (pt && !json_is_boolean(pt))
-        mwarn(m, tw, "callStackPerThread is %s, not a boolean: taken as true", jdesc(pt));
+        mwarn(m, tw, "callStackPerThread is %s, not a boolean: taken as true", jsonbig_describe(pt));
     bool per = !json_is_false(pt);
     if (*pt_seen >= 0 && (bool)*pt_seen != per)
         mwarn(m, tw, "callStackPerThread differs from the diagnostic's first tree: each read as "
@@ -1057,7 +1039,7 @@ static void read_tree(mk *m, json_t *tree, const char *at, size_t treeno, bool m
         *pt_seen = per;
     *per_thread_out = per;
     if (!json_is_array(stacks)) {
-        mwarn(m, tw, "callStacks is %s, not an array: no frames", stacks ? jdesc(stacks) : "absent");
+        mwarn(m, tw, "callStacks is %s, not an array: no frames", stacks ? jsonbig_describe(stacks) : "absent");
         return;
     }
     size_t s;
@@ -1138,7 +1120,7 @@ static symd_status parse_diag(cp *p, const mk_diag *d, size_t part, size_t npart
             if (!json_is_object(t)) {
                 char w[200];
                 snprintf(w, sizeof w, "%s.callStackTree[%zu]", at, i);
-                mwarn(&m, w, "%s, not a call-stack tree: skipped", jdesc(t));
+                mwarn(&m, w, "%s, not a call-stack tree: skipped", jsonbig_describe(t));
                 continue;
             }
             uint32_t b0 = nstacks;
@@ -1155,7 +1137,7 @@ static symd_status parse_diag(cp *p, const mk_diag *d, size_t part, size_t npart
     } else {
         char w[200];
         snprintf(w, sizeof w, "%s%scallStackTree", at, at[0] ? "." : "");
-        mwarn(&m, w, "%s: no call-stack tree, no frames", tree ? jdesc(tree) : "absent");
+        mwarn(&m, w, "%s: no call-stack tree, no frames", tree ? jsonbig_describe(tree) : "absent");
     }
     if (m.st)
         goto done;

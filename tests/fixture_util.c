@@ -107,3 +107,47 @@ int load_uuids(const char *rel, fixture_slice *out, int max)
     free(buf);
     return n;
 }
+
+static const char *str_of(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "";
+}
+
+bool twin_row_matches(json_t *frames, size_t *k, const tsv_row *r, unsigned flags,
+                      json_t **outer)
+{
+    char levels[512];
+    snprintf(levels, sizeof levels, "%s", r->nf > 9 ? r->f[9] : "");
+    size_t nl = 0;
+    bool ok = r->nf > 8;
+    char *save = NULL;
+    for (char *lv = strtok_r(levels, "|", &save); lv; lv = strtok_r(NULL, "|", &save)) {
+        while (*lv == ' ')
+            lv++;
+        json_t *o = json_array_get(frames, *k + nl);
+        char fn[128], file[128];
+        unsigned line = 0;
+        ok &= sscanf(lv, "%127s (%127[^:]:%u)", fn, file, &line) == 3 && o &&
+              !strcmp(str_of(o, "symbol"), fn) && !strcmp(str_of(o, "file"), file) &&
+              json_integer_value(json_object_get(o, "line")) == (json_int_t)line;
+        nl++;
+    }
+    if (!nl)
+        nl = 1;
+    json_t *out = json_array_get(frames, *k + nl - 1);
+    *outer = out;
+    *k += nl;
+    if (!ok || !out)
+        return false;
+    ok = !strcmp(str_of(out, "status"), r->f[6]) &&
+         json_is_false(json_object_get(out, "inlined"));
+    if (flags & TWIN_IMAGE)
+        ok &= !strcmp(str_of(out, "image"), r->f[2]);
+    if (flags & TWIN_ADDRESS)
+        ok &= strtoull(str_of(out, "address"), NULL, 16) == strtoull(r->f[1], NULL, 16);
+    if (!strcmp(r->f[6], "symbolicated"))
+        ok &= !strcmp(str_of(out, "symbol"), r->f[7]) &&
+              json_integer_value(json_object_get(out, "offset")) == atoi(r->f[8]);
+    return ok;
+}

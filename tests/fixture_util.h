@@ -2,6 +2,8 @@
 #ifndef SYMD_FIXTURE_UTIL_H
 #define SYMD_FIXTURE_UTIL_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +25,18 @@ typedef struct {
     int nf;
 } tsv_row;
 int load_tsv(const char *rel, tsv_row *rows, int max, char **buf);
+
+/* What twin_row_matches checks of the outer frame beside its status, that
+ * it is not inlined, and a symbolicated one's symbol and offset. */
+#define TWIN_IMAGE 1u   /* its image is column 2 */
+#define TWIN_ADDRESS 2u /* its address is column 1 */
+/* Whether an answer's frames from *k on are row r of a twins TSV (0 frame,
+ * 1 address, 2 image, 6 status, 7 symbol, 8 offset, 9 the inlined levels
+ * "fn (file:line) | fn (file:line)", innermost first): every level's
+ * symbol, file and line, then the outer frame. *k moves past the row's
+ * frames, *outer is the outer frame (NULL when missing). */
+bool twin_row_matches(json_t *frames, size_t *k, const tsv_row *r, unsigned flags,
+                      json_t **outer);
 
 /* The (UUID, arch) lines of an llvm-dwarfdump --uuid listing (a .uuid file):
  * "UUID: 4C4C4490-5555-3144-A17C-64A339EDE13A (arm64) bin/...". Returns count

@@ -56,6 +56,10 @@ const char *real_crashes_dir(void);
  * its MANIFEST.tsv): SYMD_REAL_REPORTS, else ../shared/real-reports beside
  * the checkout, else /work/shared/real-reports; NULL when none exists. */
 const char *real_reports_dir(void);
+/* ../shared/reporters (SYMD_REPORTERS) and ../shared/dyld-cache
+ * (SYMD_DYLD_CACHE), found the same way. */
+const char *reporters_dir(void);
+const char *dyld_cache_dir(void);
 /* Calls fn(name, bytes, len, ctx) for every report file of real_crashes_dir()
  * and real_reports_dir() (READMEs and the manifest aside), in name order
  * within each; returns how many, 0 when neither exists. */

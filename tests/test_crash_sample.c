@@ -15,23 +15,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-/* ../shared/real-reports: SYMD_REAL_REPORTS, beside the checkout, or /work/shared. */
-static const char *reports_dir(void)
-{
-    static char found[512];
-    const char *env = getenv("SYMD_REAL_REPORTS");
-    const char *cands[] = {env && *env ? env : NULL, root_path("../shared/real-reports"),
-                           "/work/shared/real-reports"};
-    for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
-        struct stat st;
-        if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    }
-    return NULL;
-}
-
 /* The manifest's 'frames' column for file, -1 when not listed. */
 static long manifest_frames(const char *dir, const char *file)
 {
@@ -65,7 +48,7 @@ static long manifest_frames(const char *dir, const char *file)
 /* Parses a real report; false (skipped) when the directory is absent. */
 static bool parse_real(const char *file, crash_report *r)
 {
-    const char *dir = reports_dir();
+    const char *dir = real_reports_dir();
     if (!dir) {
         test_skip("../shared/real-reports is absent: real sample/spindump reports not tested");
         return false;

@@ -16,24 +16,10 @@
 #define CACHE_LEN 212992u
 #define BASE 0x180000000ull
 
-static const char *cache_dir(void)
-{
-    static const char *cands[3];
-    cands[0] = getenv("SYMD_DYLD_CACHE");
-    cands[1] = root_path("../shared/dyld-cache");
-    cands[2] = "/work/shared/dyld-cache";
-    for (int i = 0; i < 3; i++) {
-        struct stat st;
-        if (cands[i] && *cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode))
-            return cands[i];
-    }
-    return NULL;
-}
-
 /* A file of the shared folder, or NULL (the test is then skipped). */
 static uint8_t *shared_file(const char *name, size_t *len)
 {
-    const char *d = cache_dir();
+    const char *d = dyld_cache_dir();
     if (!d) {
         test_skip("../shared/dyld-cache is not here");
         return NULL;
@@ -663,7 +649,7 @@ static void write_all(const char *path, const uint8_t *b, size_t len)
 TEST(dyld_cache_cli_info)
 {
     const char *bin = getenv("SYMD_BIN") ? getenv("SYMD_BIN") : "./symd";
-    const char *d = cache_dir();
+    const char *d = dyld_cache_dir();
     if (!d) {
         test_skip("../shared/dyld-cache is not here");
         return;

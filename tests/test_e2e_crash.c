@@ -269,38 +269,11 @@ TEST(e2e_crash_twins_symbolicate_after_upload)
     size_t k = 0;
     int exact = 0;
     for (int i = 0; i < n; i++) {
-        const tsv_row *r = &rows[i];
-        /* its levels: "fn (file:line) | fn (file:line)", innermost first */
-        char levels[512];
-        snprintf(levels, sizeof levels, "%s", r->nf > 9 ? r->f[9] : "");
-        int nl = 0;
-        char *save = NULL;
-        bool ok = true;
-        for (char *lv = strtok_r(levels, "|", &save); lv; lv = strtok_r(NULL, "|", &save)) {
-            while (*lv == ' ')
-                lv++;
-            json_t *o = json_array_get(fr, k + (size_t)nl);
-            char want_fn[128], want_file[128];
-            unsigned want_line = 0;
-            ok &= sscanf(lv, "%127s (%127[^:]:%u)", want_fn, want_file, &want_line) == 3 &&
-                  o && strcmp(json_string_value(json_object_get(o, "symbol")), want_fn) == 0 &&
-                  strcmp(json_string_value(json_object_get(o, "file")), want_file) == 0 &&
-                  json_integer_value(json_object_get(o, "line")) == (json_int_t)want_line;
-            nl++;
-        }
-        if (!nl)
-            nl = 1;
-        json_t *outer = json_array_get(fr, k + (size_t)nl - 1);
-        const char *st = json_string_value(json_object_get(outer, "status"));
-        ok &= st && strcmp(st, r->f[6]) == 0 &&
-              json_is_false(json_object_get(outer, "inlined"));
-        if (strcmp(r->f[6], "symbolicated") == 0)
-            ok &= strcmp(json_string_value(json_object_get(outer, "symbol")), r->f[7]) == 0 &&
-                  json_integer_value(json_object_get(outer, "offset")) == atoi(r->f[8]);
-        CHECK(ok, "twin frame %s (%s): %s", r->f[0], r->f[1],
+        json_t *outer;
+        bool ok = twin_row_matches(fr, &k, &rows[i], 0, &outer);
+        CHECK(ok, "twin frame %s (%s): %s", rows[i].f[0], rows[i].f[1],
               outer ? json_dumps(outer, JSON_COMPACT) : "(none)");
         exact += ok;
-        k += (size_t)nl;
     }
     CHECK(k == json_array_size(fr), "%zu output frames, expected %zu", json_array_size(fr), k);
     printf("    twin: %d/%d frames exact after the upload\n", exact, n);

@@ -29,23 +29,6 @@ static json_t *request(const char *method, const char *path, const void *body, s
     return http_json(lazy_port(&ksrv), method, path, NULL, body, len, status, text);
 }
 
-static const char *reporters_dir(void)
-{
-    static char found[600];
-    const char *env = getenv("SYMD_REPORTERS");
-    char beside[600];
-    snprintf(beside, sizeof beside, "%s", root_path("../shared/reporters"));
-    const char *cands[] = {env && *env ? env : NULL, beside, "/work/shared/reporters"};
-    for (size_t i = 0; i < 3; i++) {
-        struct stat st;
-        if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    }
-    return NULL;
-}
-
 /* Frames of an answer, inlined levels aside (the report's own frames). */
 static size_t report_frames(json_t *j)
 {

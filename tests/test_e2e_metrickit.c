@@ -72,37 +72,11 @@ static void check_crashed(json_t *j, const char *what)
     size_t k = 0;
     int exact = 0;
     for (int i = 0; i < n; i++) {
-        const tsv_row *r = &rows[i];
-        char levels[512];
-        snprintf(levels, sizeof levels, "%s", r->nf > 9 ? r->f[9] : "");
-        int nl = 0;
-        bool ok = true;
-        char *save = NULL;
-        for (char *lv = strtok_r(levels, "|", &save); lv; lv = strtok_r(NULL, "|", &save)) {
-            while (*lv == ' ')
-                lv++;
-            json_t *o = json_array_get(fr, k + (size_t)nl);
-            char fn[128], file[128];
-            unsigned line = 0;
-            ok &= sscanf(lv, "%127s (%127[^:]:%u)", fn, file, &line) == 3 && o &&
-                  !strcmp(sget(o, "symbol"), fn) && !strcmp(sget(o, "file"), file) &&
-                  json_integer_value(json_object_get(o, "line")) == (json_int_t)line;
-            nl++;
-        }
-        if (!nl)
-            nl = 1;
-        json_t *outer = json_array_get(fr, k + (size_t)nl - 1);
-        ok &= outer && !strcmp(sget(outer, "status"), r->f[6]) &&
-              json_is_false(json_object_get(outer, "inlined"));
-        uint64_t addr = strtoull(r->f[1], NULL, 16);
-        ok &= outer && strtoull(sget(outer, "address"), NULL, 16) == addr;
-        if (!strcmp(r->f[6], "symbolicated"))
-            ok &= !strcmp(sget(outer, "symbol"), r->f[7]) &&
-                  json_integer_value(json_object_get(outer, "offset")) == atoi(r->f[8]);
-        CHECK(ok, "%s: frame %s (%s): %s", what, r->f[0], r->f[1],
+        json_t *outer;
+        bool ok = twin_row_matches(fr, &k, &rows[i], TWIN_ADDRESS, &outer);
+        CHECK(ok, "%s: frame %s (%s): %s", what, rows[i].f[0], rows[i].f[1],
               outer ? json_dumps(outer, JSON_COMPACT) : "(none)");
         exact += ok;
-        k += (size_t)nl;
     }
     CHECK(k == json_array_size(fr), "%s: %zu output frames, expected %zu", what,
           json_array_size(fr), k);

@@ -14,25 +14,6 @@
 #include "../util/dynbuf.h"
 #include "test.h"
 
-/* ../shared/reporters: SYMD_REPORTERS, else beside the checkout, else
- * /work/shared/reporters; NULL when none exists. */
-static const char *reporters_dir(void)
-{
-    static char found[600];
-    const char *env = getenv("SYMD_REPORTERS");
-    char beside[600];
-    snprintf(beside, sizeof beside, "%s", root_path("../shared/reporters"));
-    const char *cands[] = {env && *env ? env : NULL, beside, "/work/shared/reporters"};
-    for (size_t i = 0; i < 3; i++) {
-        struct stat st;
-        if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    }
-    return NULL;
-}
-
 static crash_report parse_ok(const uint8_t *buf, size_t len, const char *what, bool *ok)
 {
     crash_report r;

@@ -74,6 +74,18 @@ const char *real_crashes_dir(void)
     return shared_dir("SYMD_REAL_CRASHES", "real-crashes", found);
 }
 
+const char *reporters_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_REPORTERS", "reporters", found);
+}
+
+const char *dyld_cache_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_DYLD_CACHE", "dyld-cache", found);
+}
+
 const char *real_reports_dir(void)
 {
     static char found[512];

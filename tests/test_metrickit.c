@@ -10,22 +10,6 @@
 #include "../util/hex.h"
 #include "test.h"
 
-/* ../shared/reporters (SYMD_REPORTERS, else beside the checkout, else
- * /work/shared/reporters); NULL when absent. */
-static const char *reporters_dir(void)
-{
-    static char found[512];
-    struct stat st;
-    const char *env = getenv("SYMD_REPORTERS");
-    const char *cands[3] = {env, root_path("../shared/reporters"), "/work/shared/reporters"};
-    for (int i = 0; i < 3; i++)
-        if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    return NULL;
-}
-
 static symd_status parse_all_str(const char *s, size_t n, crash_report **rs, size_t *nr,
                                  symd_err *err)
 {

@@ -21,24 +21,6 @@
 
 /* ---- helpers ---- */
 
-/* ../shared/reporters: SYMD_REPORTERS, beside the checkout, or /work/shared. */
-static const char *reporters_dir(void)
-{
-    static char found[600];
-    const char *env = getenv("SYMD_REPORTERS");
-    char beside[600];
-    snprintf(beside, sizeof beside, "%s/reporters", root_path("../shared"));
-    const char *cands[] = {env && *env ? env : NULL, beside, "/work/shared/reporters"};
-    for (size_t i = 0; i < 3; i++) {
-        struct stat st;
-        if (cands[i] && stat(cands[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            snprintf(found, sizeof found, "%s", cands[i]);
-            return found;
-        }
-    }
-    return NULL;
-}
-
 #define SHARED_PLCRASH "microsoft+plcrashreporter@0254f94+Resources_fuzz_report.plcrash"
 
 static uint8_t *shared_plcrash(size_t *len, char *path, size_t cap)
@@ -750,41 +732,11 @@ TEST(e2e_plcrash_twin_symbolicated_exactly)
     size_t k = 0;
     int exact = 0;
     for (int i = 0; i < n; i++) {
-        const tsv_row *r = &rows[i];
-        char levels[512];
-        snprintf(levels, sizeof levels, "%s", r->nf > 9 ? r->f[9] : "");
-        int nl = 0;
-        char *save = NULL;
-        bool ok = true;
-        for (char *lv = strtok_r(levels, "|", &save); lv; lv = strtok_r(NULL, "|", &save)) {
-            while (*lv == ' ')
-                lv++;
-            json_t *o = json_array_get(fr, k + (size_t)nl);
-            char want_fn[128], want_file[128];
-            unsigned want_line = 0;
-            const char *sym = json_string_value(json_object_get(o, "symbol"));
-            const char *file = json_string_value(json_object_get(o, "file"));
-            ok &= sscanf(lv, "%127s (%127[^:]:%u)", want_fn, want_file, &want_line) == 3 && o &&
-                  sym && !strcmp(sym, want_fn) && file && !strcmp(file, want_file) &&
-                  json_integer_value(json_object_get(o, "line")) == (json_int_t)want_line;
-            nl++;
-        }
-        if (!nl)
-            nl = 1;
-        json_t *outer = json_array_get(fr, k + (size_t)nl - 1);
-        const char *st = json_string_value(json_object_get(outer, "status"));
-        const char *img = json_string_value(json_object_get(outer, "image"));
-        ok &= st && !strcmp(st, r->f[6]) && json_is_false(json_object_get(outer, "inlined")) &&
-              img && !strcmp(img, r->f[2]);
-        if (!strcmp(r->f[6], "symbolicated")) {
-            const char *sym = json_string_value(json_object_get(outer, "symbol"));
-            ok &= sym && !strcmp(sym, r->f[7]) &&
-                  json_integer_value(json_object_get(outer, "offset")) == atoi(r->f[8]);
-        }
-        CHECK(ok, "plcrash twin frame %s (%s): %s", r->f[0], r->f[1],
+        json_t *outer;
+        bool ok = twin_row_matches(fr, &k, &rows[i], TWIN_IMAGE, &outer);
+        CHECK(ok, "plcrash twin frame %s (%s): %s", rows[i].f[0], rows[i].f[1],
               outer ? json_dumps(outer, JSON_COMPACT) : "(none)");
         exact += ok;
-        k += (size_t)nl;
     }
     CHECK(k == json_array_size(fr), "%zu output frames, expected %zu", json_array_size(fr), k);
     printf("    plcrash twin: %d/%d frames exact\n", exact, n);

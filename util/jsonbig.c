@@ -377,3 +377,21 @@ bool jsonbig_i64(const json_t *v, int64_t *out)
     *out = neg ? (int64_t)(0 - m) : (int64_t)m;
     return true;
 }
+
+const char *jsonbig_describe(const json_t *v)
+{
+    size_t n;
+    const char *big = jsonbig_literal(v, &n);
+    if (big)
+        return big[0] == '-' ? "a negative integer" : "an integer past 2^64-1";
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return json_integer_value(v) < 0 ? "a negative integer" : "an integer";
+    case JSON_REAL: return "a real";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    default: return "null";
+    }
+}

@@ -45,6 +45,10 @@ json_t *jsonbig_load_members(const char *buf, size_t len, bool (*known)(const ch
  * skipped marker. */
 bool jsonbig_skipped(const json_t *v, uint64_t *bytes);
 
+/* What v is, for messages: "an object", "a negative integer", "an
+ * integer past 2^64-1", "null"... */
+const char *jsonbig_describe(const json_t *v);
+
 /* A JSON integer, or a marked big literal, as uint64_t: false when v is
  * neither, negative, or past 2^64-1. */
 bool jsonbig_u64(const json_t *v, uint64_t *out);
