@@ -522,11 +522,8 @@ static bool admit_fits(server *srv, req_state *rs)
 {
     uint64_t cap = srv->pool.max - admit_reserve(srv);
     bool alone = srv->admit.large_held == 0 && rs->reserved > cap;
-    uint64_t cur = atomic_load(&srv->pool.held);
-    do {
-        if (!alone && (cur + rs->reserved < cur || cur + rs->reserved > cap))
-            return false;
-    } while (!atomic_compare_exchange_weak(&srv->pool.held, &cur, cur + rs->reserved));
+    if (!mem_pool_take(&srv->pool, rs->reserved, alone ? UINT64_MAX : cap))
+        return false;
     rs->held += rs->reserved;
     /* The declared body is held now: take its buffer in one piece (a
      * buffer grown by doubling leaves its smaller copies behind). */
@@ -591,18 +588,17 @@ static void admit_pump(server *srv, bool refuse_all)
     pthread_mutex_unlock(&srv->admit.mu);
 }
 
-/* The first callback of a POST with a body: whether it may read it now
- * (true), or was queued and its connection suspended (false). */
-static bool admit_or_queue(server *srv, struct MHD_Connection *c, req_state *rs,
+/* The first callback of a POST with a body: a large body that does not fit
+ * now is queued and its connection suspended; anything else reads on. */
+static void admit_or_queue(server *srv, struct MHD_Connection *c, req_state *rs,
                            uint64_t declared, bool chunked)
 {
     uint64_t need = chunked ? (rs->limit < ADMIT_CHUNKED ? rs->limit : ADMIT_CHUNKED) : declared;
     if (need <= ADMIT_SMALL)
-        return true;
+        return;
     rs->reserved = need;
     pthread_mutex_lock(&srv->admit.mu);
-    bool now = !srv->admit.head && admit_fits(srv, rs);
-    if (!now) {
+    if (srv->admit.head || !admit_fits(srv, rs)) {
         rs->queued = true;
         rs->queued_us = now_us();
         if (srv->admit.tail)
@@ -614,7 +610,6 @@ static bool admit_or_queue(server *srv, struct MHD_Connection *c, req_state *rs,
         MHD_suspend_connection(c);
     }
     pthread_mutex_unlock(&srv->admit.mu);
-    return now;
 }
 
 /* Budget was given back: the next waiters may fit now. */
@@ -703,8 +698,8 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         if ((has_cl || chunked) && atomic_load(&srv->draining) &&
             (chunked || declared > ADMIT_SMALL))
             return reply_busy(c); /* stopping: no new large bodies */
-        if ((has_cl || chunked) && !admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked))
-            return MHD_YES; /* suspended until admitted or refused */
+        if (has_cl || chunked) /* a large body may wait, suspended, for room */
+            admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked);
         return MHD_YES;
     }
     if (rs->resumed) { /* libmicrohttpd repeats the first call after a resume */

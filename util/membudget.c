@@ -17,11 +17,11 @@
 static __thread mem_meter *tl_meter;
 unsigned mem_widen_factor = 4;
 
-bool mem_pool_take(mem_pool *pool, uint64_t n, bool force)
+bool mem_pool_take(mem_pool *pool, uint64_t n, uint64_t cap)
 {
     uint64_t cur = atomic_load(&pool->held);
     do {
-        if (!force && (cur + n < cur || cur + n > pool->max))
+        if (cap != UINT64_MAX && (cur + n < cur || cur + n > cap))
             return false;
     } while (!atomic_compare_exchange_weak(&pool->held, &cur, cur + n));
     return true;
@@ -112,7 +112,8 @@ static bool charge(mem_meter *m, uint64_t n)
     if (m->pool && used > m->granted) {
         uint64_t want = used - m->granted;
         want = (want + GRANT_STEP - 1) / GRANT_STEP * GRANT_STEP;
-        if (!mem_pool_take(m->pool, want, m->granted + want <= m->floor)) {
+        if (!mem_pool_take(m->pool, want,
+                           m->granted + want <= m->floor ? UINT64_MAX : m->pool->max)) {
             if (!m->trip) {
                 m->trip = MEM_TRIP_POOL;
                 m->trip_want = n;

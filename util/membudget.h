@@ -48,9 +48,10 @@ typedef struct {
     uint64_t trip_want; /* what the refused allocation asked for */
 } mem_meter;
 
-/* Takes n bytes from pool when they fit under its max; false otherwise.
- * force: take them even past the max (counted all the same). */
-bool mem_pool_take(mem_pool *pool, uint64_t n, bool force);
+/* Takes n bytes from pool when what it holds stays within cap (its max, or
+ * less for a share of it); false otherwise. UINT64_MAX takes them even past
+ * the max (counted all the same). */
+bool mem_pool_take(mem_pool *pool, uint64_t n, uint64_t cap);
 void mem_pool_give(mem_pool *pool, uint64_t n);
 
 /* What every meter may take from the pool past its max (see floor): the
