@@ -12,6 +12,7 @@
  * reaper thread can cut off clients that pass --request-timeout. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/tcp.h> /* struct tcp_info with its byte counts */
 #include <jansson.h>
 #include <malloc.h>
 #include <microhttpd.h>
@@ -491,6 +492,7 @@ static enum MHD_Result run_handler(server *srv, struct MHD_Connection *c, req_st
 static bool is_heavy(const req_state *rs);
 static void work_push(server *srv, req_state *rs);
 static conn_track *track_of(struct MHD_Connection *c);
+static bool tcp_bytes(int fd, uint64_t *rx, uint64_t *tx);
 /* A request that held or parsed this much asks the reaper to give freed
  * memory back to the system (malloc_trim): glibc keeps it otherwise. */
 #define TRIM_AFTER (16u << 20)
@@ -1001,10 +1003,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         access_log_line(srv, c, rs, micros, toe);
     conn_track *t = track_of(c);
     if (t) { /* the next request on this connection gets a fresh deadline */
+        uint64_t rx = 0, tx = 0;
+        (void)tcp_bytes(t->fd, &rx, &tx);
         pthread_mutex_lock(&srv->conns_mu);
         t->since_us = end;
         t->in_request = false;
         t->served = true;
+        t->rx_mark = rx;
+        t->tx_mark = tx;
         pthread_mutex_unlock(&srv->conns_mu);
     }
     if (rs->pp)
@@ -1034,6 +1040,59 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
  * slots. libmicrohttpd calls CLOSED before it closes the socket, and the
  * reaper and the acceptor only touch a socket under their lock while it is
  * listed, so they never shut down an fd number that has since been reused. */
+/* The bytes the kernel has received and sent on the TCP socket fd; false
+ * when it does not say. */
+static bool tcp_bytes(int fd, uint64_t *rx, uint64_t *tx)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    memset(&ti, 0, sizeof ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof ti.tcpi_bytes_sent)
+        return false;
+    *rx = ti.tcpi_bytes_received;
+    *tx = ti.tcpi_bytes_sent;
+    return true;
+}
+
+/* libmicrohttpd 0.9.75 closes a connection whose request line has no space
+ * at all ("GET\t/\tHTTP/1.1") before any callback of symd runs, without a
+ * word. Called as the connection closes (its socket still open): when the
+ * client sent bytes since its last answer, nothing was sent back since, no
+ * request of it reached a handler, symd did not cut it and the client has
+ * not closed its side, that request was dropped unanswered, and it gets its
+ * 400 here. Answers libmicrohttpd did send (a 400 for a bad Content-Length,
+ * 414, 431, 505) count as bytes out, so no request is answered twice; an
+ * answer still in the send buffer counts as none sent yet, so the doubt
+ * falls on the side of no answer. */
+static void answer_dropped_request(server *srv, const conn_track *t)
+{
+    uint64_t rx, tx;
+    if (t->in_request || t->cut || atomic_load(&srv->draining) || !tcp_bytes(t->fd, &rx, &tx) ||
+        rx <= t->rx_mark || tx != t->tx_mark)
+        return;
+    char junk[4096];
+    ssize_t got;
+    size_t drained = 0;
+    /* unread input would make the close a reset that discards the answer */
+    while (drained < (64u << 10) &&
+           (got = recv(t->fd, junk, sizeof junk, MSG_DONTWAIT)) > 0)
+        drained += (size_t)got;
+    if (got == 0)
+        return; /* the client closed: nobody to answer */
+    static const char body[] =
+        "{\"error\":{\"code\":\"bad_request_line\",\"message\":\"the request line is not "
+        "METHOD SP request-target SP HTTP-version (RFC 9112)\"}}";
+    char msg[512];
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
+                     "Content-Type: application/json\r\nX-Content-Type-Options: nosniff\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     sizeof body - 1, body);
+    if (n > 0 && send(t->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
+        metrics_request(srv->m, ROUTE_NONE, 400, 0, 0, sizeof body - 1);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
@@ -1069,6 +1128,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         if (!t)
             return;
         pthread_mutex_lock(&srv->conns_mu);
+        answer_dropped_request(srv, t);
         t->prev->next = t->next;
         t->next->prev = t->prev;
         pthread_mutex_unlock(&srv->conns_mu);
@@ -1364,6 +1424,11 @@ int server_run(const server_config *cfg)
      * limits (its own per-address count too, so none here). */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                     /* with poll(), 0.9.75's TURBO only leaves out the
+                      * shutdown(SHUT_WR) before a close, so the close
+                      * notification can still answer a request it dropped
+                      * (answer_dropped_request); the close sends the FIN */
+                     MHD_USE_TURBO |
                      MHD_ALLOW_SUSPEND_RESUME; /* admission and heavy requests */
     unsigned mhd_limit = 2 * (max_conns + ACCEPTOR_EVICT_SPARE) + (unsigned)threads;
     struct MHD_Daemon *d = MHD_start_daemon(

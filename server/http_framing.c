@@ -45,9 +45,10 @@
  *   - a request target with a control byte or a space in it, and a query
  *     of more parameters than the 32 KiB pool holds records for: see
  *     framing_uri_seen below (400 bad_request_target, 414 uri_too_long).
- * What neither can answer: a request line with no space at all
- * ("GET\t/healthz\tHTTP/1.1"): libmicrohttpd closes the connection without
- * a word before any callback of symd runs. */
+ * A request line with no space at all ("GET\t/healthz\tHTTP/1.1"):
+ * libmicrohttpd closes the connection without a word before any callback of
+ * symd runs; answer_dropped_request (http.c) answers it 400 as the
+ * connection closes. */
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>

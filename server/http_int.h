@@ -36,6 +36,10 @@ typedef struct conn_track {
     bool in_request; /* headers are in: the request deadline applies */
     bool served;     /* an earlier request was answered: keep-alive */
     bool cut;
+    /* The kernel's byte counts of the connection when its last request was
+     * answered (0 before the first): at the close, more bytes in and none
+     * out since then mean libmicrohttpd dropped a request unanswered. */
+    uint64_t rx_mark, tx_mark;
 } conn_track;
 
 struct req_state;
