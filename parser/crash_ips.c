@@ -619,19 +619,12 @@ static symd_status ips_registers(jp *j, const json_t *ts, size_t ti)
 
 /* ---- 309: exception, termination, asi, text sections ------------------------ */
 
+static void place_line(jp *j, crash_place at, const char *label, const char *s, size_t n);
+
 /* A "Name: value" line of the verbatim block before the first thread. */
 static void block_line(jp *j, const char *label, const char *s, size_t n)
 {
-    size_t ll = strlen(label);
-    char *b = malloc(ll + n + 1);
-    if (!b) {
-        jkeep(j, cp_nomem(j->p));
-        return;
-    }
-    memcpy(b, label, ll);
-    memcpy(b + ll, s, n);
-    jkeep(j, cp_add_verbatim(j->p, CRASH_AT_THREAD, 0, b, ll + n));
-    free(b);
+    place_line(j, CRASH_AT_THREAD, label, s, n);
 }
 
 /* A string member as a block line; the wrong type is warned. */
