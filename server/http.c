@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <stdatomic.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -1040,18 +1041,28 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
  * slots. libmicrohttpd calls CLOSED before it closes the socket, and the
  * reaper and the acceptor only touch a socket under their lock while it is
  * listed, so they never shut down an fd number that has since been reused. */
-/* The bytes the kernel has received and sent on the TCP socket fd; false
- * when it does not say. */
+/* On the TCP socket fd: *rx, the bytes read from it (received by the kernel
+ * less those still queued unread), and *tx, the bytes written to it (sent
+ * less retransmitted, plus those not sent yet). Both are what the server did,
+ * not what the wire did, so a mark taken as a request completes does not move
+ * when a corked answer leaves later or the client's next request is already
+ * queued; false when the kernel does not say. */
 static bool tcp_bytes(int fd, uint64_t *rx, uint64_t *tx)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     memset(&ti, 0, sizeof ti);
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
-        len < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof ti.tcpi_bytes_sent)
+        len < offsetof(struct tcp_info, tcpi_bytes_retrans) + sizeof ti.tcpi_bytes_retrans)
         return false;
-    *rx = ti.tcpi_bytes_received;
-    *tx = ti.tcpi_bytes_sent;
+    int unread = 0;
+    /* read after TCP_INFO: bytes arriving between the two calls only lower
+     * *rx, which errs towards "the client sent more", and they were sent */
+    if (ioctl(fd, FIONREAD, &unread) != 0 || unread < 0)
+        return false;
+    uint64_t queued = (uint64_t)unread;
+    *rx = ti.tcpi_bytes_received > queued ? ti.tcpi_bytes_received - queued : 0;
+    *tx = ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans + ti.tcpi_notsent_bytes;
     return true;
 }
 
@@ -1062,9 +1073,7 @@ static bool tcp_bytes(int fd, uint64_t *rx, uint64_t *tx)
  * request of it reached a handler, symd did not cut it and the client has
  * not closed its side, that request was dropped unanswered, and it gets its
  * 400 here. Answers libmicrohttpd did send (a 400 for a bad Content-Length,
- * 414, 431, 505) count as bytes out, so no request is answered twice; an
- * answer still in the send buffer counts as none sent yet, so the doubt
- * falls on the side of no answer. */
+ * 414, 431, 505) count as bytes written, so no request is answered twice. */
 static void answer_dropped_request(server *srv, const conn_track *t)
 {
     uint64_t rx, tx;
