@@ -48,6 +48,16 @@ const char *crash_format_name(crash_format f)
     }
 }
 
+bool crash_format_parse(const char *s, crash_format *out)
+{
+    for (int f = 0; s && f < CRASH_FORMAT_COUNT; f++)
+        if (strcmp(s, crash_format_name((crash_format)f)) == 0) {
+            *out = (crash_format)f;
+            return true;
+        }
+    return false;
+}
+
 const char *crash_kind_name(crash_kind k)
 {
     return (unsigned)k < CRASH_KIND_COUNT ? kind_names[k] : "crash";

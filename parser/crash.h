@@ -32,10 +32,13 @@ typedef enum {
     CRASH_FORMAT_PLCRASH,
     CRASH_FORMAT_METRICKIT, /* MetricKit MXDiagnosticPayload JSON, a diagnostic, a callStackTree */
     CRASH_FORMAT_ASC,       /* App Store Connect diagnosticLogs JSON */
+    CRASH_FORMAT_COUNT
 } crash_format;
 
 /* "crash", "ips", "kscrash", "plcrash", "metrickit", "asc". */
 const char *crash_format_name(crash_format f);
+/* crash_format_name's inverse; false for a name it does not give. */
+bool crash_format_parse(const char *s, crash_format *out);
 
 /* What the report is about. Groups and listings are per kind. */
 typedef enum {

@@ -89,6 +89,26 @@ static bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Resul
     return false;
 }
 
+/* ?format= of the listings, as kind_arg: NULL for none, false with a 400
+ * queued for a name crash_format_parse does not know. */
+static bool format_arg(struct MHD_Connection *c, const char **format, enum MHD_Result *refused)
+{
+    *format = query_arg(c, "format");
+    if (*format && !**format)
+        *format = NULL;
+    crash_format f;
+    if (!*format || crash_format_parse(*format, &f))
+        return true;
+    char names[160] = "";
+    size_t o = 0;
+    for (int i = 0; i < CRASH_FORMAT_COUNT && o < sizeof names; i++)
+        o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
+                              crash_format_name((crash_format)i));
+    *refused = reply_error(c, 400, "invalid_request", "unknown format '%.64s' (one of %s)",
+                           *format, names);
+    return false;
+}
+
 /* A report crash_parse refused. The parser only refuses what is no report
  * at all (415), past a limit (413) or out of memory (503); it reads broken
  * parts with warnings, so a SYMD_E_CORRUPT that still comes back is 422,
@@ -654,7 +674,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
 }
 
 /* ?limit, ?cursor and the filters of the crash listings (query, kind,
- * signature, app_version, os_version, hardware_model); false with a 400
+ * signature, app_version, os_version, hardware_model, format); false with a 400
  * queued in *refused for a bad one. */
 static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
                             store_crash_filter *f, enum MHD_Result *refused)
@@ -670,11 +690,11 @@ static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t 
     f->app_version = query_arg(c, "app_version");
     f->os_version = query_arg(c, "os_version");
     f->hardware_model = query_arg(c, "hardware_model");
-    return kind_arg(c, &f->kind, refused);
+    return kind_arg(c, &f->kind, refused) && format_arg(c, &f->format, refused);
 }
 
 /* GET /v1/crashes: one page, newest first (?query, ?kind, ?signature,
- * ?app_version, ?os_version, ?hardware_model, ?limit, ?cursor). */
+ * ?app_version, ?os_version, ?hardware_model, ?format, ?limit, ?cursor). */
 enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
@@ -752,7 +772,7 @@ static json_t *group_json(const store_crash_group *g)
 }
 
 /* GET /v1/crashes/groups: (kind, signature) groups, most frequent first
- * (?query, ?kind, ?app_version, ?os_version, ?hardware_model, ?limit);
+ * (?query, ?kind, ?app_version, ?os_version, ?hardware_model, ?format, ?limit);
  * ?trend=N adds each group's last N days. */
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
 {

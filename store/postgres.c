@@ -1686,7 +1686,8 @@ static symd_status pg_get_crash(store_db *s, int64_t id, bool with_bytes, store_
     return r;
 }
 
-/* The filters of f in SQL on crashes c ($2 .. $7, always passed). */
+/* The filters of f in SQL on crashes c ($2 .. $7 and $9, always passed;
+ * $8 is the callers' limit). */
 static bool filter_sql(dynbuf *q, const store_crash_filter *f)
 {
     static const char *const conds[] = {
@@ -1695,24 +1696,27 @@ static bool filter_sql(dynbuf *q, const store_crash_filter *f)
         "coalesce(c.app_version, '') || ' ' || coalesce(c.incident_id, '')), lower($2 COLLATE "
         "\"C\")) > 0",
         " AND c.kind = $3", " AND c.signature = $4", " AND c.app_version = $5",
-        " AND c.os_version = $6", " AND c.hardware_model = $7"};
+        " AND c.os_version = $6", " AND c.hardware_model = $7", " AND c.format = $9"};
     const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
-                       f->hardware_model};
+                       f->hardware_model, f->format};
     bool ok = true;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (v[i] && *v[i])
             ok = ok && dynbuf_add(q, conds[i], strlen(conds[i]));
     return ok;
 }
 
-/* $1 (a number), then the filter's six values ($2 .. $7). */
-static void bind_filter(params *p, int64_t first, const store_crash_filter *f)
+/* $1 (a number), the filter's six values ($2 .. $7), limit ($8), the
+ * format ($9). */
+static void bind_filter(params *p, int64_t first, const store_crash_filter *f, int64_t limit)
 {
     p_i64(p, first);
     const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
                        f->hardware_model};
     for (int i = 0; i < 6; i++)
         p_text(p, v[i] && *v[i] ? v[i] : "");
+    p_i64(p, limit);
+    p_text(p, f->format && *f->format ? f->format : "");
 }
 
 static symd_status pg_list_crashes(store_db *s, const store_crash_filter *f, int64_t before_id,
@@ -1732,8 +1736,7 @@ static symd_status pg_list_crashes(store_db *s, const store_crash_filter *f, int
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
     params p = {0};
-    bind_filter(&p, before_id, f);
-    p_i64(&p, (int64_t)limit + 1);
+    bind_filter(&p, before_id, f, (int64_t)limit + 1);
     pgc c;
     symd_status r = conn_get(s, &c, err);
     if (r != SYMD_OK) {
@@ -1766,6 +1769,8 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
 {
     *n = 0;
     int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2; /* no counters per format: the crashes themselves */
     bool query = f->query && *f->query, kind = f->kind && *f->kind,
          sig = f->signature && *f->signature;
     static const char qg[] = "AND strpos(lower(g.signature || ' ' || coalesce(g.process, '')), "
@@ -1812,8 +1817,7 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
         dynbuf_free(&q);
     }
     params p = {0};
-    bind_filter(&p, 0, f);
-    p_i64(&p, (int64_t)limit);
+    bind_filter(&p, 0, f, (int64_t)limit);
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;

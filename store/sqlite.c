@@ -1508,7 +1508,8 @@ out:
     return r;
 }
 
-/* The filters of f in SQL on crashes c (?2 .. ?7 bound by bind_filter). */
+/* The filters of f in SQL on crashes c (?2 .. ?7 and ?10 bound by
+ * bind_filter; ?8 and ?9 are the callers' limits). */
 static void filter_sql(dynbuf *q, const store_crash_filter *f)
 {
     static const char *const conds[] = {
@@ -1516,10 +1517,10 @@ static void filter_sql(dynbuf *q, const store_crash_filter *f)
         "c.signature || ' ' || coalesce(c.exception_type, '') || ' ' || coalesce(c.app_version, "
         "'') || ' ' || coalesce(c.incident_id, '')), lower(?2)) > 0",
         " AND c.kind = ?3", " AND c.signature = ?4", " AND c.app_version = ?5",
-        " AND c.os_version = ?6", " AND c.hardware_model = ?7"};
+        " AND c.os_version = ?6", " AND c.hardware_model = ?7", " AND c.format = ?10"};
     const char *v[] = {f->query, f->kind, f->signature, f->app_version, f->os_version,
-                       f->hardware_model};
-    for (int i = 0; i < 6; i++)
+                       f->hardware_model, f->format};
+    for (int i = 0; i < 7; i++)
         if (v[i] && *v[i])
             dynbuf_add(q, conds[i], strlen(conds[i]));
 }
@@ -1531,6 +1532,8 @@ static void bind_filter(sqlite3_stmt *st, const store_crash_filter *f)
     for (int i = 0; i < 6; i++)
         if (v[i] && *v[i])
             sqlite3_bind_text(st, 2 + i, v[i], -1, SQLITE_STATIC);
+    if (f->format && *f->format)
+        sqlite3_bind_text(st, 10, f->format, -1, SQLITE_STATIC);
 }
 
 static symd_status sq_list_crashes(store_db *s, const store_crash_filter *f, int64_t before_id,
@@ -1582,6 +1585,8 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
 {
     *n = 0;
     int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2; /* no counters per format: the crashes themselves */
     bool query = f->query && *f->query, kind = f->kind && *f->kind,
          sig = f->signature && *f->signature;
     const char *sql;

@@ -226,9 +226,9 @@ symd_status store_prune_crashes(store *s, int64_t before_ms, int64_t max_crashes
 /* What a crash listing keeps; NULL (or "") fields do not filter. query
  * matches process, bundle id, signature, exception, version or incident id
  * (substring, any case; for groups: signature or process); the others are
- * exact. */
+ * exact (format: the report's source format, "ips", "kscrash", ...). */
 typedef struct {
-    const char *query, *kind, *signature, *app_version, *os_version, *hardware_model;
+    const char *query, *kind, *signature, *app_version, *os_version, *hardware_model, *format;
 } store_crash_filter;
 
 /* Newest first; before_id > 0 continues. *more when another page follows. */
@@ -245,7 +245,7 @@ typedef struct {
  * what it shows, however many crashes are stored; with an app version, OS
  * version or device filter, from that dimension's counters (count then
  * says how many of the group's crashes have that value); with several of
- * them, from the matching crashes themselves. */
+ * them or a format, from the matching crashes themselves. */
 symd_status store_crash_groups(store *s, const store_crash_filter *f, size_t limit,
                                store_crash_group *out, size_t *n, symd_err *err);
 void store_crash_group_free(store_crash_group *g);

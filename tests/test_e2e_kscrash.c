@@ -151,6 +151,40 @@ TEST(e2e_kscrash_shared_files_store_read_render)
     }
     fclose(mf);
     CHECK(files == 10 && stored == files, "%d of %d stored", stored, files);
+
+    /* ?format= keeps them, and only them, in the listing and the groups */
+    int status;
+    json_t *l = request("GET", "/v1/crashes?format=kscrash&limit=1000", NULL, 0, &status, NULL);
+    json_t *rows = json_object_get(l, "crashes");
+    size_t listed = json_array_size(rows), other = 0;
+    for (size_t i = 0; i < listed; i++)
+        other += strcmp(sget(json_array_get(rows, i), "format"), "kscrash") != 0;
+    CHECK(status == 200 && listed >= (size_t)stored && other == 0,
+          "?format=kscrash: %d, %zu rows, %zu of another format", status, listed, other);
+    json_decref(l);
+    json_t *gr = request("GET", "/v1/crashes/groups?format=kscrash&limit=1000", NULL, 0,
+                         &status, NULL);
+    json_int_t counted = 0;
+    for (size_t i = 0; i < json_array_size(json_object_get(gr, "groups")); i++)
+        counted += json_integer_value(
+            json_object_get(json_array_get(json_object_get(gr, "groups"), i), "count"));
+    CHECK(status == 200 && counted == (json_int_t)listed,
+          "groups ?format=kscrash: %d, count %lld of %zu", status, (long long)counted, listed);
+    json_decref(gr);
+    l = request("GET", "/v1/crashes?format=ips&limit=1000", NULL, 0, &status, NULL);
+    rows = json_object_get(l, "crashes");
+    other = 0;
+    for (size_t i = 0; i < json_array_size(rows); i++)
+        other += strcmp(sget(json_array_get(rows, i), "format"), "ips") != 0;
+    CHECK(status == 200 && other == 0, "?format=ips: %d, %zu of another format", status, other);
+    json_decref(l);
+    l = request("GET", "/v1/crashes?format=minidump", NULL, 0, &status, NULL);
+    const char *msg = json_string_value(
+        json_object_get(json_object_get(l, "error"), "message"));
+    CHECK(status == 400 && msg && strstr(msg, "unknown format 'minidump'") &&
+              strstr(msg, "kscrash"),
+          "?format=minidump: %d %s", status, msg ? msg : "");
+    json_decref(l);
     printf("    kscrash e2e: %d/%d stored, %ld/%ld frames as the manifest\n", stored, files,
            got_frames, want_frames);
 }

@@ -444,6 +444,33 @@ TEST(store_crash_kinds_migrate_from_version_2)
     for (size_t i = 0; i < n; i++)
         store_crash_group_free(&g[i]);
 
+    /* ?format=: the hang and old crash 2 are .ips; groups then come from
+     * the crashes themselves */
+    f = (store_crash_filter){.format = "ips"};
+    CHECK(store_list_crashes(s, &f, 0, 8, rows, &n, &more, &err) == SYMD_OK && n == 2 &&
+              rows[0].id == 3 && rows[1].id == 2 && strcmp(rows[0].format, "ips") == 0 &&
+              strcmp(rows[1].format, "ips") == 0,
+          "?format=ips: %zu rows", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+    f = (store_crash_filter){.format = "crash", .query = "old"};
+    CHECK(store_list_crashes(s, &f, 0, 8, rows, &n, &more, &err) == SYMD_OK && n == 1 &&
+              rows[0].id == 1,
+          "?format=crash&query=old: %zu rows", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_free(&rows[i]);
+    f = (store_crash_filter){.format = "ips", .query = "old_sig"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 1 &&
+              strcmp(g[0].kind, "hang") == 0 && g[0].count == 1 && g[0].example_id == 3,
+          "groups ?format=ips: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
+    f = (store_crash_filter){.format = "kscrash"};
+    CHECK(store_crash_groups(s, &f, 8, g, &n, &err) == SYMD_OK && n == 0,
+          "groups ?format=kscrash: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_crash_group_free(&g[i]);
+
     /* a re-read refiles an old row: its counters move with it */
     CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, &err) == SYMD_OK, "update: %s",
           err.msg);

@@ -245,6 +245,8 @@ document.getElementById('tokens-open').addEventListener('click', () => {
 
 /* The kinds a stored report can have (the answers' "kind"); listings and
  * groups take ?kind=NAME. Class names are built only from this list. */
+/* The source formats of reports (the listings' ?format=). */
+const FORMATS = ['crash', 'ips', 'kscrash', 'plcrash', 'metrickit', 'asc'];
 const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment', 'launch'];
 const KIND_LABEL = {
   crash: 'Crash', hang: 'Hang', resource: 'Resource report', jetsam: 'Jetsam event',
@@ -388,7 +390,8 @@ const DIMS = [
 
 /* The filters of the crash views, from the address. */
 function filtersOf(params) {
-  const f = {query: params.get('query') || '', kind: KINDS.includes(params.get('kind')) ? params.get('kind') : ''};
+  const f = {query: params.get('query') || '', kind: KINDS.includes(params.get('kind')) ? params.get('kind') : '',
+    format: FORMATS.includes(params.get('format')) ? params.get('format') : ''};
   for (const [k] of DIMS) f[k] = params.get(k) || '';
   return f;
 }
@@ -400,23 +403,27 @@ function groupHref(g, dims) {
   return '#/group' + qs(Object.assign({kind: g.kind || 'crash', signature: g.signature || ''}, dims || {}));
 }
 
-/* The filter form: search, kind, app version, OS version, device. Kind
- * applies at once, the rest on submit. */
+/* The filter form: search, kind, format, app version, OS version, device.
+ * Kind and format apply at once, the rest on submit. */
 function filterForm(f, onApply) {
   const search = el('input', {id: 'crash-search', type: 'search', value: f.query, testid: 'crash-search',
     placeholder: 'signature, process, bundle id, exception…'});
   const kind = el('select', {id: 'kind-filter', testid: 'kind-filter'},
     el('option', {value: ''}, 'all kinds'), KINDS.map((k) => el('option', {value: k}, k)));
   kind.value = f.kind;
+  const format = el('select', {id: 'format-filter', testid: 'format-filter'},
+    el('option', {value: ''}, 'all formats'), FORMATS.map((k) => el('option', {value: k}, k)));
+  format.value = f.format;
   const dims = DIMS.map(([k]) => el('input', {id: 'filter-' + k, type: 'text', value: f[k], testid: 'filter-' + k,
     list: 'values-' + k, placeholder: 'any', autocomplete: 'off', spellcheck: 'false'}));
   const lists = DIMS.map(([k]) => el('datalist', {id: 'values-' + k}));
   const field = (id, label, input, cls) => el('div', {class: 'field' + (cls ? ' ' + cls : '')}, el('label', {for: id}, label), input);
-  const read = () => Object.assign({query: search.value.trim(), kind: kind.value},
+  const read = () => Object.assign({query: search.value.trim(), kind: kind.value, format: format.value},
     Object.fromEntries(DIMS.map(([k], i) => [k, dims[i].value.trim()])));
-  const clear = () => { search.value = ''; kind.value = ''; for (const d of dims) d.value = ''; onApply(read()); };
+  const clear = () => { search.value = ''; kind.value = ''; format.value = ''; for (const d of dims) d.value = ''; onApply(read()); };
   const form = el('form', {class: 'filters', role: 'search', testid: 'crash-filters'},
     field('crash-search', 'Search', search, 'wide'), field('kind-filter', 'Kind', kind),
+    field('format-filter', 'Format', format),
     DIMS.map(([k, label], i) => field('filter-' + k, label, dims[i])),
     el('div', {class: 'field buttons'},
       el('button', {type: 'submit', testid: 'crash-search-submit'}, 'Search'),
@@ -424,6 +431,7 @@ function filterForm(f, onApply) {
     lists);
   form.addEventListener('submit', (ev) => { ev.preventDefault(); onApply(read()); });
   kind.addEventListener('change', () => onApply(read()));
+  format.addEventListener('change', () => onApply(read()));
   return {form, lists};
 }
 
@@ -454,7 +462,7 @@ function crashTable(testid, rows, withSignature) {
   const t = table(testid, head, rows.map((c) => el('tr', {testid: 'crash-row', 'data-id': c.id, 'data-kind': c.kind || '',
     class: c.needs_upload ? 'needs' : null},
   el('td', null, el('a', {href: '#/crashes/' + c.id, testid: 'crash-link'}, '#' + c.id)),
-  el('td', null, kindBadge(c.kind)),
+  el('td', null, kindBadge(c.kind), el('div', {class: 'sub', testid: 'crash-format'}, c.format || '')),
   el('td', {class: 'nowrap'}, fmtTime(c.created_at)),
   el('td', null, el('div', null, c.process || ''), el('div', {class: 'sub', testid: 'crash-app_version'}, c.app_version || '')),
   el('td', {class: 'os'}, el('div', {testid: 'crash-os_version'}, c.os_version || ''), el('div', {class: 'sub', testid: 'crash-hardware_model'}, c.hardware_model || '')),
@@ -491,8 +499,8 @@ async function viewCrashes(params) {
   async function load() {
     const my = ++gen;
     for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.testid === 'tab-' + tab));
-    note.textContent = hasDims(f)
-      ? 'The charts count every app version, OS version and device; the list counts the reports these filters keep.' : '';
+    note.textContent = hasDims(f) || f.format
+      ? 'The charts count every app version, OS version, device and format; the list counts the reports these filters keep.' : '';
     status.info('Loading…');
     try {
       await Promise.all([
@@ -508,14 +516,14 @@ async function viewCrashes(params) {
   }
 
   function emptyText() {
-    if (!f.query && !hasDims(f)) {
+    if (!f.query && !f.format && !hasDims(f)) {
       return f.kind ? `No reports of kind ${f.kind}.` : 'No crashes yet. POST a .crash, .ips, sample or spindump report to /v1/crashes.';
     }
     return 'No reports match these filters.';
   }
 
   async function loadGroups(my) {
-    const data = await api('/v1/crashes/groups' + qs(Object.assign({query: f.query, kind: f.kind}, dimsOf(f),
+    const data = await api('/v1/crashes/groups' + qs(Object.assign({query: f.query, kind: f.kind, format: f.format}, dimsOf(f),
       {limit: 200, trend: TREND_DAYS})));
     if (my !== gen) return;
     put(list, data.groups.length ? table('groups', ['Kind', 'Signature', 'Reports', 'Last 30 days', 'Last seen', 'App version', 'Process'],
@@ -531,7 +539,7 @@ async function viewCrashes(params) {
   }
 
   async function loadReports(my, cursor, rows) {
-    const data = await api('/v1/crashes' + qs(Object.assign({query: f.query, kind: f.kind}, dimsOf(f), {limit: limit || 50, cursor})));
+    const data = await api('/v1/crashes' + qs(Object.assign({query: f.query, kind: f.kind, format: f.format}, dimsOf(f), {limit: limit || 50, cursor})));
     if (my !== gen) return;
     rows = (rows || []).concat(data.crashes);
     const more = data.next_cursor ? el('button', {type: 'button', class: 'more', testid: 'reports-more', onclick: async () => {

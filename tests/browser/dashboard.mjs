@@ -856,6 +856,26 @@ try {
     await shot('crashes-kinds');
   });
 
+  await check('format filter: ?format= in the address, only reports of that format, each row saying its format', async () => {
+    const api = (await http('GET', '/v1/crashes?format=ips&limit=50')).json.crashes;
+    assert(api.length > 0 && api.every((c) => c.format === 'ips'), `API .ips reports: ${JSON.stringify(api.map((c) => c.format))}`);
+    await open('#/crashes?format=ips&tab=reports');
+    eq(await page.inputValue(testid('format-filter')), 'ips', 'filter from the address');
+    await page.waitForSelector('tr[data-testid="crash-row"]');
+    const rows = () => page.$$eval('tr[data-testid="crash-row"]', (rs) => rs.map((r) => [r.dataset.id, r.querySelector('[data-testid="crash-format"]').textContent]));
+    eq(await rows(), api.map((c) => [String(c.id), 'ips']), 'report rows of format ips');
+    await page.selectOption(testid('format-filter'), 'crash');
+    await page.waitForFunction(() => {
+      const rs = document.querySelectorAll('tr[data-testid="crash-row"]');
+      return rs.length && Array.from(rs).every((r) => r.querySelector('[data-testid="crash-format"]').textContent === 'crash');
+    });
+    assert(/[?&]format=crash(&|$)/.test(page.url()), `address ${page.url()}`);
+    const groups = (await http('GET', '/v1/crashes/groups?format=crash')).json.groups;
+    await page.click(testid('tab-groups'));
+    await page.waitForFunction((n) => document.querySelectorAll('tr[data-testid="group-row"]').length === n, groups.length);
+    eq(await page.$$eval('tr[data-testid="group-row"]', (rs) => rs.map((r) => r.dataset.signature)), groups.map((g) => g.signature || ''), 'groups of format crash');
+  });
+
   // Twin reports of other versions, OS versions and devices (the .crash's
   // header lines, the .ips's fields), all in the twin's group.
   const V = {v1: '7.1 (71)', v2: '7.2 (72)', os1: 'iPhone OS 16.1 (20B82)', os2: 'iPhone OS 17.0 (21A329)', m1: 'iPhone15,3', m2: 'iPad13,1'};
