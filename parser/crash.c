@@ -724,6 +724,100 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
     return crash_parse_text(p, q, (size_t)(e - q), skipped + 1);
 }
 
+#define KS_ARRAY_MAX_PARTS 4096 /* reports in one KSCrash array */
+
+/* A JSON array of KSCrash reports, as KSCrash's standard sink posts a batch:
+ * the first character past blanks is '[' and the bytes name KSCrash's keys.
+ * Only a hint: kscrash_array_parse decides. */
+static bool looks_like_kscrash_array(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+        i++;
+    return i < n && s[i] == '[' && memmem(s, n, "\"report\"", 8) &&
+           (memmem(s, n, "\"crash\"", 7) || memmem(s, n, "\"binary_images\"", 15) ||
+            memmem(s, n, "\"system\"", 8));
+}
+
+/* The KSCrash reports of a JSON array s[0..n): part k is the array's k-th
+ * element of KSCrash's shape (its warnings' paths are the element's own);
+ * elements of another shape are skipped with a warning on part 0. want as
+ * crash_parse_metrickit's: SIZE_MAX for every part, else that part alone.
+ * SYMD_E_NOT_CRASH_REPORT when no element is a KSCrash report. */
+static symd_status kscrash_array_parse(const char *s, size_t n, size_t want, crash_report **out,
+                                       size_t *nout, symd_err *err)
+{
+    *out = NULL;
+    *nout = 0;
+    json_error_t je;
+    json_t *root = jsonbig_loadb(s, n, 0, &je);
+    if (!root)
+        return strstr(je.text, "depth")
+                   ? symd_fail(err, SYMD_E_TOO_LARGE,
+                               "line %d: the JSON nests deeper than %d levels", je.line,
+                               JSON_PARSER_MAX_DEPTH)
+                   : symd_fail(err, SYMD_E_NOT_CRASH_REPORT,
+                               "a JSON array of KSCrash reports that is no JSON (line %d "
+                               "column %d: %s)",
+                               je.line, je.column, je.text);
+    size_t total = json_array_size(root), parts = 0;
+    for (size_t i = 0; i < total; i++)
+        parts += crash_looks_like_kscrash(json_array_get(root, i));
+    symd_status st = SYMD_OK;
+    if (!json_is_array(root) || !parts)
+        st = symd_fail(err, SYMD_E_NOT_CRASH_REPORT,
+                       "a JSON array with no KSCrash report in it (an object with report.id "
+                       "and report.version, and crash, binary_images or system)");
+    else if (parts > KS_ARRAY_MAX_PARTS)
+        st = symd_fail(err, SYMD_E_TOO_LARGE, "more than %d KSCrash reports in one array (%zu)",
+                       KS_ARRAY_MAX_PARTS, parts);
+    else if (want != SIZE_MAX && want >= parts)
+        st = symd_fail(err, SYMD_E_NOT_FOUND, "the array holds %zu KSCrash reports, no part %zu",
+                       parts, want);
+    size_t cnt = want == SIZE_MAX ? parts : 1, k = 0, frames = 0;
+    crash_report *rs = st ? NULL : calloc(cnt, sizeof *rs);
+    if (!st && !rs)
+        st = symd_fail(err, SYMD_E_NOMEM, "out of memory reading the KSCrash reports");
+    size_t done = 0;
+    for (size_t i = 0; !st && i < total && done < cnt; i++) {
+        json_t *e = json_array_get(root, i);
+        if (!crash_looks_like_kscrash(e))
+            continue;
+        size_t part = k++;
+        if (want != SIZE_MAX && part != want)
+            continue;
+        crash_report *r = &rs[done++];
+        r->crashed_thread = -1;
+        cp p = {.r = r, .err = err, .in = s, .in_len = n};
+        st = crash_parse_kscrash(&p, e);
+        free(p.cap_frames);
+        r->part = part;
+        r->nparts = parts;
+        frames += r->total_frames;
+        if (!st && frames > 4u * CRASH_MAX_FRAMES)
+            st = symd_fail(err, SYMD_E_TOO_LARGE, "more than %u frames over the array's reports",
+                           4u * CRASH_MAX_FRAMES);
+    }
+    /* what is no KSCrash report is said once, on the first report */
+    for (size_t i = 0; !st && rs[0].part == 0 && i < total; i++) {
+        json_t *e = json_array_get(root, i);
+        if (crash_looks_like_kscrash(e))
+            continue;
+        cp p = {.r = &rs[0], .err = err, .in = s, .in_len = n, .cap_warnings = rs[0].nwarnings};
+        char at[32];
+        snprintf(at, sizeof at, "[%zu]", i);
+        st = cp_warn(&p, at, "this element of the array is no KSCrash report: not read");
+    }
+    json_decref(root);
+    if (st) {
+        crash_reports_free(rs, done);
+        return st;
+    }
+    *out = rs;
+    *nout = cnt;
+    return SYMD_OK;
+}
+
 symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -733,10 +827,13 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
         symd_err_clear(&local);
         err = &local;
     }
-    if (buf && crash_looks_like_metrickit((const char *)buf, len)) {
+    bool mk = buf && crash_looks_like_metrickit((const char *)buf, len);
+    if (mk || (buf && looks_like_kscrash_array((const char *)buf, len))) {
         crash_report *one = NULL;
         size_t n = 0;
-        symd_status st = crash_parse_metrickit((const char *)buf, len, 0, &one, &n, err);
+        symd_status st =
+            mk ? crash_parse_metrickit((const char *)buf, len, 0, &one, &n, err)
+               : kscrash_array_parse((const char *)buf, len, 0, &one, &n, err);
         if (st)
             return st;
         *r = one[0];
@@ -745,9 +842,9 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
             cp p = {.r = r, .err = err, .in = (const char *)buf, .in_len = len,
                     .cap_warnings = r->nwarnings};
             st = cp_warn(&p, "body",
-                         "the input holds %zu diagnostics: this is the first alone "
+                         "the input holds %zu %s: this is the first alone "
                          "(crash_parse_all reads every one)",
-                         r->nparts);
+                         r->nparts, mk ? "diagnostics" : "KSCrash reports");
             if (st)
                 crash_report_free(r);
         }
@@ -775,6 +872,8 @@ symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, 
     }
     if (buf && crash_looks_like_metrickit((const char *)buf, len))
         return crash_parse_metrickit((const char *)buf, len, SIZE_MAX, out, n, err);
+    if (buf && looks_like_kscrash_array((const char *)buf, len))
+        return kscrash_array_parse((const char *)buf, len, SIZE_MAX, out, n, err);
     crash_report *r = calloc(1, sizeof *r);
     if (!r)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory reading the crash report");
@@ -799,10 +898,12 @@ symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_
     }
     memset(out, 0, sizeof *out);
     out->crashed_thread = -1;
-    if (buf && crash_looks_like_metrickit((const char *)buf, len)) {
+    bool mk = buf && crash_looks_like_metrickit((const char *)buf, len);
+    if (mk || (buf && looks_like_kscrash_array((const char *)buf, len))) {
         crash_report *one = NULL;
         size_t n = 0;
-        symd_status st = crash_parse_metrickit((const char *)buf, len, part, &one, &n, err);
+        symd_status st = mk ? crash_parse_metrickit((const char *)buf, len, part, &one, &n, err)
+                            : kscrash_array_parse((const char *)buf, len, part, &one, &n, err);
         if (st)
             return st;
         *out = one[0];

@@ -422,3 +422,74 @@ TEST(e2e_kscrash_exception_and_recrash_twin)
     json_decref(c);
     json_decref(k);
 }
+
+/* A JSON array of KSCrash reports (what KSCrash's standard sink posts): one
+ * stored report per element of KSCrash's shape, each as the same report
+ * posted alone, read back by its part; an element of another shape is said
+ * in a warning; an array holding no KSCrash report is refused (415). */
+TEST(e2e_kscrash_array_of_reports)
+{
+    size_t la, lb;
+    uint8_t *a = read_fixture("fixtures/crashes/bigapp-twin.kscrash.json", &la);
+    uint8_t *b = read_fixture("fixtures/crashes/bigapp-twin-exc.kscrash.json", &lb);
+    char *body = a && b ? malloc(la + lb + 64) : NULL;
+    CHECK(body, "fixtures");
+    if (!body) {
+        free(a);
+        free(b);
+        return;
+    }
+    size_t n = 0;
+    body[n++] = '[';
+    memcpy(body + n, a, la);
+    n += la;
+    static const char mid[] = ",\n {\"note\": \"not a report\"},\n";
+    memcpy(body + n, mid, sizeof mid - 1);
+    n += sizeof mid - 1;
+    memcpy(body + n, b, lb);
+    n += lb;
+    body[n++] = ']';
+    int status;
+    json_t *alone[2] = {request("POST", "/v1/crashes?store=false", a, la, &status, NULL),
+                        request("POST", "/v1/crashes?store=false", b, lb, &status, NULL)};
+    json_t *j = request("POST", "/v1/crashes", body, n, &status, NULL);
+    json_t *reps = json_object_get(j, "reports");
+    CHECK(status == 201 && json_array_size(reps) == 2, "the array: %d, %zu reports", status,
+          json_array_size(reps));
+    for (size_t i = 0; i < json_array_size(reps) && i < 2; i++) {
+        json_t *r = json_array_get(reps, i);
+        CHECK(!strcmp(sget(r, "format"), "kscrash") &&
+                  !strcmp(sget(r, "signature"), sget(alone[i], "signature")) &&
+                  report_frames(r) == report_frames(alone[i]) && report_frames(r) > 0,
+              "report %zu: %s, %zu frames as posted alone (%zu)", i, sget(r, "signature"),
+              report_frames(r), report_frames(alone[i]));
+        json_t *w = json_object_get(r, "warnings");
+        bool said = false;
+        for (size_t k = 0; k < json_array_size(w); k++)
+            said |= !strcmp(sget(json_array_get(w, k), "where"), "[1]") &&
+                    strstr(sget(json_array_get(w, k), "message"), "no KSCrash report");
+        CHECK(said == (i == 0), "report %zu: the element of another shape said on the first",
+              i);
+        /* read back by its part */
+        char url[96];
+        snprintf(url, sizeof url, "/v1/crashes/%lld",
+                 (long long)json_integer_value(json_object_get(r, "id")));
+        json_t *g = request("GET", url, NULL, 0, &status, NULL);
+        char *x = json_dumps(json_object_get(r, "threads"), JSON_COMPACT | JSON_SORT_KEYS);
+        char *y = json_dumps(json_object_get(g, "threads"), JSON_COMPACT | JSON_SORT_KEYS);
+        CHECK(status == 200 && x && y && !strcmp(x, y), "report %zu: read back the same", i);
+        free(x);
+        free(y);
+        json_decref(g);
+    }
+    json_decref(j);
+    json_decref(alone[0]);
+    json_decref(alone[1]);
+    static const char none[] = "[{\"report\": {\"id\": \"x\"}, \"crash\": {}}, []]";
+    j = request("POST", "/v1/crashes", none, sizeof none - 1, &status, NULL);
+    CHECK(status == 415, "an array with no KSCrash report: %d", status);
+    json_decref(j);
+    free(body);
+    free(a);
+    free(b);
+}
