@@ -38,8 +38,44 @@ typedef struct {
     size_t *key_nlevels;    /* per distinct lookup: its levels (inlined ones, the outer one) */
     crash_level *own;       /* levels of frames that say the report's words */
     long *frame_key;        /* per report frame: its distinct lookup, -1 when not looked up */
+    size_t *frame_lv0;      /* per report frame: its first level of its lookup's levels */
+    size_t *frame_nlv;      /* per report frame: how many of them it shows (share_inlined) */
     bool *frame_report;     /* per report frame: its outer level is the report's own text */
 } arena_t;
+
+/* An .ips run of "inline": true frames just before the frame at their
+ * address names the inlined calls the lookup of that frame answers as its
+ * inner levels. When that lookup names the frame, its levels are shared out
+ * innermost first: one to each inline frame, the rest to the frame itself,
+ * so no call is told twice; inline frames beyond our levels keep the
+ * report's words. Reads and sets frame_key, frame_lv0 and frame_nlv. */
+static void share_inlined(arena_t *a, const crash_report *r)
+{
+    size_t k = 0;
+    for (size_t t = 0; t < r->nthreads; k += r->threads[t++].nframes) {
+        const crash_thread *th = &r->threads[t];
+        for (size_t g = 1; g < th->nframes; g++) {
+            long key = a->frame_key[k + g];
+            if (th->frames[g].inlined || key < 0)
+                continue;
+            size_t base = a->key_level[key], n = a->key_nlevels[key];
+            if (n < 2 || !a->levels[base + n - 1].symbol)
+                continue;
+            size_t f = g;
+            while (f > 0 && th->frames[f - 1].inlined && a->frame_key[k + f - 1] < 0 &&
+                   th->frames[f - 1].address == th->frames[g].address)
+                f--;
+            size_t use = g - f < n - 1 ? g - f : n - 1;
+            for (size_t i = 0; i < use; i++) {
+                a->frame_key[k + f + i] = key;
+                a->frame_lv0[k + f + i] = base + i;
+                a->frame_nlv[k + f + i] = 1;
+            }
+            a->frame_lv0[k + g] = base + use;
+            a->frame_nlv[k + g] = n - use;
+        }
+    }
+}
 
 void crash_symbolication_free(crash_symbolication *s)
 {
@@ -52,6 +88,8 @@ void crash_symbolication_free(crash_symbolication *s)
         free(a->key_nlevels);
         free(a->own);
         free(a->frame_key);
+        free(a->frame_lv0);
+        free(a->frame_nlv);
         free(a->frame_report);
         free(a);
     }
@@ -667,12 +705,14 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     dd.mask = cap - 1;
     a->frame_key = malloc((nfr ? nfr : 1) * sizeof *a->frame_key);
     a->frame_report = calloc(nfr ? nfr : 1, sizeof *a->frame_report);
+    a->frame_lv0 = calloc(nfr ? nfr : 1, sizeof *a->frame_lv0);
+    a->frame_nlv = calloc(nfr ? nfr : 1, sizeof *a->frame_nlv);
     out->frames = calloc(nfr ? nfr : 1, sizeof *out->frames);
     out->image_found = calloc(nimg ? nimg : 1, sizeof(bool));
     out->image_status = calloc(nimg ? nimg : 1, sizeof *out->image_status);
     out->image_debug_info = calloc(nimg ? nimg : 1, sizeof(bool));
     if (!ii || !first || !req_to_img || !req->images || !req->threads || !dd.slot ||
-        !a->frame_key || !a->frame_report || !out->frames || !out->image_found ||
+        !a->frame_key || !a->frame_report || !a->frame_lv0 || !a->frame_nlv || !out->frames || !out->image_found ||
         !out->image_status || !out->image_debug_info || placer_init(&pl, r) != 0) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
         goto done;
@@ -765,6 +805,12 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
         a->key_level[d] = a->res.frame_first[d];
         a->key_nlevels[d] = a->res.frame_count[d];
     }
+    for (size_t f = 0; f < nfr; f++) {
+        long key = a->frame_key[f];
+        a->frame_lv0[f] = key >= 0 ? a->key_level[key] : 0;
+        a->frame_nlv[f] = key >= 0 ? a->key_nlevels[key] : 0;
+    }
+    share_inlined(a, r);
 
     /* Per report frame: its lookup's levels, or the report's own words when
      * we could not name it. Those get levels of their own (counted first). */
@@ -784,9 +830,7 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
             for (size_t f = 0; f < th->nframes; f++, k++) {
                 const crash_frame *cf = &th->frames[f];
                 crash_symframe *sf = &out->frames[k];
-                long key = a->frame_key[k];
-                size_t base = key >= 0 ? a->key_level[key] : 0;
-                size_t n = key >= 0 ? a->key_nlevels[key] : 0;
+                size_t base = a->frame_lv0[k], n = a->frame_nlv[k];
                 const sym_level *outer = n ? &a->res.levels[base + n - 1] : NULL;
                 sf->status = status_of(outer);
                 const char *img = outer ? outer->image : NULL;
@@ -1252,8 +1296,8 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                 else
                     JW_LIT(&w, ",\"inlined\":false");
                 const sym_level *o =
-                    key >= 0 && a->key_nlevels[key]
-                        ? &a->res.levels[a->key_level[key] + a->key_nlevels[key] - 1]
+                    key >= 0 && a->frame_nlv[k]
+                        ? &a->res.levels[a->frame_lv0[k] + a->frame_nlv[k] - 1]
                         : NULL;
                 /* the answer's UUID when it gave one (found by address) */
                 if (o && o->uuid) {
@@ -1266,8 +1310,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
             }
             for (size_t l = 0; l < sf->nlevels; l++) {
                 const sym_level *o =
-                    key >= 0 && l < a->key_nlevels[key] ? &a->res.levels[a->key_level[key] + l]
-                                                        : NULL;
+                    key >= 0 && l < a->frame_nlv[k] ? &a->res.levels[a->frame_lv0[k] + l] : NULL;
                 if (l)
                     JW_LIT(&w, ",");
                 write_level(&w, r, th, f, o, sf, report, l + 1 == sf->nlevels);

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "../ingest/ingest.h"
 #include "../parser/crash.h"
 #include "../server/crashsym.h"
 #include "../store/store.h"
@@ -299,6 +300,145 @@ TEST(fidelity_ips_inline_frames_real)
     free(txt);
     crash_report_free(&r);
     free(buf);
+}
+
+/* The objects of thread t of an answer whose address is addr. */
+static size_t objects_at(json_t *doc, size_t t, const char *addr, json_t **out, size_t max)
+{
+    json_t *fr = json_object_get(json_array_get(json_object_get(doc, "threads"), t), "frames");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(fr); i++) {
+        const char *a = json_string_value(json_object_get(json_array_get(fr, i), "address"));
+        if (a && !strcmp(a, addr) && n < max)
+            out[n++] = json_array_get(fr, i);
+    }
+    return n;
+}
+
+/* bigapp-twin.ips with its dSYM uploaded, and a variant that names, as
+ * Apple's devices do, the inlined call (mix) of frames 1 and 2 in "inline":
+ * true frames of their own before them: the variant's answer tells each
+ * call once (the inline frame gets the lookup's inlined level, the frame
+ * itself its outer one), as many level objects as the plain twin's, and the
+ * text says mix once per address, marked [inlined]. */
+TEST(fidelity_ips_inline_frames_with_the_dsym_uploaded)
+{
+    char db[1024];
+    snprintf(db, sizeof db, "%s/fidelity-inline-dsym.db", test_tmpdir());
+    store *st = NULL;
+    symd_err err;
+    symd_err_clear(&err);
+    CHECK(store_open(db, 1, 1 << 20, &st, &err) == SYMD_OK, "store: %s", err.msg);
+    if (!st)
+        return;
+    static const char *const uploads[] = {
+        "fixtures/bin/bigapp-arm64", "fixtures/bin/libfix-arm64.dylib",
+        "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        uint8_t *buf = read_fixture(uploads[i], &len);
+        ingest_batch b;
+        ingest_batch_init(&b);
+        store_put_result res[4];
+        store_image stored[4];
+        CHECK(buf && ingest_add_file(&b, buf, len, uploads[i], &err) == SYMD_OK &&
+                  ingest_commit(st, &b, res, stored, &err) == SYMD_OK,
+              "upload %s: %s", uploads[i], err.msg);
+        ingest_batch_free(&b);
+        free(buf);
+    }
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/crashes/bigapp-twin.ips", &len);
+    const char *nl = buf ? memchr(buf, '\n', len) : NULL;
+    json_error_t je;
+    json_t *body = nl ? json_loadb(nl + 1, len - (size_t)(nl + 1 - (const char *)buf), 0, &je)
+                      : NULL;
+    json_t *frames =
+        json_object_get(json_array_get(json_object_get(body, "threads"), 0), "frames");
+    CHECK(json_array_size(frames) == 5, "the twin's thread 0");
+    if (json_array_size(frames) != 5) {
+        json_decref(body);
+        free(buf);
+        store_close(st);
+        return;
+    }
+    /* the answers of the plain twin and of the variant */
+    json_t *ans[2] = {NULL, NULL};
+    char *text[2] = {NULL, NULL};
+    for (int v = 0; v < 2; v++) {
+        if (v == 1)
+            for (size_t f = 3; f-- > 1;) { /* before frames 2 and 1 */
+                json_t *o = json_array_get(frames, f);
+                json_t *inl = json_pack("{s:O, s:O, s:s, s:i, s:s, s:i, s:b}", "imageOffset",
+                                        json_object_get(o, "imageOffset"), "imageIndex",
+                                        json_object_get(o, "imageIndex"), "symbol", "mix",
+                                        "symbolLocation", 0, "sourceFile", "app.c",
+                                        "sourceLine", 14, "inline", 1);
+                json_array_insert_new(frames, f, inl);
+            }
+        char *b = json_dumps(body, JSON_COMPACT);
+        dynbuf in;
+        dynbuf_init(&in, 16u << 20);
+        dynbuf_add(&in, buf, (size_t)(nl + 1 - (const char *)buf));
+        dynbuf_add(&in, b, strlen(b));
+        free(b);
+        crash_report r;
+        crash_symbolication s;
+        if (parse(v ? "inline variant" : "plain twin", in.data, in.len, &r)) {
+            if (crash_symbolicate(st, &r, false, &s, &err) == SYMD_OK) {
+                dynbuf out;
+                dynbuf_init(&out, 64u << 20);
+                if (crash_write_json(&r, &s, -1, &out, &err) == SYMD_OK)
+                    ans[v] = json_loadb((const char *)out.data, out.len, 0, &je);
+                dynbuf_free(&out);
+                dynbuf_init(&out, 64u << 20);
+                if (crash_render_text(&r, &s, NULL, 0, &out, &err) == SYMD_OK &&
+                    dynbuf_add(&out, "", 1))
+                    text[v] = (char *)out.data;
+                else
+                    dynbuf_free(&out);
+                crash_symbolication_free(&s);
+            }
+            crash_report_free(&r);
+        }
+        dynbuf_free(&in);
+    }
+    CHECK(ans[0] && ans[1] && text[0] && text[1], "both answered");
+    json_t *t0[2] = {json_object_get(json_array_get(json_object_get(ans[0], "threads"), 0),
+                                     "frames"),
+                     json_object_get(json_array_get(json_object_get(ans[1], "threads"), 0),
+                                     "frames")};
+    CHECK(json_array_size(t0[0]) == json_array_size(t0[1]) && json_array_size(t0[0]) == 7,
+          "level objects of thread 0: plain %zu, variant %zu (7: each call once)",
+          json_array_size(t0[0]), json_array_size(t0[1]));
+    static const char *const outer[] = {"static_square", "static_accumulate"};
+    for (int k = 0; k < 2 && ans[0] && ans[1]; k++) {
+        const char *addr = json_string_value(json_object_get(json_array_get(t0[0], 1 + 2 * k),
+                                                             "address"));
+        json_t *o[4];
+        size_t n = addr ? objects_at(ans[1], 0, addr, o, 4) : 0;
+        CHECK(n == 2 && !strcmp(json_string_value(json_object_get(o[0], "symbol")), "mix") &&
+                  json_is_true(json_object_get(o[0], "inlined")) &&
+                  json_integer_value(json_object_get(o[0], "frame")) == 1 + 2 * k &&
+                  json_integer_value(json_object_get(o[0], "line")) == 14 &&
+                  !strcmp(json_string_value(json_object_get(o[1], "symbol")), outer[k]) &&
+                  !json_is_true(json_object_get(o[1], "inlined")) &&
+                  json_integer_value(json_object_get(o[1], "frame")) == 2 + 2 * k,
+              "%s: %zu objects, mix in the inline frame, %s in its own", addr ? addr : "?", n,
+              outer[k]);
+    }
+    size_t mixes = 0;
+    for (const char *p = text[1]; p && (p = strstr(p, " mix")); p++)
+        mixes += strncmp(strchr(p, '\n') ? strchr(p, '\n') - 10 : p, " [inlined]", 10) == 0;
+    CHECK(mixes == 2, "the text names mix %zu times marked [inlined] (2):\n%.2000s", mixes,
+          text[1] ? text[1] : "");
+    for (int v = 0; v < 2; v++) {
+        json_decref(ans[v]);
+        free(text[v]);
+    }
+    json_decref(body);
+    free(buf);
+    store_close(st);
 }
 
 /* ---- the .ips text rendering holds Apple's header fields ---------------------- */

@@ -68,6 +68,44 @@ TEST(meter_takes_from_the_pool_in_steps_and_gives_back_at_end)
     CHECK(atomic_load(&pool.held) == 0, "empty");
 }
 
+/* Two requests growing at once past the pool: the first the pool refuses
+ * takes the overdraft and may go on within a grant of its own up to the
+ * max; the other is refused at its next step; once the first ends, the
+ * overdraft is free for the next. */
+TEST(meter_overdraft_lets_one_of_the_growing_requests_finish)
+{
+    mem_pool pool = {.max = 8 << 20};
+    mem_meter a, b;
+    mem_meter_begin(&b, &pool, UINT64_MAX);
+    b.floor = 0;
+    mem_meter_begin(&a, &pool, UINT64_MAX);
+    a.floor = 0;
+    void *a1 = mem_malloc(3 << 20); /* a is current */
+    mem_meter_swap(&b);
+    void *b1 = mem_malloc(3 << 20);
+    mem_meter_swap(&a);
+    CHECK(a1 && b1 && atomic_load(&pool.held) <= 8u << 20, "3 + 3 MiB of 8");
+    void *a2 = mem_malloc(3 << 20);
+    CHECK(a2 && a.trip == MEM_TRIP_NONE && atomic_load(&pool.overdraft) == &a,
+          "a goes past the pool's max with the overdraft: held %llu",
+          (unsigned long long)atomic_load(&pool.held));
+    mem_meter_swap(&b);
+    void *b2 = mem_malloc(1 << 20);
+    CHECK(!b2 && b.trip == MEM_TRIP_POOL, "b is refused at its next step");
+    mem_free(b1);
+    mem_meter_end(&b);
+    CHECK(atomic_load(&pool.overdraft) == &a, "b's end leaves a's overdraft");
+    mem_meter_swap(&a);
+    void *a3 = mem_malloc(3 << 20);
+    CHECK(!a3 && a.trip == MEM_TRIP_POOL, "a's own grant stays within the max");
+    mem_free(a1);
+    mem_free(a2);
+    mem_meter_end(&a);
+    CHECK(atomic_load(&pool.overdraft) == NULL && atomic_load(&pool.held) == 0,
+          "a's end frees the overdraft and its grant: held %llu",
+          (unsigned long long)atomic_load(&pool.held));
+}
+
 TEST(meter_limit_widens_for_inflated_input_and_saturates)
 {
     CHECK(mem_request_limit(10, 4, 64) == 94, "4 x 10 + 64, less the body itself");

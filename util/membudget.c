@@ -54,6 +54,9 @@ void mem_meter_end(mem_meter *m)
 {
     if (tl_meter == m)
         tl_meter = NULL;
+    const void *mine = m;
+    if (m->pool)
+        atomic_compare_exchange_strong(&m->pool->overdraft, &mine, NULL);
     if (m->pool && m->granted)
         mem_pool_give(m->pool, m->granted);
     m->granted = 0;
@@ -97,6 +100,24 @@ void mem_meter_widen(mem_meter *m, uint64_t n)
         m->limit = UINT64_MAX;
 }
 
+/* Requests that grow at once (large answers) would otherwise all be
+ * refused together as the pool fills, none finishing. So the first meter
+ * the pool refuses while no other holds the overdraft takes it: until it
+ * ends it may take past the pool's max, as long as its own grant stays
+ * within the max (what it could have had alone). The others are refused at
+ * their next step and give back what they held. True when m holds the
+ * overdraft and took want. */
+static bool overdraw(mem_meter *m, uint64_t want)
+{
+    const void *none = NULL;
+    if (atomic_load(&m->pool->overdraft) != m &&
+        !atomic_compare_exchange_strong(&m->pool->overdraft, &none, m))
+        return false;
+    if (m->granted + want < m->granted || m->granted + want > m->pool->max)
+        return false;
+    return mem_pool_take(m->pool, want, UINT64_MAX);
+}
+
 /* Counts n more bytes in m; false (nothing counted, the trip recorded)
  * when they pass m's limit or the pool has no room for them. */
 static bool charge(mem_meter *m, uint64_t n)
@@ -113,7 +134,8 @@ static bool charge(mem_meter *m, uint64_t n)
         uint64_t want = used - m->granted;
         want = (want + GRANT_STEP - 1) / GRANT_STEP * GRANT_STEP;
         if (!mem_pool_take(m->pool, want,
-                           m->granted + want <= m->floor ? UINT64_MAX : m->pool->max)) {
+                           m->granted + want <= m->floor ? UINT64_MAX : m->pool->max) &&
+            !overdraw(m, want)) {
             if (!m->trip) {
                 m->trip = MEM_TRIP_POOL;
                 m->trip_want = n;

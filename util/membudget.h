@@ -28,6 +28,8 @@
 typedef struct {
     _Atomic uint64_t held;
     uint64_t max;
+    /* The meter that may pass max (see charge in membudget.c), or NULL. */
+    _Atomic(const void *) overdraft;
 } mem_pool;
 
 typedef enum {
