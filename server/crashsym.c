@@ -1273,6 +1273,8 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
             jw_u64(&w, th->count);
         else
             JW_LIT(&w, "null");
+        /* a spindump's "<truncated backtrace>": the walk was cut on the device */
+        jw_raw(&w, th->truncated ? ",\"truncated\":true" : ",\"truncated\":false");
         JW_LIT(&w, ",\"frames\":[");
         bool ff = true;
         for (size_t f = 0; f < th->nframes && w.ok; f++, k++) {

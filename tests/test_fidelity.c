@@ -89,6 +89,31 @@ static char *render_sym(const crash_report *r, const char *what)
     return txt;
 }
 
+/* The JSON answer as the server gives it, against an empty store. */
+static json_t *answer_json(const crash_report *r, const char *what)
+{
+    char db[1024];
+    snprintf(db, sizeof db, "%s/fidelity-answer-%s.db", test_tmpdir(), what);
+    store *st = NULL;
+    symd_err err;
+    symd_err_clear(&err);
+    if (store_open(db, 1, 1 << 20, &st, &err) != SYMD_OK)
+        return NULL;
+    crash_symbolication s;
+    json_t *doc = NULL;
+    if (crash_symbolicate(st, r, false, &s, &err) == SYMD_OK) {
+        dynbuf out;
+        dynbuf_init(&out, 64u << 20);
+        json_error_t je;
+        if (crash_write_json(r, &s, -1, &out, &err) == SYMD_OK)
+            doc = json_loadb((const char *)out.data, out.len, 0, &je);
+        dynbuf_free(&out);
+        crash_symbolication_free(&s);
+    }
+    store_close(st);
+    return doc;
+}
+
 /* ---- Kextstat and truncated backtraces ------------------------------------- */
 
 TEST(fidelity_spindump_kextstat_table_is_images)
@@ -133,6 +158,12 @@ TEST(fidelity_spindump_kextstat_table_is_images)
     /* the truncated backtrace */
     CHECK(r.threads[1].truncated && !r.threads[0].truncated, "truncated mark");
     CHECK(has_warning(&r, "line 33", "<truncated backtrace>"), "truncated warning");
+    json_t *doc = answer_json(&r, "kextstat");
+    json_t *th = json_object_get(doc, "threads");
+    CHECK(json_is_true(json_object_get(json_array_get(th, 1), "truncated")) &&
+              json_is_false(json_object_get(json_array_get(th, 0), "truncated")),
+          "the answer's threads say truncated");
+    json_decref(doc);
     /* the table is kept as written in the rendering */
     char *txt = render(&r, buf, len);
     CHECK(txt && strlen(txt) == len && memcmp(txt, buf, len) == 0, "renders as written");

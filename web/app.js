@@ -902,7 +902,9 @@ function threadHeading(t) {
   return el('h2', null, h, t.name && !says(t.name) ? ': ' + t.name : '', t.queue && !says(t.queue) ? ' (queue ' + t.queue + ')' : '',
     isInt(t.count) ? el('span', {class: 'dim', testid: 'thread-count'}, ' ' + plural(t.count, 'sample')) : null,
     title && t.crashed ? el('span', {class: 'tag warn'}, 'crashed') : null,
-    tag ? el('span', {class: 'tag role role-' + t.role, title: tag[1]}, tag[0]) : null);
+    tag ? el('span', {class: 'tag role role-' + t.role, title: tag[1]}, tag[0]) : null,
+    t.truncated === true ? el('span', {class: 'tag warn', testid: 'thread-truncated',
+      title: 'The device cut this stack walk (<truncated backtrace>): outer frames are missing'}, 'truncated') : null);
 }
 
 /* One thread: a collapsible section, built when first opened. */
