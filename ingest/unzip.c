@@ -12,8 +12,10 @@
 
 unzip_limits unzip_default_limits(void)
 {
-    unzip_limits l = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
-                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO};
+    unzip_limits l = {.max_members = UNZIP_DEFAULT_MAX_MEMBERS,
+                      .max_total = UNZIP_DEFAULT_MAX_TOTAL,
+                      .max_member = UNZIP_DEFAULT_MAX_MEMBER,
+                      .max_ratio = UNZIP_DEFAULT_MAX_RATIO};
     return l;
 }
 
@@ -236,6 +238,8 @@ symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
                               NAME_IN_MSG, name, (int)zs.comp_method);
             break;
         }
+        if (lim->on_member)
+            lim->on_member(ctx, name);
         /* The tighter of the member cap and what the archive budget leaves. */
         uint64_t left = max_total - used;
         bool total_binds = left < lim->max_member;

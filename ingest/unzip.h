@@ -26,6 +26,9 @@ typedef struct {
     uint64_t max_member;  /* bytes inflated for one member */
     uint64_t max_ratio;   /* inflated bytes over all members per archive byte
                              (at least UNZIP_RATIO_FLOOR); 0: no ratio limit */
+    /* When set, told each file member's name before it is inflated (with
+     * unzip_each's ctx), so a caller can say which one a failure stopped at. */
+    void (*on_member)(void *ctx, const char *name);
 } unzip_limits;
 
 /* The defaults above. */

@@ -316,6 +316,8 @@ typedef struct {
     size_t stored;
     symd_status st;             /* a failure of ours (store, memory): stops the walk */
     symd_err *err;
+    char member[512];           /* the log being read, and its part */
+    size_t part;
 } zip_walk;
 
 /* The HTTP status a single POST of a refused report would get. */
@@ -339,6 +341,14 @@ static bool is_report_name(const char *name)
         return false; /* ._AppleDouble, __MACOSX */
     return (n > 6 && !strcasecmp(base + n - 6, ".crash")) ||
            (n > 4 && !strcasecmp(base + n - 4, ".ips"));
+}
+
+/* unzip's notice of the next member: the one a memory trip stops at. */
+static void zip_member_next(void *ctx, const char *name)
+{
+    zip_walk *z = ctx;
+    snprintf(z->member, sizeof z->member, "%s", name);
+    z->part = 0;
 }
 
 static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, size_t len,
@@ -377,6 +387,7 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
     }
     for (size_t i = 0; i < n && !z->st; i++) {
         crash_report *r = &all[i];
+        z->part = r->part;
         crash_symbolication sym;
         if ((z->st = crash_symbolicate(z->srv->st, r, false, &sym, z->err)) != SYMD_OK)
             break;
@@ -430,12 +441,41 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
     jw_init(&ref, &fb);
     jw_init(&skip, &sb);
     symd_err err = {0};
-    zip_walk z = {srv, keep, &rep, &ref, &skip, true, true, true, 0, SYMD_OK, &err};
+    zip_walk z = {.srv = srv, .keep = keep, .rep = &rep, .ref = &ref, .skip = &skip,
+                  .rfirst = true, .ffirst = true, .sfirst = true, .st = SYMD_OK, .err = &err};
     unzip_limits lim = srv->cfg->unzip; /* the --max-unzipped* limits of uploads */
+    lim.on_member = zip_member_next;
     symd_status st = unzip_each(rs->body.data, rs->body.len, &lim, zip_member, &z, &err);
     enum MHD_Result ret;
     enum MHD_Result over;
-    if (reply_if_over_budget(c, &over)) {
+    mem_meter *m = mem_meter_current(), *was = m;
+    if (m && m->trip && z.stored) {
+        /* Memory ran short partway: what was stored stays and is listed;
+         * the log it ran short on and those after it are a refusal, so a
+         * client resends exactly those. Written outside the meter. */
+        mem_meter_swap(NULL);
+        bool pool = m->trip == MEM_TRIP_POOL;
+        if (!z.ffirst)
+            JW_LIT(&ref, ",");
+        z.ffirst = false;
+        JW_LIT(&ref, "{\"member\":");
+        jw_str(&ref, z.member);
+        JW_LIT(&ref, ",\"status\":");
+        jw_u64(&ref, pool ? 503 : 413);
+        JW_LIT(&ref, ",\"error\":");
+        jw_str(&ref, pool ? "busy" : "too_large");
+        JW_LIT(&ref, ",\"message\":");
+        char msg[640];
+        snprintf(msg, sizeof msg,
+                 "memory ran short reading this log (%s, from its part %zu): it and the "
+                 "members after it were not read; the reports listed were stored",
+                 pool ? "the server's memory budget is in use" : "past this request's budget",
+                 z.part);
+        jw_str(&ref, msg);
+        JW_LIT(&ref, "}");
+        st = SYMD_OK;
+    }
+    if (m && m->trip && !z.stored && reply_if_over_budget(c, &over)) {
         ret = over;
     } else if (st != SYMD_OK) {
         ret = st == SYMD_E_CORRUPT ? reply_error(c, 422, "malformed_zip", "%s", err.msg)
@@ -465,6 +505,7 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
     dynbuf_free(&rb);
     dynbuf_free(&fb);
     dynbuf_free(&sb);
+    mem_meter_swap(was);
     return ret;
 }
 

@@ -362,3 +362,118 @@ TEST(e2e_zip_zz_shutdown_is_clean)
     zport();
     CHECK(lazy_stop(&zsrv), "exit status 0 after SIGTERM");
 }
+
+/* ---- a zip of logs that runs out of memory partway ---- */
+
+#include <zip.h>
+
+static const char *const tight_flags[] = {"--request-mem-factor", "1", "--request-mem-mb", "1",
+                                          NULL};
+static lazy_server tsrv = {"e2e-zip-tight.db", tight_flags, {0}, false};
+
+__attribute__((destructor)) static void stop_tight_server(void)
+{
+    lazy_stop(&tsrv);
+}
+
+/* A zip (deflated) of n members (names[i], data[i], lens[i]) in that order;
+ * NULL on a libzip failure. */
+static uint8_t *zip_of(size_t n, const char *const *names, const uint8_t *const *data,
+                       const size_t *lens, size_t *out_len)
+{
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
+    zip_t *z = src ? zip_open_from_source(src, ZIP_TRUNCATE, &ze) : NULL;
+    if (!z) {
+        if (src)
+            zip_source_free(src);
+        return NULL;
+    }
+    zip_source_keep(src);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        zip_source_t *m = zip_source_buffer(z, data[i], lens[i], 0);
+        ok = m && zip_file_add(z, names[i], m, ZIP_FL_OVERWRITE) >= 0;
+        if (!ok && m)
+            zip_source_free(m);
+    }
+    uint8_t *buf = NULL;
+    if (ok && zip_close(z) == 0) {
+        zip_stat_t st;
+        if (zip_source_stat(src, &st) == 0 && zip_source_open(src) == 0) {
+            buf = malloc(st.size ? st.size : 1);
+            if (buf && zip_source_read(src, buf, st.size) != (zip_int64_t)st.size) {
+                free(buf);
+                buf = NULL;
+            }
+            *out_len = st.size;
+            zip_source_close(src);
+        }
+    } else {
+        zip_discard(z);
+    }
+    zip_source_free(src);
+    return buf;
+}
+
+/* An .xccrashpoint-like zip whose first log reads in the request's memory
+ * budget and whose second (an .ips whose body is 4 MiB of empty thread
+ * lists) does not: the first is stored and listed, the second refused 413
+ * in the same 201 answer, saying it and the rest were not read; nothing
+ * else is stored. */
+TEST(e2e_zip_logs_past_the_memory_budget_partway)
+{
+    size_t clen;
+    uint8_t *crash = read_fixture("fixtures/crashes/bigapp-twin.crash", &clen);
+    CHECK(crash, "the .crash twin");
+    if (!crash)
+        return;
+    static const char head[] =
+        "{\"app_name\":\"bigapp\",\"bug_type\":\"309\",\"os_version\":\"iPhone OS 15.3 (19D50)\"}\n"
+        "{\"threads\":[";
+    size_t cap = sizeof head + (4u << 20) + 8, n = 0;
+    uint8_t *ips = malloc(cap);
+    CHECK(ips, "memory");
+    if (!ips) {
+        free(crash);
+        return;
+    }
+    memcpy(ips, head, sizeof head - 1);
+    n = sizeof head - 1;
+    while (n + 4 < cap - 4) {
+        memcpy(ips + n, "[],", 3);
+        n += 3;
+    }
+    memcpy(ips + n, "[]]}\n", 5);
+    n += 5;
+    const char *const names[] = {"Big.xccrashpoint/Logs/1.crash", "Big.xccrashpoint/Logs/2.ips",
+                                 "Big.xccrashpoint/Logs/3.crash"};
+    const uint8_t *const data[] = {crash, ips, crash};
+    const size_t lens[] = {clen, n, clen};
+    size_t zlen = 0;
+    uint8_t *zip = zip_of(3, names, data, lens, &zlen);
+    CHECK(zip, "building the zip");
+    int port = lazy_port(&tsrv), status;
+    if (zip && port > 0) {
+        long long before = db_query_int(tsrv.proc.db, "SELECT count(*) FROM crashes");
+        json_t *j = http_json(port, "POST", "/v1/crashes", NULL, zip, zlen, &status, NULL);
+        json_t *reps = json_object_get(j, "reports"), *ref = json_object_get(j, "refused");
+        json_t *r0 = json_array_get(ref, 0);
+        const char *msg = json_string_value(json_object_get(r0, "message"));
+        CHECK(status == 201 && json_array_size(reps) == 1 && json_array_size(ref) == 1 &&
+                  !strcmp(json_string_value(json_object_get(r0, "member")), names[1]) &&
+                  json_integer_value(json_object_get(r0, "status")) == 413 && msg &&
+                  strstr(msg, "members after it were not read"),
+              "a zip past the budget at its 2nd log: %d, %zu reports, %zu refused: %s", status,
+              json_array_size(reps), json_array_size(ref), msg ? msg : "");
+        json_int_t id = json_integer_value(
+            json_object_get(json_object_get(json_array_get(reps, 0), "answer"), "id"));
+        CHECK(db_query_int(tsrv.proc.db, "SELECT count(*) FROM crashes") == before + 1 && id > 0,
+              "only the listed report is stored (id %lld)", (long long)id);
+        json_decref(j);
+    }
+    free(zip);
+    free(ips);
+    free(crash);
+}

@@ -11,7 +11,7 @@
 #include "test.h"
 
 static const unzip_limits defaults = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
-                                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO};
+                                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO, NULL};
 
 typedef struct {
     char name[32][160];
@@ -199,7 +199,7 @@ TEST(unzip_member_paths_are_only_names)
  * held a file keeps exactly that file. */
 TEST(unzip_hostile_archives_leave_the_batch_alone)
 {
-    const unzip_limits small = {100, 4000000, 4000000, 0};
+    const unzip_limits small = {100, 4000000, 4000000, 0, NULL};
     static const struct {
         const char *zip;
         bool small_limits;
@@ -275,11 +275,11 @@ TEST(unzip_limits_are_exact)
         unzip_limits lim;
         symd_status want;
     } cases[] = {
-        {{entries, total, biggest, 0}, SYMD_OK},
-        {{entries - 1, total, biggest, 0}, SYMD_E_TOO_LARGE},
-        {{entries, total - 1, biggest, 0}, SYMD_E_TOO_LARGE},
-        {{entries, total, biggest - 1, 0}, SYMD_E_TOO_LARGE},
-        {{entries, 0, 0, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest, 0, NULL}, SYMD_OK},
+        {{entries - 1, total, biggest, 0, NULL}, SYMD_E_TOO_LARGE},
+        {{entries, total - 1, biggest, 0, NULL}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest - 1, 0, NULL}, SYMD_E_TOO_LARGE},
+        {{entries, 0, 0, 0, NULL}, SYMD_E_TOO_LARGE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         member_list m = {0};
@@ -294,7 +294,7 @@ TEST(unzip_limits_are_exact)
     ingest_batch b;
     ingest_batch_init(&b);
     ingest_upload_info info;
-    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1, 0};
+    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1, 0, NULL};
     symd_err_clear(&err);
     CHECK(upload_zip(&b, "liar-small.zip", &lim, &info, &err) == SYMD_E_TOO_LARGE &&
               strstr(err.msg, "member"),
@@ -335,7 +335,7 @@ TEST(unzip_truncations_and_flips)
     uint8_t *buf = read_fixture("fixtures/zip/dsym-nested.zip", &len);
     if (!buf)
         return;
-    const unzip_limits lim = {100, 1 << 20, 1 << 20, 0};
+    const unzip_limits lim = {100, 1 << 20, 1 << 20, 0, NULL};
     size_t runs = 0, bad = 0;
     for (size_t cut = 0; cut < len; cut += 61) {
         ingest_batch b;
