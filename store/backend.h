@@ -86,7 +86,7 @@ typedef struct {
     const char *cols[18];
     const char *key;
 } store_table_def;
-#define STORE_NTABLES 9
+#define STORE_NTABLES 11
 extern const store_table_def store_tables[STORE_NTABLES];
 /* "SELECT cols FROM t ORDER BY key", or "INSERT INTO t(cols) VALUES
  * (P1, P2..)" with param ('$' for PostgreSQL, '?' for SQLite) as P, of

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "schema.h"
 #include "../util/dynbuf.h"
 
 /* Images one refs upsert statement counts at most (more go in several). */
@@ -72,165 +73,6 @@ struct store_db {
 static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
 {
     return symd_fail(err, SYMD_E_DB, "%s: %s", what, db ? sqlite3_errmsg(db) : "?");
-}
-
-/* ---- schema ------------------------------------------------------------- */
-
-/* Migration i brings user_version from i to i + 1. Append only. */
-static const char *const migrations[] = {
-    "CREATE TABLE images("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16),"
-    "  arch TEXT NOT NULL,"
-    "  name TEXT NOT NULL,"
-    "  kind TEXT NOT NULL,"
-    "  text_vmaddr INTEGER NOT NULL,"
-    "  text_size INTEGER NOT NULL,"
-    "  symbols INTEGER NOT NULL,"
-    "  functions INTEGER NOT NULL,"
-    "  debug_info INTEGER NOT NULL DEFAULT 0,"
-    "  created_at INTEGER NOT NULL,"
-    "  updated_at INTEGER NOT NULL,"
-    "  UNIQUE(uuid, arch));"
-    "CREATE TABLE image_data("
-    "  image_id INTEGER NOT NULL REFERENCES images(id) ON DELETE CASCADE,"
-    "  kind TEXT NOT NULL,"
-    "  data BLOB NOT NULL,"
-    "  PRIMARY KEY(image_id, kind));",
-    /* 2: stored crash reports and the images they reference. */
-    "CREATE TABLE crashes("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    "  created_at INTEGER NOT NULL,"
-    "  format TEXT NOT NULL,"
-    "  process TEXT, bundle_id TEXT, app_version TEXT, os_version TEXT,"
-    "  hardware_model TEXT, incident_id TEXT, exception_type TEXT,"
-    "  signature TEXT NOT NULL,"
-    "  original BLOB NOT NULL,"
-    "  result TEXT NOT NULL,"
-    "  result_at INTEGER NOT NULL);"
-    "CREATE INDEX crashes_signature ON crashes(signature);"
-    "CREATE TABLE crash_images("
-    "  crash_id INTEGER NOT NULL REFERENCES crashes(id) ON DELETE CASCADE,"
-    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16),"
-    "  arch TEXT NOT NULL,"
-    "  name TEXT NOT NULL,"
-    "  PRIMARY KEY(crash_id, uuid, arch));"
-    "CREATE INDEX crash_images_uuid ON crash_images(uuid);",
-    /* 3: what a report is about (crash_kind_name) and its .ips bug_type;
-     * rows stored before are crashes without a bug_type. */
-    "ALTER TABLE crashes ADD COLUMN kind TEXT NOT NULL DEFAULT 'crash';"
-    "ALTER TABLE crashes ADD COLUMN bug_type INTEGER;"
-    "CREATE INDEX crashes_kind_signature ON crashes(kind, signature);",
-    /* 4: originals stored compressed (codec; old rows stay raw, codec 0) in
-     * a table of their own, so crash rows stay small (listings and scans
-     * read no report bytes); the stored result dropped (every read
-     * symbolicates again); the app image a crash needs; the images it needs
-     * as a list of crash_image_refs ids (",3,17,": no row per image, which
-     * would cost a page per image per stored crash); and the counters
-     * listings read instead of scanning crashes: groups, their days, each
-     * kind's days, each group's versions, OS versions and devices (dim 0,
-     * 1, 2), and the images crashes need with the newest crash needing
-     * each. Every counter is built from the crashes there are. */
-    "CREATE TABLE crashes4("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    "  created_at INTEGER NOT NULL,"
-    "  kind TEXT NOT NULL, bug_type INTEGER, format TEXT NOT NULL,"
-    "  process TEXT, bundle_id TEXT, app_version TEXT, os_version TEXT,"
-    "  hardware_model TEXT, incident_id TEXT, exception_type TEXT,"
-    "  signature TEXT NOT NULL,"
-    "  app_uuid BLOB CHECK(app_uuid IS NULL OR length(app_uuid) = 16),"
-    "  app_arch TEXT, app_name TEXT, refs TEXT NOT NULL DEFAULT ',');"
-    "CREATE TABLE crash_originals(id INTEGER PRIMARY KEY,"
-    "  codec INTEGER NOT NULL, original_len INTEGER NOT NULL, original BLOB NOT NULL);"
-    "INSERT INTO crashes4(id, created_at, kind, bug_type, format, process, bundle_id,"
-    "  app_version, os_version, hardware_model, incident_id, exception_type, signature)"
-    "  SELECT id, created_at, kind, bug_type, format, process, bundle_id, app_version,"
-    "  os_version, hardware_model, incident_id, exception_type, signature FROM crashes;"
-    "INSERT INTO crash_originals SELECT id, 0, length(original), original FROM crashes;"
-    "CREATE TABLE crash_image_refs("
-    "  id INTEGER PRIMARY KEY,"
-    "  uuid BLOB NOT NULL CHECK(length(uuid) = 16), arch TEXT NOT NULL, name TEXT NOT NULL,"
-    "  crashes INTEGER NOT NULL, last_crash_id INTEGER NOT NULL,"
-    "  UNIQUE(uuid, arch));"
-    "INSERT INTO crash_image_refs(uuid, arch, name, crashes, last_crash_id)"
-    "  SELECT uuid, arch, max(name), count(DISTINCT crash_id), max(crash_id) FROM crash_images"
-    "  GROUP BY uuid, arch;"
-    "UPDATE crashes4 SET refs = ',' || (SELECT group_concat(id, ',') FROM (SELECT DISTINCT"
-    "  r.id FROM crash_images ci JOIN crash_image_refs r ON r.uuid = ci.uuid AND"
-    "  r.arch = ci.arch WHERE ci.crash_id = crashes4.id ORDER BY r.id)) || ','"
-    "  WHERE EXISTS (SELECT 1 FROM crash_images ci WHERE ci.crash_id = crashes4.id);"
-    "DROP TABLE crash_images;"
-    "DROP TABLE crashes;"
-    "ALTER TABLE crashes4 RENAME TO crashes;"
-    "CREATE INDEX crashes_group ON crashes(kind, signature, id);"
-    "CREATE TABLE crash_groups("
-    "  kind TEXT NOT NULL, signature TEXT NOT NULL, count INTEGER NOT NULL,"
-    "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, example_id INTEGER NOT NULL,"
-    "  app_version TEXT, process TEXT,"
-    "  PRIMARY KEY(kind, signature)) WITHOUT ROWID;"
-    "INSERT INTO crash_groups SELECT kind, signature, count(*), min(created_at),"
-    "  max(created_at), max(id), NULL, NULL FROM crashes GROUP BY kind, signature;"
-    "UPDATE crash_groups SET"
-    "  app_version = (SELECT x.app_version FROM crashes x WHERE x.id = example_id),"
-    "  process = (SELECT x.process FROM crashes x WHERE x.id = example_id);"
-    "CREATE INDEX crash_groups_top ON crash_groups(count DESC, last_seen DESC);"
-    "CREATE INDEX crash_groups_kind_top ON crash_groups(kind, count DESC, last_seen DESC);"
-    "CREATE TABLE crash_group_days(kind TEXT NOT NULL, signature TEXT NOT NULL,"
-    "  day INTEGER NOT NULL, count INTEGER NOT NULL,"
-    "  PRIMARY KEY(kind, signature, day)) WITHOUT ROWID;"
-    "INSERT INTO crash_group_days SELECT kind, signature, created_at / 86400000, count(*)"
-    "  FROM crashes GROUP BY 1, 2, 3;"
-    "CREATE TABLE crash_days(kind TEXT NOT NULL, day INTEGER NOT NULL,"
-    "  count INTEGER NOT NULL, PRIMARY KEY(kind, day)) WITHOUT ROWID;"
-    "INSERT INTO crash_days SELECT kind, created_at / 86400000, count(*) FROM crashes"
-    "  GROUP BY 1, 2;"
-    "CREATE TABLE crash_group_dims(kind TEXT NOT NULL, signature TEXT NOT NULL,"
-    "  dim INTEGER NOT NULL, value TEXT NOT NULL, count INTEGER NOT NULL,"
-    "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL, example_id INTEGER NOT NULL,"
-    "  PRIMARY KEY(kind, signature, dim, value)) WITHOUT ROWID;"
-    "INSERT INTO crash_group_dims"
-    "  SELECT kind, signature, 0, app_version, count(*), min(created_at), max(created_at),"
-    "    max(id) FROM crashes WHERE app_version <> '' GROUP BY 1, 2, 4"
-    "  UNION ALL SELECT kind, signature, 1, os_version, count(*), min(created_at),"
-    "    max(created_at), max(id) FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4"
-    "  UNION ALL SELECT kind, signature, 2, hardware_model, count(*), min(created_at),"
-    "    max(created_at), max(id) FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4;"
-    "CREATE INDEX crash_group_dims_value ON crash_group_dims(dim, value, count DESC);",
-    /* 5: a crash is one report of its original (a MetricKit payload's diagnostics
-     * share the payload): which one */
-    "ALTER TABLE crashes ADD COLUMN part INTEGER NOT NULL DEFAULT 0;",
-};
-
-_Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
-               "STORE_SCHEMA_VERSION is the number of migrations");
-
-static symd_status migrate(sqlite3 *db, symd_err *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(err, db, "reading schema version");
-    int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-    sqlite3_finalize(st);
-    int latest = (int)(sizeof migrations / sizeof migrations[0]);
-    if (version > latest)
-        return symd_fail(err, SYMD_E_DB,
-                         "database schema version %d is newer than this symd (%d)",
-                         version, latest);
-    for (int v = version; v < latest; v++) {
-        char pragma[64];
-        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
-        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-            return db_fail(err, db, "starting migration");
-        if (sqlite3_exec(db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-            symd_status r = db_fail(err, db, "migrating schema");
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-            return r;
-        }
-        if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            return db_fail(err, db, "committing migration");
-    }
-    return SYMD_OK;
 }
 
 static symd_status open_conn(const char *path, sqlite3 **out, symd_err *err)
@@ -323,7 +165,7 @@ static symd_status sq_open(const char *path, int pool, store_change_fn on_change
         symd_status st = open_conn(path, &s->conns[i], err);
         s->nconns = i + (st == SYMD_OK);
         if (st == SYMD_OK && i == 0)
-            st = migrate(s->conns[0], err);
+            st = sqlite_schema_migrate(s->conns[0], err);
         if (st != SYMD_OK) {
             sq_close(s);
             return st;

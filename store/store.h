@@ -16,8 +16,9 @@
 /* PRAGMA user_version of a database this symd writes; store_open migrates
  * older ones in place (3: crashes gained kind and bug_type; 4: originals
  * compressed, the stored result dropped, group, day, dimension and
- * needed-image counters). */
-#define STORE_SCHEMA_VERSION 5
+ * needed-image counters; 5: a crash's part of its original; 6: system
+ * symbol sets). Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct store store;
 
@@ -127,7 +128,7 @@ typedef struct {
  * reads both again and compares row counts and checksums of every row, blobs
  * included. tables (STORE_COPY_TABLES of them) say what was copied.
  * SYMD_E_INVALID when the target holds data; SYMD_E_DB on a mismatch. */
-#define STORE_COPY_TABLES 9
+#define STORE_COPY_TABLES 11
 symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
                           symd_err *err);
 
