@@ -272,7 +272,7 @@ TEST(kscrash_detection_is_specific)
         "{\"report\": {\"id\": \"x\", \"version\": \"3\"}}",              /* nothing else */
         "{\"report\": \"x\", \"crash\": {}, \"system\": {}}",
         "{\"crashDiagnostics\": [], \"report\": {}}",
-        "[{\"report\": {\"id\": \"x\", \"version\": \"3\"}, \"crash\": {}}]",
+        "[{\"report\": {\"id\": \"x\"}, \"crash\": {}}, {}]", /* an array of none */
     };
     for (size_t i = 0; i < sizeof not_ks / sizeof *not_ks; i++) {
         crash_report r;
@@ -281,6 +281,17 @@ TEST(kscrash_detection_is_specific)
         if (st == SYMD_OK)
             crash_report_free(&r);
     }
+    /* an array of KSCrash reports (KSCrash's standard sink) is one part each */
+    static const char arr[] = "[{\"report\": {\"id\": \"x\", \"version\": \"3\"}, \"crash\": {}},"
+                              " 7, {\"report\": {\"id\": \"y\", \"version\": \"3\"}, \"system\": {}}]";
+    crash_report *all = NULL;
+    size_t n = 0;
+    symd_err err = {0};
+    CHECK(crash_parse_all((const uint8_t *)arr, sizeof arr - 1, &all, &n, &err) == SYMD_OK &&
+              n == 2 && all[0].format == CRASH_FORMAT_KSCRASH && all[1].part == 1 &&
+              all[1].nparts == 2,
+          "an array of two KSCrash reports and a number: %zu parts (%s)", n, err.msg);
+    crash_reports_free(all, n);
     (void)seen;
 }
 
