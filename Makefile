@@ -28,8 +28,9 @@ LIB_SRC := util/err.c util/membudget.c util/dynbuf.c util/hex.c util/jsonw.c uti
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c parser/crash_kscrash.c parser/crash_plcrash.c parser/crash_metrickit.c util/protowire.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
            server/crashtext.c server/metrics.c server/http.c server/http_framing.c server/acceptor.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/retention.c server/regroup.c \
            swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c
-# The dashboard (web/) and docs/openapi.yaml are compiled into the binary.
-ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico)) \
+# The dashboard (web/, its script modules in web/js/) and docs/openapi.yaml are
+# compiled into the binary.
+ASSET_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg web/*.png web/*.ico web/js/*.js)) \
                $(wildcard docs/openapi.yaml)
 GEN_ASSETS  := $(O)/gen/assets.c
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/assets.o

@@ -4,8 +4,10 @@ symd binary serves them with no files beside it.
 
     python3 scripts/embed.py OUT.c FILE...
 
-Each FILE is embedded under its last path component (web/app.js -> app.js,
-docs/openapi.yaml -> openapi.yaml) with a content type from its extension
+Each FILE is embedded under its path below web/ (web/style.css -> style.css,
+web/js/main.js -> js/main.js; the server answers /assets/NAME and
+/assets/js/NAME), or, outside web/, under its last path component
+(docs/openapi.yaml -> openapi.yaml), with a content type from its extension
 and an ETag from its bytes. Folders and unknown extensions are refused, so a
 stray file in web/ fails the build instead of being served as the wrong
 type.
@@ -40,15 +42,21 @@ def c_bytes(data):
     return "\n".join(out)
 
 
+def asset_name(path):
+    """The name a file is served under (/assets/NAME)."""
+    rel = os.path.normpath(path).replace(os.sep, "/")
+    return rel[len("web/"):] if rel.startswith("web/") else os.path.basename(rel)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: embed.py OUT.c FILE...")
-    out_path, files = sys.argv[1], sorted(set(sys.argv[2:]), key=os.path.basename)
+    out_path, files = sys.argv[1], sorted(set(sys.argv[2:]), key=asset_name)
     entries = []
     for i, path in enumerate(files):
-        name = os.path.basename(path)
+        name = asset_name(path)
         ext = os.path.splitext(name)[1].lower()
-        if name.startswith(".") or os.path.isdir(path):
+        if os.path.basename(name).startswith(".") or os.path.isdir(path):
             continue
         if ext not in TYPES:
             sys.exit("embed.py: %s: no content type for '%s'" % (path, ext))

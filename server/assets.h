@@ -6,7 +6,8 @@
 #include <stddef.h>
 
 typedef struct {
-    const char *name;  /* last path component: "app.js", "openapi.yaml" */
+    const char *name;  /* path below web/ ("style.css", "js/main.js"), else the
+                          last path component ("openapi.yaml") */
     const char *ctype; /* Content-Type */
     const char *etag;  /* quoted, from the bytes */
     const unsigned char *data;

@@ -48,6 +48,7 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_NONE] = {"unmatched", ""},
     [ROUTE_INDEX] = {"/", "GET"},
     [ROUTE_ASSET] = {"/assets/{file}", "GET"},
+    [ROUTE_ASSET_JS] = {"/assets/js/{module}", "GET"},
     [ROUTE_HEALTH] = {"/healthz", "GET"},
     [ROUTE_METRICS] = {"/metrics", "GET"},
     [ROUTE_OPENAPI] = {"/v1/openapi.yaml", "GET"},
@@ -317,6 +318,10 @@ static route route_of(const char *url, char *path_arg, size_t cap)
     }
     if (strcmp(url, "/") == 0)
         return ROUTE_INDEX;
+    if (strncmp(url, "/assets/js/", 11) == 0) {
+        snprintf(path_arg, cap, "%s", url + 11);
+        return ROUTE_ASSET_JS;
+    }
     if (strncmp(url, "/assets/", 8) == 0) {
         snprintf(path_arg, cap, "%s", url + 8);
         return ROUTE_ASSET;
@@ -387,6 +392,7 @@ static role role_of(route r, const char *method)
     case ROUTE_NONE:
     case ROUTE_INDEX:
     case ROUTE_ASSET:
+    case ROUTE_ASSET_JS:
     case ROUTE_HEALTH:
     case ROUTE_METRICS:
     case ROUTE_OPENAPI:
@@ -883,11 +889,13 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
 {
     switch (rs->route) {
     case ROUTE_INDEX:
-        return handle_asset(c, "index.html");
+        return handle_asset(c, NULL, "index.html");
     case ROUTE_ASSET:
-        return handle_asset(c, rs->path_arg);
+        return handle_asset(c, NULL, rs->path_arg);
+    case ROUTE_ASSET_JS:
+        return handle_asset(c, "js", rs->path_arg);
     case ROUTE_OPENAPI:
-        return handle_asset(c, "openapi.yaml");
+        return handle_asset(c, NULL, "openapi.yaml");
     case ROUTE_METRICS:
         return handle_metrics(srv, c);
     case ROUTE_HEALTH:

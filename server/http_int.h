@@ -87,6 +87,7 @@ typedef enum {
     ROUTE_NONE,
     ROUTE_INDEX,
     ROUTE_ASSET,
+    ROUTE_ASSET_JS,
     ROUTE_HEALTH,
     ROUTE_METRICS,
     ROUTE_OPENAPI,
@@ -244,7 +245,7 @@ enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
 
 /* http_ops.c: the embedded files (dashboard, assets, openapi.yaml),
  * /healthz and /metrics */
-enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name);
+enum MHD_Result handle_asset(struct MHD_Connection *c, const char *dir, const char *name);
 enum MHD_Result handle_health(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c);
 

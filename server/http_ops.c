@@ -20,15 +20,22 @@ static const embedded_asset *asset_find(const char *name)
     return NULL;
 }
 
-/* An embedded file, with its ETag (a matching If-None-Match gets 304) and,
- * for HTML, a Content-Security-Policy that allows no inline script: the
- * dashboard renders uploaded names as text, and the policy is the second
- * wall should that ever slip. */
-enum MHD_Result handle_asset(struct MHD_Connection *c, const char *name)
+/* An embedded file, by its name in a folder of web/ (dir "js": the
+ * dashboard's script modules) or at the top (dir NULL), with its ETag (a
+ * matching If-None-Match gets 304) and, for HTML, a Content-Security-Policy
+ * that allows no inline script: the dashboard renders uploaded names as
+ * text, and the policy is the second wall should that ever slip. */
+enum MHD_Result handle_asset(struct MHD_Connection *c, const char *dir, const char *name)
 {
-    const embedded_asset *a = *name && !strchr(name, '/') ? asset_find(name) : NULL;
+    char path[256];
+    const embedded_asset *a = NULL;
+    if (*name && !strchr(name, '/') &&
+        (size_t)snprintf(path, sizeof path, "%s%s%s", dir ? dir : "", dir ? "/" : "", name) <
+            sizeof path)
+        a = asset_find(path);
     if (!a)
-        return reply_error(c, 404, "not_found", "no asset %s", name);
+        return reply_error(c, 404, "not_found", "no asset %s%s%s", dir ? dir : "",
+                           dir ? "/" : "", name);
     const char *inm =
         MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     bool fresh = inm && strstr(inm, a->etag);

@@ -378,10 +378,11 @@ static bool fill_template(const char *tmpl, char *out, size_t cap)
             return false;
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)(end - p - 1), p + 1);
-        const char *v = strcmp(name, "uuid") == 0   ? sample_uuid
-                        : strcmp(name, "id") == 0   ? "999999"
-                        : strcmp(name, "file") == 0 ? "app.js"
-                                                    : NULL;
+        const char *v = strcmp(name, "uuid") == 0     ? sample_uuid
+                        : strcmp(name, "id") == 0     ? "999999"
+                        : strcmp(name, "file") == 0   ? "style.css"
+                        : strcmp(name, "module") == 0 ? "main.js"
+                                                      : NULL;
         CHECK(v, "%s: no sample value for {%s}; add one to fill_template", tmpl, name);
         if (!v)
             return false;
@@ -438,6 +439,7 @@ static const probe extra_probes[] = {
     {"DELETE", "/v1/crashes/{id}", "/v1/crashes/2", NULL, NULL, 404, "not_found"},
     {"DELETE", "/v1/crashes/{id}", "/v1/crashes/x", NULL, NULL, 400, "invalid_request"},
     {"GET", "/assets/{file}", "/assets/no-such-file.js", NULL, NULL, 404, "not_found"},
+    {"GET", "/assets/js/{module}", "/assets/js/no-such-module.js", NULL, NULL, 404, "not_found"},
 };
 
 /* Not a route at all: the 404 of a path no route matched. */
@@ -552,7 +554,9 @@ TEST(openapi_every_operation_is_routed_and_its_answers_documented)
             p.code = "not_found";
         }
         if (strstr(op->path, "{file}"))
-            p.status = 200; /* app.js */
+            p.status = 200; /* style.css */
+        if (strstr(op->path, "{module}"))
+            p.status = 200; /* js/main.js */
         if (strcmp(op->method, "POST") == 0 && strcmp(op->path, "/v1/symbolicate") == 0) {
             p.body = sym_body;
             p.status = 200;

@@ -106,17 +106,21 @@ TEST(ops_dashboard_is_embedded_with_a_strict_policy)
     const char *csp = http_header(&r, "Content-Security-Policy");
     CHECK(csp && strstr(csp, "script-src 'self'") && !strstr(csp, "unsafe-inline"),
           "the page forbids inline script (%s)", csp ? csp : "no policy");
-    CHECK(r.body && strstr(r.body, "/assets/app.js") && strstr(r.body, "/assets/style.css"),
-          "the page loads its script and style from /assets/");
+    CHECK(r.body && strstr(r.body, "<script type=\"module\" src=\"/assets/js/main.js\">") &&
+              strstr(r.body, "/assets/style.css"),
+          "the page loads its script module and style from /assets/");
     CHECK(r.body && !strstr(r.body, "<script>") && !strstr(r.body, "onclick="),
           "no inline script or handler in the page");
     http_resp_free(&r);
 
-    CHECK(http_do(port, "GET", "/assets/app.js", NULL, NULL, 0, &r) && r.status == 200,
-          "app.js is served");
+    CHECK(http_do(port, "GET", "/assets/js/main.js", NULL, NULL, 0, &r) && r.status == 200,
+          "js/main.js is served");
     ct = http_header(&r, "Content-Type");
-    CHECK(ct && strncmp(ct, "text/javascript", 15) == 0, "app.js type %s", ct ? ct : "none");
-    CHECK(r.len > 1000, "app.js has its bytes (%zu)", r.len);
+    CHECK(ct && strncmp(ct, "text/javascript", 15) == 0, "js/main.js type %s", ct ? ct : "none");
+    CHECK(r.len > 500 && r.body && strstr(r.body, "import "), "js/main.js is a module (%zu bytes)",
+          r.len);
+    const char *cc = http_header(&r, "Cache-Control");
+    CHECK(cc && strcmp(cc, "no-cache") == 0, "modules are revalidated (%s)", cc ? cc : "none");
     char etag[128] = "";
     const char *e = http_header(&r, "ETag");
     CHECK(e && e[0] == '"', "assets carry an ETag");
@@ -125,13 +129,30 @@ TEST(ops_dashboard_is_embedded_with_a_strict_policy)
 
     char hdr[200];
     snprintf(hdr, sizeof hdr, "If-None-Match: %s\r\n", etag);
-    CHECK(http_do(port, "GET", "/assets/app.js", hdr, NULL, 0, &r) && r.status == 304 &&
+    CHECK(http_do(port, "GET", "/assets/js/main.js", hdr, NULL, 0, &r) && r.status == 304 &&
               r.len == 0,
           "a matching If-None-Match gets 304 and no body (%d)", r.status);
     http_resp_free(&r);
 
+    /* every module main.js imports is served as JavaScript */
+    static const char *const modules[] = {"api.js", "dom.js", "tokens.js", "view-crash.js",
+                                          "view-missing.js"};
+    for (size_t i = 0; i < sizeof modules / sizeof modules[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/assets/js/%s", modules[i]);
+        CHECK(http_do(port, "GET", path, NULL, NULL, 0, &r) && r.status == 200, "%s is served (%d)",
+              path, r.status);
+        ct = http_header(&r, "Content-Type");
+        CHECK(ct && strncmp(ct, "text/javascript", 15) == 0, "%s type %s", path,
+              ct ? ct : "none");
+        http_resp_free(&r);
+    }
+
     static const char *const absent[] = {"/assets/nope.js", "/assets/", "/assets/../symd.db",
-                                         "/assets/sub/app.js", "/index.html"};
+                                         "/assets/sub/app.js", "/index.html", "/assets/app.js",
+                                         "/assets/main.js", "/assets/js", "/assets/js/",
+                                         "/assets/js/nope.js", "/assets/js/js/main.js",
+                                         "/assets/js/../style.css", "/assets/js/style.css"};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         CHECK(http_do(port, "GET", absent[i], NULL, NULL, 0, &r) && r.status == 404,
               "%s is 404 (%d)", absent[i], r.status);

@@ -5,7 +5,8 @@
  *   upload  POST /v1/images, DELETE /v1/images/{uuid}
  *   report  POST /v1/crashes, POST /v1/symbolicate, DELETE /v1/crashes/{id}
  *   read    every other GET (and HEAD) of /v1/...
- *   open    /, /assets/{file}, /healthz, /metrics, /v1/openapi.yaml
+ *   open    /, /assets/{file}, /assets/js/{module}, /healthz, /metrics,
+ *           /v1/openapi.yaml
  *
  * The routes come from docs/openapi.yaml (every path and method, HEAD
  * beside each GET), so a route added there is probed here too, and one
@@ -67,8 +68,8 @@ static bool routes_ok;
 /* The role the rules give a documented operation; false when none does. */
 static bool role_for(const char *method, const char *tmpl, role_t *out)
 {
-    static const char *const open_paths[] = {"/", "/assets/{file}", "/healthz", "/metrics",
-                                             "/v1/openapi.yaml"};
+    static const char *const open_paths[] = {"/", "/assets/{file}", "/assets/js/{module}",
+                                             "/healthz", "/metrics", "/v1/openapi.yaml"};
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     for (size_t i = 0; i < sizeof open_paths / sizeof open_paths[0]; i++)
         if (strcmp(tmpl, open_paths[i]) == 0) {
@@ -110,8 +111,9 @@ static bool fill(const char *tmpl, char *out, size_t cap)
         size_t nl = (size_t)(end - p - 1);
         const char *v = nl == 4 && strncmp(p + 1, "uuid", 4) == 0 ? "9F0E7C1A-3B5D-4E8F-A2C4-6B8D0E1F3A5C"
                         : nl == 2 && strncmp(p + 1, "id", 2) == 0 ? "987654321"
-                        : nl == 4 && strncmp(p + 1, "file", 4) == 0 ? "app.js"
-                                                                    : NULL;
+                        : nl == 4 && strncmp(p + 1, "file", 4) == 0 ? "style.css"
+                        : nl == 6 && strncmp(p + 1, "module", 6) == 0 ? "main.js"
+                                                                      : NULL;
         CHECK(v, "%s: no sample value for {%.*s}; add one to fill() in tests/test_roles.c", tmpl,
               (int)nl, p + 1);
         if (!v)

@@ -634,7 +634,7 @@ try {
     }));
     eq(dom.imgs, 0, 'img elements in the DOM');
     eq(dom.injected, 0, 'markup elements from data');
-    eq(dom.scripts, [base + '/assets/app.js'], 'scripts in the page');
+    eq(dom.scripts, [base + '/assets/js/main.js'], 'scripts in the page');
     await shot('xss-crash');
     await settled();
     eq(dialogs.slice(seen), [], 'dialogs');
