@@ -1,0 +1,1 @@
+"""What bench.py's sections share: the measuring step, HTTP, Mach-O, wrk."""

@@ -1,0 +1,1 @@
+"""bench.py's sections, each registering its subcommands into the one CLI."""
