@@ -603,13 +603,19 @@ static symd_status sq_symbol_set_open(store_db *s, const store_symbol_set *want,
         r = db_fail(err, db, "starting symbol set transaction");
         goto out;
     }
+    /* Looked up first: an INSERT that finds the set would use up an id. */
     int rc = run_set_sql(db,
+                         "SELECT " SET_COLS " FROM symbol_sets WHERE os_name = ?1 AND "
+                         "os_build = ?3 AND arch = ?4",
+                         want, now, out);
+    *created = rc == SQLITE_DONE;
+    if (*created)
+        rc = run_set_sql(db,
                          "INSERT INTO symbol_sets(os_name, os_version, os_build, arch, model, "
                          "source, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                         "?7) ON CONFLICT(os_name, os_build, arch) DO NOTHING",
+                         "?7)",
                          want, now, NULL);
-    *created = rc == SQLITE_DONE && sqlite3_changes(db) == 1;
-    if (rc == SQLITE_DONE && !*created)
+    else if (rc == SQLITE_ROW)
         rc = run_set_sql(db,
                          "UPDATE symbol_sets SET os_version = CASE WHEN ?2 <> '' THEN ?2 ELSE "
                          "os_version END, model = CASE WHEN ?5 <> '' THEN ?5 ELSE model END, "
