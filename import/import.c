@@ -28,7 +28,7 @@
 #define BATCH_LINKS 4096
 /* Files up to this size are read whole (one read beats several); larger
  * ones only where their symbols are. */
-#define READ_WHOLE (1u << 20)
+#define READ_WHOLE (64u << 10)
 /* An Info.plist is small; a larger one is no Info.plist of Xcode's. */
 #define PLIST_MAX (1u << 20)
 
