@@ -236,7 +236,9 @@ def main():
               f"image, {res['db_bytes_per_image']} bytes of database per image")
         print(f"  {res['summary']}")
         print(json.dumps(res))
-        ok = res["ratio"] >= 0.5
+        # The acceptance is against reading the files from disk: the cold
+        # ratio when it could be measured, else the warm one.
+        ok = res.get("cold_ratio", res["ratio"]) >= 0.5
         return 0 if ok else 1
     finally:
         if not a.keep and not a.dir:
