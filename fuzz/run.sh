@@ -83,6 +83,11 @@ for t in "$@"; do
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_jsonbig.txt -max_len=65536) ;;
+    fuzz_devsupport)
+      cp -n fixtures/bin/*.dylib fixtures/bin/bigapp-fat fixtures/bin/obj32-fat.o "$corpus"/ 2>/dev/null || true
+      cp -n fuzz/seeds/devsupport/* "$corpus"/
+      cp -n fuzz/regress/devsupport-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_devsupport.txt -max_len=131072) ;;
     fuzz_dyld_cache)
       for d in ../shared/dyld-cache /work/shared/dyld-cache; do
         for f in $d/dyld_shared_cache_* $d/dyldcache_read*; do

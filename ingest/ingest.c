@@ -194,6 +194,24 @@ symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
     return st;
 }
 
+symd_status ingest_add_indexed(ingest_batch *b, const store_image *meta, uint8_t *blob,
+                               size_t len, symd_err *err)
+{
+    if (!batch_reserve(b, 1)) {
+        free(blob);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    store_put *p = &b->puts[b->n];
+    memset(p, 0, sizeof *p);
+    p->meta = *meta;
+    p->symidx = blob;
+    p->symidx_len = len;
+    b->blobs[b->n] = blob;
+    b->lines[b->n] = NULL;
+    b->n++;
+    return SYMD_OK;
+}
+
 symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,
                           store_image *stored, symd_err *err)
 {

@@ -33,6 +33,12 @@ void ingest_batch_free(ingest_batch *b);
 symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
                             const char *name_hint, symd_err *err);
 
+/* Adds a slice indexed elsewhere (an image of a dyld shared cache): p's
+ * metadata with blob, its symbol index of len bytes, which the batch takes
+ * (freed with the batch, or at once on error); no line index. SYMD_E_NOMEM. */
+symd_status ingest_add_indexed(ingest_batch *b, const store_image *meta, uint8_t *blob,
+                               size_t len, symd_err *err);
+
 /* What ingest_add_upload found, for messages and replies. */
 typedef struct {
     bool zip;           /* the upload was a zip archive */

@@ -25,8 +25,10 @@
 #define H_UUID 88u
 #define H_IMAGES_TEXT_OFFSET 136u
 #define H_IMAGES_TEXT_COUNT 144u
+#define H_PLATFORM 216u
 #define H_MAPPING_SLIDE_OFFSET 312u
 #define H_MAPPING_SLIDE_COUNT 316u
+#define H_OS_VERSION 364u
 #define H_SUBCACHE_OFFSET 392u
 #define H_SUBCACHE_COUNT 396u
 #define H_SYMBOL_FILE_UUID 400u
@@ -787,6 +789,8 @@ static symd_status open_cache(dyld_cache *c, bool *used, symd_err *err)
     c->header_size = mh.size;
     if (has(&mh, H_UUID, 16))
         memcpy(c->uuid, mf->buf + H_UUID, 16);
+    c->platform = h32(&mh, H_PLATFORM); /* 0 when the header is too short for them */
+    c->os_version = h32(&mh, H_OS_VERSION);
     st = read_mappings(c, 0, &mh, err);
     if (st != SYMD_OK)
         return st;

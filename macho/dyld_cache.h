@@ -69,6 +69,10 @@ typedef struct {
     size_t nfiles;
     char arch[16];        /* from the magic */
     uint8_t uuid[16];     /* of the main cache */
+    uint32_t platform;    /* the header's platform (PLATFORM_* of <mach-o/loader.h>:
+                             1 macOS, 2 iOS, 3 tvOS, 4 watchOS, 11 visionOS...);
+                             0 when the header has no such field */
+    uint32_t os_version;  /* the header's osVersion (0xMMMMmmpp), 0 when absent */
     uint32_t header_size; /* the main header's mappingOffset */
     uint64_t base;        /* address of the main cache's first mapping */
     dyld_cache_mapping *maps; /* of the main cache and its subcaches, by address */

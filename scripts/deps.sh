@@ -18,6 +18,7 @@ need=(
   "/usr/bin/sqlite3 sqlite3"
   "/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a libclang-rt-14-dev"
   "/usr/lib/llvm-14/bin/llvm-symbolizer llvm-14"
+  "/usr/bin/ld64.lld-14 lld-14"
   "/usr/bin/curl curl"
   "/usr/bin/wrk wrk"
   "/usr/bin/python3 python3"

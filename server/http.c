@@ -61,7 +61,11 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_CRASH_GROUP] = {"/v1/crashes/group", "GET"},
     [ROUTE_CRASH_TREND] = {"/v1/crashes/trend", "GET"},
     [ROUTE_MISSING] = {"/v1/missing", "GET"},
+    [ROUTE_SYSTEM_SETS] = {"/v1/system-symbols", "GET, POST"},
+    [ROUTE_SYSTEM_SET] = {"/v1/system-symbols/{id}", "DELETE"},
 };
+
+_Static_assert(ROUTE_COUNT <= METRICS_MAX_ROUTES, "every route needs its metrics (metrics.h)");
 
 const http_route_info *http_routes(size_t *n)
 {
@@ -346,6 +350,12 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_CRASH_TREND;
     if (strcmp(url, "/v1/missing") == 0)
         return ROUTE_MISSING;
+    if (strcmp(url, "/v1/system-symbols") == 0 || strcmp(url, "/v1/system-symbols/") == 0)
+        return ROUTE_SYSTEM_SETS;
+    if (strncmp(url, "/v1/system-symbols/", 19) == 0 && !strchr(url + 19, '/')) {
+        snprintf(path_arg, cap, "%s", url + 19);
+        return ROUTE_SYSTEM_SET;
+    }
     if (strncmp(url, "/v1/crashes/", 12) == 0 && !strchr(url + 12, '/')) {
         snprintf(path_arg, cap, "%s", url + 12);
         return ROUTE_CRASH;
@@ -380,7 +390,7 @@ static bool method_allowed(route r, const char *m, const char **allow)
  * token (none set: open to anyone). */
 typedef enum {
     ROLE_NONE,   /* /healthz, /metrics, the files compiled in (dashboard, API description) */
-    ROLE_UPLOAD, /* CI: POST and DELETE /v1/images */
+    ROLE_UPLOAD, /* CI: POST and DELETE /v1/images and /v1/system-symbols */
     ROLE_REPORT, /* crash pipelines: POST /v1/crashes, /v1/symbolicate, DELETE a crash */
     ROLE_READ,   /* every other GET: crash data, images */
 } role;
@@ -400,6 +410,8 @@ static role role_of(route r, const char *method)
         return ROLE_NONE;
     case ROUTE_IMAGES:
     case ROUTE_IMAGE:
+    case ROUTE_SYSTEM_SETS: /* system libraries are uploaded like the app's */
+    case ROUTE_SYSTEM_SET:
         return get ? ROLE_READ : ROLE_UPLOAD;
     case ROUTE_SYMBOLICATE:
         return ROLE_REPORT;
@@ -685,7 +697,9 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
             return reply_error(c, 401, "unauthorized",
                                "this server needs Authorization: Bearer <%s token>", who);
         rs->is_post = strcmp(method, "POST") == 0;
-        rs->limit = rs->route == ROUTE_IMAGES ? srv->cfg->max_upload : srv->cfg->max_json;
+        rs->limit = rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS
+                        ? srv->cfg->max_upload
+                        : srv->cfg->max_json;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
         uint64_t declared = 0;
@@ -721,7 +735,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         *upload_size = 0;
         uint64_t prev = rs->received;
         rs->received += n;
-        if (rs->route == ROUTE_IMAGES && rs->is_post)
+        if ((rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS) && rs->is_post)
             metrics_upload_bytes(srv->m, n);
         if (rs->received > rs->limit) {
             rs->too_large = true; /* keep reading, discard, answer 413 at the end */
@@ -919,6 +933,10 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
         return handle_crash_trend(srv, c);
     case ROUTE_MISSING:
         return handle_missing(srv, c);
+    case ROUTE_SYSTEM_SETS:
+        return rs->is_post ? handle_system_post(srv, c, rs) : handle_system_list(srv, c);
+    case ROUTE_SYSTEM_SET:
+        return handle_system_set(srv, c, rs);
     default:
         return reply_error(c, 404, "not_found", "no route %s", url);
     }

@@ -100,6 +100,8 @@ typedef enum {
     ROUTE_CRASH_GROUP,
     ROUTE_CRASH_TREND,
     ROUTE_MISSING,
+    ROUTE_SYSTEM_SETS,
+    ROUTE_SYSTEM_SET,
     ROUTE_COUNT
 } route;
 
@@ -242,6 +244,11 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
+
+/* http_system.c: GET|POST /v1/system-symbols, DELETE /v1/system-symbols/{id} */
+enum MHD_Result handle_system_list(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_system_post(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_system_set(server *srv, struct MHD_Connection *c, req_state *rs);
 
 /* http_ops.c: the embedded files (dashboard, assets, openapi.yaml),
  * /healthz and /metrics */

@@ -1,4 +1,4 @@
-/* symd command line: serve, upload, atos, info, crash, demangle, migrate. */
+/* symd command line: serve, upload, import, atos, info, crash, demangle, migrate. */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -13,6 +13,7 @@
 #include "../macho/dyld_cache.h"
 #include "../demangle/demangle.h"
 #include "../ingest/ingest.h"
+#include "../import/import.h"
 #include "../store/store.h"
 #include "../macho/symindex.h"
 #include "../util/hex.h"
@@ -42,6 +43,10 @@ static void usage(FILE *f)
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
           "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
+          "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
+          "                                      Apple's system libraries as symbol sets:\n"
+          "                                      a DeviceSupport folder, a folder of them,\n"
+          "                                      or a dyld shared cache\n"
           "  atos   -o FILE|UUID [-arch A] [-l LOADADDR | -s SLIDE] [-i] [--db FILE] ADDR...\n"
           "  info   FILE...                      slices, UUIDs, arch, kind, counts; of a\n"
           "                                      dyld shared cache (with its subcaches\n"
@@ -422,6 +427,62 @@ static int cmd_upload(int argc, char **argv)
         ingest_batch_free(&b);
         unmap_file(&m);
     }
+    store_close(s);
+    return rc;
+}
+
+/* symd import: DeviceSupport folders and dyld shared caches into symbol
+ * sets (import/import.h); progress and a summary on stderr. 0 when every
+ * PATH was imported (a file's own error is counted, not fatal), 1 when one
+ * could not be, 2 on a usage error. */
+static int cmd_import(int argc, char **argv)
+{
+    const char *db = env_or("SYMD_DB", DEFAULT_DB);
+    import_options o = {0};
+    o.log = stderr;
+    o.progress = true;
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if ((strcmp(a, "--db") == 0 || strcmp(a, "--url") == 0) && v) db = v;
+        else if (strcmp(a, "--os-name") == 0 && v) o.os_name = v;
+        else if (strcmp(a, "--os-version") == 0 && v) o.os_version = v;
+        else if (strcmp(a, "--os-build") == 0 && v) o.os_build = v;
+        else if (strcmp(a, "--quiet") == 0) { o.progress = false; continue; }
+        else if (strcmp(a, "--") == 0) { i++; break; }
+        else if (a[0] == '-') {
+            fprintf(stderr, "symd import: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else break;
+        i++;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    store *s;
+    symd_err err = {0};
+    if (store_open(db, 1, 0, &s, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        return 1;
+    }
+    import_report r;
+    memset(&r, 0, sizeof r);
+    int rc = 0;
+    for (; i < argc; i++) {
+        symd_err e = {0};
+        if (import_path(s, argv[i], &o, &r, &e) != SYMD_OK) {
+            fprintf(stderr, "symd import: %s (%s)\n", e.msg, symd_status_name(e.kind));
+            rc = 1;
+            if (e.kind == SYMD_E_DB || e.kind == SYMD_E_UNAVAILABLE || e.kind == SYMD_E_NOMEM)
+                break; /* the store failed: what was committed stays; run again to resume */
+        }
+    }
+    char line[512];
+    import_summary(&r, line, sizeof line);
+    fprintf(stderr, "symd import: %llu set%s: %s\n", (unsigned long long)r.sets,
+            r.sets == 1 ? "" : "s", line);
     store_close(s);
     return rc;
 }
@@ -913,6 +974,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "upload") == 0)
         return cmd_upload(argc - 2, argv + 2);
+    if (strcmp(cmd, "import") == 0)
+        return cmd_import(argc - 2, argv + 2);
     if (strcmp(cmd, "atos") == 0)
         return cmd_atos(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0)

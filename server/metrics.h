@@ -9,7 +9,7 @@
 
 #include "../util/dynbuf.h"
 
-#define METRICS_MAX_ROUTES 16
+#define METRICS_MAX_ROUTES 32
 
 typedef struct metrics metrics;
 

@@ -131,6 +131,22 @@ typedef struct store_backend {
                               store_image *meta, int *nslices, uint8_t **sym, size_t *sym_len,
                               uint8_t **lines, size_t *lines_len, symd_err *err);
 
+    /* ---- system symbol sets ---- */
+    symd_status (*symbol_set_open)(store_db *db, const store_symbol_set *want,
+                                   store_symbol_set *out, bool *created, symd_err *err);
+    /* As store_symbol_set_add (the core invalidates its cache of the
+     * images reported STORE_CREATED). */
+    symd_status (*symbol_set_add)(store_db *db, int64_t set_id, store_put *puts, size_t n,
+                                  store_put_result *results, const store_image_key *links,
+                                  size_t nlinks, size_t *linked, symd_err *err);
+    symd_status (*list_symbol_sets)(store_db *db, store_symbol_set *out, size_t max, size_t *n,
+                                    symd_err *err);
+    /* *uuids (malloc'ed, the caller's; NULL when none) are the UUIDs of the
+     * *images_deleted images deleted, for the core's cache. */
+    symd_status (*delete_symbol_set)(store_db *db, int64_t id, bool *found,
+                                     size_t *images_deleted, uint8_t (**uuids)[16],
+                                     symd_err *err);
+
     /* ---- crash reports ---- */
     /* c->original is the stored form (codec: STORE_CODEC_*), raw_len the
      * report's own length; imgs hold no (uuid, arch) twice. */

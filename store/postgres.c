@@ -638,9 +638,11 @@ static symd_status find_locked(pgc *c, const uint8_t uuid[16], const char *arch,
 /* One slice, merged as store_put_images says, inside the caller's
  * transaction. Two nodes storing one (uuid, arch) at once: the row lock
  * (or the unique key, for a new row) makes the second merge into the
- * first's row, as if it came after. */
-static symd_status put_one(pgc *c, store_put *pt, int64_t now, store_put_result *result,
-                           store_image *stored, symd_err *err)
+ * first's row, as if it came after. system: an import creates it
+ * (images.system); an upload (false) of a slice an import created makes it
+ * the user's. */
+static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
+                           store_put_result *result, store_image *stored, symd_err *err)
 {
     store_image old;
     bool found;
@@ -660,11 +662,12 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, store_put_result 
         p_i64(&p, pt->meta.functions);
         p_bool(&p, pt->lines != NULL);
         p_i64(&p, now);
+        p_bool(&p, system);
         res = run(c,
                   "INSERT INTO images(uuid, arch, name, kind, text_vmaddr, text_size, symbols, "
-                  "functions, debug_info, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, "
-                  "$6, $7, $8, $9, $10, $10) ON CONFLICT (uuid, arch) DO NOTHING RETURNING "
-                  IMAGE_COLS, &p, "inserting image", err);
+                  "functions, debug_info, created_at, updated_at, system) VALUES ($1, $2, $3, "
+                  "$4, $5, $6, $7, $8, $9, $10, $10, $11) ON CONFLICT (uuid, arch) DO NOTHING "
+                  "RETURNING " IMAGE_COLS, &p, "inserting image", err);
         if (!res)
             return err->kind;
         if (PQntuples(res) == 0) { /* another node's row came first: merge into it */
@@ -679,6 +682,13 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, store_put_result 
         }
     }
     bool put_syms = true, put_lines = pt->lines != NULL;
+    if (found && !system) {
+        params p = {0};
+        p_i64(&p, old.id);
+        if (!exec0(c, "UPDATE images SET system = false WHERE id = $1 AND system", &p,
+                   "marking image as uploaded", err))
+            return err->kind;
+    }
     if (found) {
         /* Never fewer symbols: a line index may leave function names to
          * the symbol index it was built beside. */
@@ -754,7 +764,7 @@ static symd_status put_images_tx(pgc *c, void *arg, symd_err *err)
     int64_t now = store_now_ms();
     symd_status r = SYMD_OK;
     for (size_t i = 0; i < a->n && r == SYMD_OK; i++)
-        r = put_one(c, &a->puts[i], now, &a->results[i], &a->stored[i], err);
+        r = put_one(c, &a->puts[i], now, false, &a->results[i], &a->stored[i], err);
     return r;
 }
 
@@ -936,6 +946,258 @@ static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char
         free(*sym);
         free(*lines);
         *sym = *lines = NULL;
+    }
+    return r;
+}
+
+/* ---- system symbol sets ------------------------------------------------------ */
+
+#define SET_COLS "id, os_name, os_version, os_build, arch, model, source, created_at, updated_at"
+#define SET_NCOLS 9
+
+/* Reads a SET_COLS row; false when a value is not what it should be. */
+static bool row_to_set(PGresult *res, int row, store_symbol_set *o)
+{
+    rd x = {res, row, false};
+    memset(o, 0, sizeof *o);
+    o->id = rd_i64(&x, 0);
+    rd_text(&x, 1, o->os_name, sizeof o->os_name);
+    rd_text(&x, 2, o->os_version, sizeof o->os_version);
+    rd_text(&x, 3, o->os_build, sizeof o->os_build);
+    rd_text(&x, 4, o->arch, sizeof o->arch);
+    rd_text(&x, 5, o->model, sizeof o->model);
+    rd_text(&x, 6, o->source, sizeof o->source);
+    o->created_at = rd_i64(&x, 7);
+    o->updated_at = rd_i64(&x, 8);
+    return !x.bad;
+}
+
+typedef struct {
+    const store_symbol_set *want;
+    store_symbol_set *out;
+    bool *created;
+} set_open_args;
+
+static symd_status set_open_tx(pgc *c, void *arg, symd_err *err)
+{
+    set_open_args *a = arg;
+    const store_symbol_set *w = a->want;
+    params p = {0};
+    p_text(&p, w->os_name);
+    p_text(&p, w->os_version);
+    p_text(&p, w->os_build);
+    p_text(&p, w->arch);
+    p_text(&p, w->model);
+    p_text(&p, w->source);
+    p_i64(&p, store_now_ms());
+    PGresult *res = run(c,
+                        "INSERT INTO symbol_sets(os_name, os_version, os_build, arch, model, "
+                        "source, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7) "
+                        "ON CONFLICT (os_name, os_build, arch) DO NOTHING RETURNING " SET_COLS,
+                        &p, "storing symbol set", err);
+    if (!res)
+        return err->kind;
+    *a->created = PQntuples(res) == 1;
+    if (!*a->created) {
+        PQclear(res);
+        res = run(c,
+                  "UPDATE symbol_sets SET os_version = CASE WHEN $2 <> '' THEN $2 ELSE "
+                  "os_version END, model = CASE WHEN $5 <> '' THEN $5 ELSE model END, source = "
+                  "CASE WHEN $6 <> '' THEN $6 ELSE source END, updated_at = $7 WHERE os_name = "
+                  "$1 AND os_build = $3 AND arch = $4 RETURNING " SET_COLS,
+                  &p, "storing symbol set", err);
+        if (!res)
+            return err->kind;
+    }
+    bool ok = PQntuples(res) == 1 && row_to_set(res, 0, a->out);
+    PQclear(res);
+    return ok ? SYMD_OK : bad_value(err, "storing symbol set");
+}
+
+static symd_status pg_symbol_set_open(store_db *s, const store_symbol_set *want,
+                                      store_symbol_set *out, bool *created, symd_err *err)
+{
+    set_open_args a = {want, out, created};
+    return in_tx(s, set_open_tx, &a, "storing symbol set", err);
+}
+
+/* Links image_id to set_id (once), in c's transaction. */
+static bool link_image(pgc *c, int64_t set_id, int64_t image_id, symd_err *err)
+{
+    params p = {0};
+    p_i64(&p, set_id);
+    p_i64(&p, image_id);
+    return exec0(c, "INSERT INTO symbol_set_images(set_id, image_id) VALUES ($1, $2) ON "
+                    "CONFLICT DO NOTHING", &p, "linking image to its symbol set", err);
+}
+
+typedef struct {
+    int64_t set_id;
+    store_put *puts;
+    size_t n;
+    store_put_result *results;
+    const store_image_key *links;
+    size_t nlinks;
+    size_t *linked;
+} set_add_args;
+
+static symd_status set_add_tx(pgc *c, void *arg, symd_err *err)
+{
+    set_add_args *a = arg;
+    int64_t now = store_now_ms();
+    *a->linked = 0;
+    params p = {0};
+    p_i64(&p, a->set_id);
+    p_i64(&p, now);
+    PGresult *res = run(c, "UPDATE symbol_sets SET updated_at = $2 WHERE id = $1 RETURNING id",
+                        &p, "touching symbol set", err);
+    if (!res)
+        return err->kind;
+    int rows = PQntuples(res);
+    PQclear(res);
+    if (rows == 0)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "symbol set %lld is gone",
+                         (long long)a->set_id);
+    for (size_t i = 0; i < a->n; i++) {
+        store_image im;
+        bool found;
+        symd_status r = find_locked(c, a->puts[i].meta.uuid, a->puts[i].meta.arch, &im, &found,
+                                    err);
+        if (r == SYMD_OK && found)
+            a->results[i] = STORE_EXISTS; /* an upload's or another set's: left as it is */
+        else if (r == SYMD_OK)
+            r = put_one(c, &a->puts[i], now, true, &a->results[i], &im, err);
+        if (r != SYMD_OK)
+            return r;
+        if (!link_image(c, a->set_id, im.id, err))
+            return err->kind;
+    }
+    for (size_t i = 0; i < a->nlinks; i++) {
+        store_image im;
+        bool found;
+        symd_status r = find_locked(c, a->links[i].uuid, a->links[i].arch, &im, &found, err);
+        if (r != SYMD_OK)
+            return r;
+        if (!found)
+            continue;
+        if (!link_image(c, a->set_id, im.id, err))
+            return err->kind;
+        (*a->linked)++;
+    }
+    return SYMD_OK;
+}
+
+static symd_status pg_symbol_set_add(store_db *s, int64_t set_id, store_put *puts, size_t n,
+                                     store_put_result *results, const store_image_key *links,
+                                     size_t nlinks, size_t *linked, symd_err *err)
+{
+    set_add_args a = {set_id, puts, n, results, links, nlinks, linked};
+    symd_status r = in_tx(s, set_add_tx, &a, "importing images", err);
+    if (r != SYMD_OK)
+        *linked = 0;
+    return r;
+}
+
+static symd_status pg_list_symbol_sets(store_db *s, store_symbol_set *out, size_t max, size_t *n,
+                                       symd_err *err)
+{
+    *n = 0;
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_i64(&p, (int64_t)max);
+    PGresult *res = run(&c,
+                        "SELECT " SET_COLS ", (SELECT count(*) FROM symbol_set_images si WHERE "
+                        "si.set_id = symbol_sets.id), (SELECT coalesce(sum(octet_length(d.data)), "
+                        "0)::bigint FROM symbol_set_images si JOIN image_data d ON d.image_id = "
+                        "si.image_id WHERE si.set_id = symbol_sets.id) FROM symbol_sets ORDER BY "
+                        "id LIMIT $1",
+                        &p, "listing symbol sets", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    int rows = res ? PQntuples(res) : 0;
+    for (int i = 0; i < rows && r == SYMD_OK && *n < max; i++) {
+        rd x = {res, i, false};
+        bool ok = row_to_set(res, i, &out[*n]);
+        out[*n].image_count = rd_i64(&x, SET_NCOLS);
+        out[*n].bytes = (uint64_t)rd_i64(&x, SET_NCOLS + 1);
+        if (!ok || x.bad)
+            r = bad_value(err, "listing symbol sets");
+        else
+            (*n)++;
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+typedef struct {
+    int64_t id;
+    bool *found;
+    size_t *deleted;
+    uint8_t (**uuids)[16];
+} set_delete_args;
+
+static symd_status set_delete_tx(pgc *c, void *arg, symd_err *err)
+{
+    set_delete_args *a = arg;
+    *a->found = false;
+    *a->deleted = 0;
+    free(*a->uuids);
+    *a->uuids = NULL;
+    params p = {0};
+    p_i64(&p, a->id);
+    PGresult *res = run(c, "SELECT id FROM symbol_sets WHERE id = $1 FOR UPDATE", &p,
+                        "reading symbol set", err);
+    if (!res)
+        return err->kind;
+    *a->found = PQntuples(res) == 1;
+    PQclear(res);
+    if (!*a->found)
+        return SYMD_OK;
+    /* The images only this set holds that an import created; each one's
+     * notice goes out with the commit. */
+    res = run(c,
+              "WITH d AS (DELETE FROM images WHERE id IN (SELECT si.image_id FROM "
+              "symbol_set_images si JOIN images i ON i.id = si.image_id WHERE si.set_id = $1 "
+              "AND i.system AND NOT EXISTS (SELECT 1 FROM symbol_set_images o WHERE "
+              "o.image_id = si.image_id AND o.set_id <> $1)) RETURNING uuid) SELECT uuid, "
+              "pg_notify('" CHANNEL "', encode(uuid, 'hex')) FROM d",
+              &p, "deleting the set's images", err);
+    if (!res)
+        return err->kind;
+    int rows = PQntuples(res);
+    if (rows && !(*a->uuids = malloc((size_t)rows * 16))) {
+        PQclear(res);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < rows; i++) {
+        rd x = {res, i, false};
+        size_t len;
+        const uint8_t *u = rd_bytes(&x, 0, &len);
+        memset((*a->uuids)[i], 0, 16);
+        if (len == 16)
+            memcpy((*a->uuids)[i], u, 16);
+    }
+    *a->deleted = (size_t)rows;
+    PQclear(res);
+    return exec0(c, "DELETE FROM symbol_sets WHERE id = $1", &p, "deleting symbol set", err)
+               ? SYMD_OK
+               : err->kind;
+}
+
+static symd_status pg_delete_symbol_set(store_db *s, int64_t id, bool *found,
+                                        size_t *images_deleted, uint8_t (**uuids)[16],
+                                        symd_err *err)
+{
+    *uuids = NULL;
+    set_delete_args a = {id, found, images_deleted, uuids};
+    symd_status r = in_tx(s, set_delete_tx, &a, "deleting symbol set", err);
+    if (r != SYMD_OK) {
+        free(*uuids);
+        *uuids = NULL;
+        *found = false;
+        *images_deleted = 0;
     }
     return r;
 }
@@ -2025,6 +2287,10 @@ const store_backend store_backend_postgres = {
     .list_images = pg_list_images,
     .counts = pg_counts,
     .load_index = pg_load_index,
+    .symbol_set_open = pg_symbol_set_open,
+    .symbol_set_add = pg_symbol_set_add,
+    .list_symbol_sets = pg_list_symbol_sets,
+    .delete_symbol_set = pg_delete_symbol_set,
     .put_crash = pg_put_crash,
     .get_crash = pg_get_crash,
     .update_crash = pg_update_crash,

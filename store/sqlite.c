@@ -250,6 +250,27 @@ static void row_to_image(sqlite3_stmt *st, store_image *im)
     im->updated_at = sqlite3_column_int64(st, 11);
 }
 
+/* Runs one statement of SQL with integer parameters ?1 (a) and ?2 (b, not
+ * bound when sql has no ?2); false on an error (the connection's message
+ * says which). */
+static bool exec_ii(sqlite3 *db, const char *sql, int64_t a, int64_t b)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_bind_int64(st, 1, a);
+    sqlite3_bind_int64(st, 2, b);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_ROW;
+}
+
+/* An upload of image id: it is the user's now, never deleted with a set. */
+static bool clear_system(sqlite3 *db, int64_t id)
+{
+    return exec_ii(db, "UPDATE images SET system = 0 WHERE id = ?1 AND system <> ?2", id, 0);
+}
+
 /* Runs a one-row SELECT of IMAGE_COLS by (uuid, arch); SQLITE_ROW/DONE/error. */
 static int find_row(sqlite3 *db, const uint8_t uuid[16], const char *arch,
                     store_image *im)
@@ -270,7 +291,10 @@ static int find_row(sqlite3 *db, const uint8_t uuid[16], const char *arch,
     return rc;
 }
 
-static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
+/* One slice, merged as store_put_images says, inside the caller's
+ * transaction. system: an import creates it (images.system); an upload
+ * (false) of a slice an import created makes it the user's. */
+static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
                            store_put_result *result, store_image *stored,
                            symd_err *err)
 {
@@ -281,6 +305,8 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
     sqlite3_stmt *st = NULL;
     int64_t id;
     bool put_syms = true, put_lines = p->lines != NULL;
+    if (rc == SQLITE_ROW && !system && !clear_system(db, old.id))
+        return db_fail(err, db, "marking image as uploaded");
     if (rc == SQLITE_ROW) {
         /* Never fewer symbols: a line index may leave function names to
          * the symbol index it was built beside. */
@@ -326,8 +352,8 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
         rc = sqlite3_prepare_v2(db,
                                 "INSERT INTO images(uuid, arch, name, kind, "
                                 "text_vmaddr, text_size, symbols, functions, "
-                                "debug_info, created_at, updated_at) "
-                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)",
+                                "debug_info, created_at, updated_at, system) "
+                                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
             return db_fail(err, db, "inserting image");
@@ -341,6 +367,7 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now,
         sqlite3_bind_int64(st, 8, p->meta.functions);
         sqlite3_bind_int(st, 9, p->lines != NULL);
         sqlite3_bind_int64(st, 10, now);
+        sqlite3_bind_int(st, 11, system);
         *result = STORE_CREATED;
         id = 0;
     }
@@ -390,7 +417,7 @@ static symd_status sq_put_images(store_db *s, store_put *puts, size_t n,
     }
     int64_t now = store_now_ms();
     for (size_t i = 0; i < n && r == SYMD_OK; i++)
-        r = put_one(db, &puts[i], now, &results[i], &stored[i], err);
+        r = put_one(db, &puts[i], now, false, &results[i], &stored[i], err);
     if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         r = db_fail(err, db, "committing upload");
     if (r != SYMD_OK)
@@ -522,6 +549,273 @@ static bool sq_ping(store_db *s)
                            NULL) == SQLITE_OK;
     conn_put(s, ci);
     return ok;
+}
+
+/* ---- system symbol sets -------------------------------------------------- */
+
+#define SET_COLS "id, os_name, os_version, os_build, arch, model, source, created_at, updated_at"
+
+static void row_to_set(sqlite3_stmt *st, store_symbol_set *o)
+{
+    memset(o, 0, sizeof *o);
+    o->id = sqlite3_column_int64(st, 0);
+    copy_text(o->os_name, sizeof o->os_name, sqlite3_column_text(st, 1));
+    copy_text(o->os_version, sizeof o->os_version, sqlite3_column_text(st, 2));
+    copy_text(o->os_build, sizeof o->os_build, sqlite3_column_text(st, 3));
+    copy_text(o->arch, sizeof o->arch, sqlite3_column_text(st, 4));
+    copy_text(o->model, sizeof o->model, sqlite3_column_text(st, 5));
+    copy_text(o->source, sizeof o->source, sqlite3_column_text(st, 6));
+    o->created_at = sqlite3_column_int64(st, 7);
+    o->updated_at = sqlite3_column_int64(st, 8);
+}
+
+/* Runs sql with want's fields as ?1 os_name, ?2 os_version, ?3 os_build,
+ * ?4 arch, ?5 model, ?6 source and ?7 now (those sql leaves out are not
+ * bound); a SET_COLS row it returns goes to out (when not NULL).
+ * SQLITE_ROW, SQLITE_DONE or an error code. */
+static int run_set_sql(sqlite3 *db, const char *sql, const store_symbol_set *want, int64_t now,
+                       store_symbol_set *out)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    const char *v[6] = {want->os_name, want->os_version, want->os_build,
+                        want->arch,    want->model,      want->source};
+    for (int i = 0; i < 6; i++)
+        sqlite3_bind_text(st, i + 1, v[i], -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && out)
+        row_to_set(st, out);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static symd_status sq_symbol_set_open(store_db *s, const store_symbol_set *want,
+                                      store_symbol_set *out, bool *created, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    int64_t now = store_now_ms();
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting symbol set transaction");
+        goto out;
+    }
+    /* Looked up first: an INSERT that finds the set would use up an id. */
+    int rc = run_set_sql(db,
+                         "SELECT " SET_COLS " FROM symbol_sets WHERE os_name = ?1 AND "
+                         "os_build = ?3 AND arch = ?4",
+                         want, now, out);
+    *created = rc == SQLITE_DONE;
+    if (*created)
+        rc = run_set_sql(db,
+                         "INSERT INTO symbol_sets(os_name, os_version, os_build, arch, model, "
+                         "source, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                         "?7)",
+                         want, now, NULL);
+    else if (rc == SQLITE_ROW)
+        rc = run_set_sql(db,
+                         "UPDATE symbol_sets SET os_version = CASE WHEN ?2 <> '' THEN ?2 ELSE "
+                         "os_version END, model = CASE WHEN ?5 <> '' THEN ?5 ELSE model END, "
+                         "source = CASE WHEN ?6 <> '' THEN ?6 ELSE source END, updated_at = ?7 "
+                         "WHERE os_name = ?1 AND os_build = ?3 AND arch = ?4",
+                         want, now, NULL);
+    if (rc == SQLITE_DONE)
+        rc = run_set_sql(db,
+                         "SELECT " SET_COLS " FROM symbol_sets WHERE os_name = ?1 AND "
+                         "os_build = ?3 AND arch = ?4",
+                         want, now, out);
+    if (rc != SQLITE_ROW)
+        r = db_fail(err, db, "storing symbol set");
+    else if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing symbol set");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    writer_put(s, ci);
+    return r;
+}
+
+/* Links image_id to set_id (once). */
+static bool link_image(sqlite3 *db, int64_t set_id, int64_t image_id)
+{
+    return exec_ii(db,
+                   "INSERT INTO symbol_set_images(set_id, image_id) VALUES (?1, ?2) "
+                   "ON CONFLICT DO NOTHING",
+                   set_id, image_id);
+}
+
+/* The body of sq_symbol_set_add, inside its transaction. */
+static symd_status set_add_in_tx(sqlite3 *db, int64_t set_id, store_put *puts, size_t n,
+                                 store_put_result *results, const store_image_key *links,
+                                 size_t nlinks, size_t *linked, symd_err *err)
+{
+    int64_t now = store_now_ms();
+    if (!exec_ii(db, "UPDATE symbol_sets SET updated_at = ?2 WHERE id = ?1", set_id, now))
+        return db_fail(err, db, "touching symbol set");
+    if (sqlite3_changes(db) == 0)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "symbol set %lld is gone", (long long)set_id);
+    for (size_t i = 0; i < n; i++) {
+        store_image im;
+        int rc = find_row(db, puts[i].meta.uuid, puts[i].meta.arch, &im);
+        if (rc == SQLITE_ROW) {
+            results[i] = STORE_EXISTS; /* an upload's or another set's: left as it is */
+        } else if (rc == SQLITE_DONE) {
+            symd_status r = put_one(db, &puts[i], now, true, &results[i], &im, err);
+            if (r != SYMD_OK)
+                return r;
+        } else {
+            return db_fail(err, db, "looking up image");
+        }
+        if (!link_image(db, set_id, im.id))
+            return db_fail(err, db, "linking image to its symbol set");
+    }
+    for (size_t i = 0; i < nlinks; i++) {
+        store_image im;
+        int rc = find_row(db, links[i].uuid, links[i].arch, &im);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, db, "looking up image");
+        if (rc == SQLITE_DONE)
+            continue;
+        if (!link_image(db, set_id, im.id))
+            return db_fail(err, db, "linking image to its symbol set");
+        (*linked)++;
+    }
+    return SYMD_OK;
+}
+
+static symd_status sq_symbol_set_add(store_db *s, int64_t set_id, store_put *puts, size_t n,
+                                     store_put_result *results, const store_image_key *links,
+                                     size_t nlinks, size_t *linked, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    *linked = 0;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "starting import transaction");
+    else
+        r = set_add_in_tx(db, set_id, puts, n, results, links, nlinks, linked, err);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing import");
+    if (r != SYMD_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        *linked = 0;
+    }
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_list_symbol_sets(store_db *s, store_symbol_set *out, size_t max, size_t *n,
+                                       symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    *n = 0;
+    /* length() of a blob reads its size, not its bytes */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT " SET_COLS ", (SELECT count(*) FROM symbol_set_images si "
+                           "WHERE si.set_id = symbol_sets.id), (SELECT coalesce(sum(length("
+                           "d.data)), 0) FROM symbol_set_images si JOIN image_data d ON "
+                           "d.image_id = si.image_id WHERE si.set_id = symbol_sets.id) FROM "
+                           "symbol_sets ORDER BY id LIMIT ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "listing symbol sets");
+    } else {
+        sqlite3_bind_int64(st, 1, (int64_t)max);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max) {
+            row_to_set(st, &out[*n]);
+            out[*n].image_count = sqlite3_column_int64(st, 9);
+            out[*n].bytes = (uint64_t)sqlite3_column_int64(st, 10);
+            (*n)++;
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            r = db_fail(err, db, "listing symbol sets");
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+/* The images deleting set ?1 deletes: an import's, in no other set. */
+#define SET_ONLY_IMAGES                                                                  \
+    "SELECT i.id, i.uuid FROM symbol_set_images si JOIN images i ON i.id = si.image_id " \
+    "WHERE si.set_id = ?1 AND i.system <> ?2 AND NOT EXISTS (SELECT 1 FROM "             \
+    "symbol_set_images o WHERE o.image_id = si.image_id AND o.set_id <> ?1)"
+
+/* The body of sq_delete_symbol_set, inside its transaction. */
+static symd_status delete_set_in_tx(sqlite3 *db, int64_t id, bool *found, size_t *deleted,
+                                    uint8_t (**uuids)[16], symd_err *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, SET_ONLY_IMAGES, -1, &st, NULL) != SQLITE_OK)
+        return db_fail(err, db, "reading symbol set");
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, 0);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*deleted == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint8_t(*u)[16] = realloc(*uuids, cap * sizeof *u);
+            if (!u) {
+                sqlite3_finalize(st);
+                return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+            }
+            *uuids = u;
+        }
+        const void *b = sqlite3_column_blob(st, 1);
+        memset((*uuids)[*deleted], 0, 16);
+        if (b && sqlite3_column_bytes(st, 1) == 16)
+            memcpy((*uuids)[*deleted], b, 16);
+        (*deleted)++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, db, "reading symbol set");
+    /* The set's own rows go with it (and its images' links with them). */
+    if (!exec_ii(db, "DELETE FROM images WHERE id IN (SELECT id FROM (" SET_ONLY_IMAGES "))",
+                 id, 0))
+        return db_fail(err, db, "deleting the set's images");
+    if ((size_t)sqlite3_changes(db) != *deleted)
+        return symd_fail(err, SYMD_E_DB, "symbol set %lld: images changed while deleting it",
+                         (long long)id);
+    if (!exec_ii(db, "DELETE FROM symbol_sets WHERE id = ?1", id, 0))
+        return db_fail(err, db, "deleting symbol set");
+    *found = sqlite3_changes(db) == 1;
+    return SYMD_OK;
+}
+
+static symd_status sq_delete_symbol_set(store_db *s, int64_t id, bool *found,
+                                        size_t *images_deleted, uint8_t (**uuids)[16],
+                                        symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r;
+    *found = false;
+    *images_deleted = 0;
+    *uuids = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "starting delete transaction");
+    else
+        r = delete_set_in_tx(db, id, found, images_deleted, uuids, err);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing delete");
+    if (r != SYMD_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        free(*uuids);
+        *uuids = NULL;
+        *found = false;
+        *images_deleted = 0;
+    }
+    writer_put(s, ci);
+    return r;
 }
 
 /* ---- prepared statements, reused per connection -------------------------- */
@@ -1841,6 +2135,10 @@ const store_backend store_backend_sqlite = {
     .list_images = sq_list_images,
     .counts = sq_counts,
     .load_index = sq_load_index,
+    .symbol_set_open = sq_symbol_set_open,
+    .symbol_set_add = sq_symbol_set_add,
+    .list_symbol_sets = sq_list_symbol_sets,
+    .delete_symbol_set = sq_delete_symbol_set,
     .put_crash = sq_put_crash,
     .get_crash = sq_get_crash,
     .update_crash = sq_update_crash,

@@ -434,6 +434,52 @@ const char *store_backend_name(const store *s)
     return s->be->name;
 }
 
+/* ---- system symbol sets ---- */
+
+symd_status store_symbol_set_open(store *s, const store_symbol_set *want, store_symbol_set *out,
+                                  bool *created, symd_err *err)
+{
+    bool scratch;
+    if (!want->os_name[0] || !want->os_build[0])
+        return symd_fail(err, SYMD_E_INVALID, "a symbol set needs an OS name and build");
+    return s->be->symbol_set_open(s->db, want, out, created ? created : &scratch, err);
+}
+
+symd_status store_symbol_set_add(store *s, int64_t set_id, store_put *puts, size_t n,
+                                 store_put_result *results, const store_image_key *links,
+                                 size_t nlinks, size_t *linked, symd_err *err)
+{
+    size_t scratch;
+    symd_status r = s->be->symbol_set_add(s->db, set_id, puts, n, results, links, nlinks,
+                                          linked ? linked : &scratch, err);
+    /* The directory remembers UUIDs never stored: forget the new ones. */
+    if (r == SYMD_OK)
+        for (size_t i = 0; i < n; i++)
+            if (results[i] != STORE_EXISTS)
+                cache_invalidate_uuid(s, puts[i].meta.uuid);
+    return r;
+}
+
+symd_status store_list_symbol_sets(store *s, store_symbol_set *out, size_t max, size_t *n,
+                                   symd_err *err)
+{
+    return s->be->list_symbol_sets(s->db, out, max, n, err);
+}
+
+symd_status store_delete_symbol_set(store *s, int64_t id, bool *found, size_t *images_deleted,
+                                    symd_err *err)
+{
+    uint8_t(*uuids)[16] = NULL;
+    *found = false;
+    *images_deleted = 0;
+    symd_status r = s->be->delete_symbol_set(s->db, id, found, images_deleted, &uuids, err);
+    if (r == SYMD_OK)
+        for (size_t i = 0; i < *images_deleted; i++)
+            cache_invalidate_uuid(s, uuids[i]);
+    free(uuids);
+    return r;
+}
+
 /* ---- crash reports: originals compressed here, for every backend ---- */
 
 /* A report is stored as one zstd frame; level 1: a crash report's text

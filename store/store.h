@@ -163,6 +163,59 @@ void store_cache_stats_get(store *s, store_cache_stats *st);
 
 int64_t store_now_ms(void);
 
+/* ---- system symbol sets (symd import) ----
+ * A set is one OS build's system libraries (a DeviceSupport folder, a dyld
+ * shared cache), keyed by (os_name, os_build, arch); its images are stored
+ * once however many sets hold them. images.system marks what an import
+ * created: deleting the last set that holds such an image deletes it, while
+ * an image a user uploaded (before or after the import) is never deleted
+ * with a set. */
+
+typedef struct {
+    int64_t id;
+    char os_name[64], os_version[64], os_build[64], arch[16], model[64];
+    char source[512];               /* what it was imported from (a path, "upload") */
+    int64_t created_at, updated_at; /* unix milliseconds */
+    int64_t image_count;            /* images linked to it */
+    uint64_t bytes;                 /* of those images' index blobs */
+} store_symbol_set;
+
+/* One stored slice named by its key. */
+typedef struct {
+    uint8_t uuid[16];
+    char arch[16];
+} store_image_key;
+
+/* The set (want->os_name, os_build, arch), created when there is none
+ * (created_at now); an existing one takes want's os_version, model and
+ * source where they are not empty. os_name and os_build must not be empty
+ * (SYMD_E_INVALID). *out is the stored row (counts 0: see
+ * store_list_symbol_sets); *created (may be NULL) says which. */
+symd_status store_symbol_set_open(store *s, const store_symbol_set *want, store_symbol_set *out,
+                                  bool *created, symd_err *err);
+
+/* Stores n slices into set_id in one transaction, all or none: a (UUID,
+ * arch) not stored yet is created as a system image (results[i]
+ * STORE_CREATED); one stored already (by an upload or another set) is only
+ * linked to the set, its index left as it is (STORE_EXISTS). Then the nlinks
+ * images of links, which the caller found stored, are linked too; *linked
+ * (may be NULL) says how many of them were (one deleted meanwhile is not).
+ * SYMD_E_NOT_FOUND when the set is gone. */
+symd_status store_symbol_set_add(store *s, int64_t set_id, store_put *puts, size_t n,
+                                 store_put_result *results, const store_image_key *links,
+                                 size_t nlinks, size_t *linked, symd_err *err);
+
+/* Every set, oldest first (at most max; *n read), with its image count and
+ * the bytes of those images' index blobs. */
+symd_status store_list_symbol_sets(store *s, store_symbol_set *out, size_t max, size_t *n,
+                                   symd_err *err);
+
+/* Deletes set id in one transaction, and with it the images it alone holds
+ * that an import created (a user's upload stays, unlinked); *found false
+ * when there is no such set, *images_deleted how many images went. */
+symd_status store_delete_symbol_set(store *s, int64_t id, bool *found, size_t *images_deleted,
+                                    symd_err *err);
+
 /* ---- crash reports ---- */
 
 /* A stored crash report: what the listings show and, on request, its

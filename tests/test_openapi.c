@@ -440,6 +440,14 @@ static const probe extra_probes[] = {
     {"DELETE", "/v1/crashes/{id}", "/v1/crashes/x", NULL, NULL, 400, "invalid_request"},
     {"GET", "/assets/{file}", "/assets/no-such-file.js", NULL, NULL, 404, "not_found"},
     {"GET", "/assets/js/{module}", "/assets/js/no-such-module.js", NULL, NULL, 404, "not_found"},
+    {"POST", "/v1/system-symbols", NULL, "fixtures/bin/libfix-arm64.dylib", NULL, 415,
+     "not_zip"},
+    {"POST", "/v1/system-symbols", NULL, "fixtures/zip/dsym-single.zip", NULL, 422,
+     "not_devsupport"},
+    {"POST", "/v1/system-symbols", NULL, "fixtures/zip/truncated.zip", NULL, 400,
+     "malformed_zip"},
+    {"DELETE", "/v1/system-symbols/{id}", "/v1/system-symbols/x1", NULL, NULL, 400,
+     "invalid_id"},
 };
 
 /* Not a route at all: the 404 of a path no route matched. */

@@ -76,8 +76,11 @@ static bool role_for(const char *method, const char *tmpl, role_t *out)
             *out = ROLE_OPEN;
             return get;
         }
-    if ((strcmp(method, "POST") == 0 && strcmp(tmpl, "/v1/images") == 0) ||
-        (strcmp(method, "DELETE") == 0 && strcmp(tmpl, "/v1/images/{uuid}") == 0)) {
+    /* System libraries are uploaded (and deleted) like the app's binaries. */
+    if ((strcmp(method, "POST") == 0 && (strcmp(tmpl, "/v1/images") == 0 ||
+                                         strcmp(tmpl, "/v1/system-symbols") == 0)) ||
+        (strcmp(method, "DELETE") == 0 && (strcmp(tmpl, "/v1/images/{uuid}") == 0 ||
+                                           strcmp(tmpl, "/v1/system-symbols/{id}") == 0))) {
         *out = ROLE_UPLOAD;
         return true;
     }
