@@ -426,6 +426,82 @@ symd_status cp_resolve_text_images(cp *p)
     free(byaddr);
     return SYMD_OK;
 }
+/* ---- app or system ------------------------------------------------------------ */
+
+/* Folders of Apple's OS (macOS, iOS and its kin, and their simulator
+ * runtimes under their root). */
+static const char *const os_dirs[] = {
+    "/System/", "/usr/lib/", "/usr/libexec/", "/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/",
+    "/Library/Apple/", "/private/preboot/Cryptexes/", "/AppleInternal/", NULL,
+};
+
+/* Where a path goes on inside a simulator runtime's root (a simruntime's
+ * ".../RuntimeRoot", an SDK's ".../iPhoneSimulator.sdk"): the '/' after the
+ * root; NULL when the path is in none. */
+static const char *after_sim_root(const char *path)
+{
+    const char *p = strstr(path, "/RuntimeRoot/");
+    if (p)
+        return p + strlen("/RuntimeRoot");
+    p = strstr(path, "Simulator.sdk/");
+    return p ? p + strlen("Simulator.sdk") : NULL;
+}
+
+static bool in_os_dir(const char *path)
+{
+    for (size_t i = 0; os_dirs[i]; i++)
+        if (strncmp(path, os_dirs[i], strlen(os_dirs[i])) == 0)
+            return true;
+    return false;
+}
+
+/* Whether arch names arm64 (arm64, arm64e, "ARM-64 (Native)"); -1 when arch
+ * says nothing (NULL or empty). */
+static int is_arm64(const char *a)
+{
+    if (!a || !*a)
+        return -1;
+    return strcasestr(a, "arm64") || strcasestr(a, "arm-64");
+}
+
+/* The arm64 shared region: SHARED_REGION_BASE_ARM64 and the largest region
+ * iOS and macOS have mapped the dyld shared cache in (6 GB). */
+#define ARM64_SHARED_REGION_LO 0x180000000ull
+#define ARM64_SHARED_REGION_HI 0x300000000ull
+#define KERNEL_SPACE_LO 0xFFFF000000000000ull
+
+/* The rules of crash_classify_images for one image. */
+static bool image_is_system(const crash_report *r, const crash_image *im)
+{
+    if (im->load_address >= KERNEL_SPACE_LO || im->source == 'T')
+        return true;
+    if (im->source == 'S' ||
+        (r->has_shared_cache && im->load_address >= r->shared_cache_base &&
+         im->load_address - r->shared_cache_base < r->shared_cache_size))
+        return true;
+    if (im->path && *im->path) {
+        const char *sim = after_sim_root(im->path);
+        if (sim)
+            return in_os_dir(sim);
+        if (!im->plus && in_os_dir(im->path))
+            return true;
+    }
+    /* the report's own word that it is not the OS's, or no cache image */
+    if (im->plus || im->source)
+        return false;
+    int arm = is_arm64(im->arch);
+    if (arm < 0)
+        arm = is_arm64(r->code_type);
+    return arm != 0 && im->load_address >= ARM64_SHARED_REGION_LO &&
+           im->load_address < ARM64_SHARED_REGION_HI;
+}
+
+void crash_classify_images(crash_report *r)
+{
+    for (size_t i = 0; i < r->nimages; i++)
+        r->images[i].system = image_is_system(r, &r->images[i]);
+}
+
 /* ---- detection and entry ---------------------------------------------------- */
 
 /* Whether the line [s, e), blanks before it aside, opens a section of a
@@ -838,6 +914,7 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
             return st;
         *r = one[0];
         free(one);
+        crash_classify_images(r);
         if (r->nparts > 1) {
             cp p = {.r = r, .err = err, .in = (const char *)buf, .in_len = len,
                     .cap_warnings = r->nwarnings};
@@ -857,6 +934,8 @@ symd_status crash_parse(const uint8_t *buf, size_t len, crash_report *r, symd_er
     free(p.cap_frames);
     if (st)
         crash_report_free(r);
+    else
+        crash_classify_images(r);
     return st;
 }
 
@@ -870,10 +949,14 @@ symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, 
         symd_err_clear(&local);
         err = &local;
     }
-    if (buf && crash_looks_like_metrickit((const char *)buf, len))
-        return crash_parse_metrickit((const char *)buf, len, SIZE_MAX, out, n, err);
-    if (buf && looks_like_kscrash_array((const char *)buf, len))
-        return kscrash_array_parse((const char *)buf, len, SIZE_MAX, out, n, err);
+    bool mk = buf && crash_looks_like_metrickit((const char *)buf, len);
+    if (mk || (buf && looks_like_kscrash_array((const char *)buf, len))) {
+        symd_status st = mk ? crash_parse_metrickit((const char *)buf, len, SIZE_MAX, out, n, err)
+                            : kscrash_array_parse((const char *)buf, len, SIZE_MAX, out, n, err);
+        for (size_t i = 0; !st && i < *n; i++)
+            crash_classify_images(&(*out)[i]);
+        return st;
+    }
     crash_report *r = calloc(1, sizeof *r);
     if (!r)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory reading the crash report");
@@ -908,6 +991,7 @@ symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_
             return st;
         *out = one[0];
         free(one);
+        crash_classify_images(out);
         return SYMD_OK;
     }
     if (part != 0)

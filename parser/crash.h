@@ -174,6 +174,19 @@ typedef struct {
     uint64_t end_address; /* last byte (text) or base + size - 1 (ips) */
     bool is_app;         /* '+' prefix (macOS text), or the main binary */
     long process;        /* index into processes when the image belongs to one, else -1 */
+    /* What the report says of where the image comes from, read as written:
+     * source is an .ips image's "source" (usedImages[].source, a stackshot's
+     * binaryImages[i][2]: 'P' a file on disk, 'S' the dyld shared cache,
+     * 'T' kernel text, 'A' an address outside any image...; 0 when not
+     * given); plus is a '+' before its name in a text report's Binary
+     * Images or a sample's, which macOS writes for images that are not part
+     * of the OS. */
+    char source;
+    bool plus;
+    /* The OS's image (Apple's system libraries, the kernel, its extensions),
+     * else the app's: decided once by crash_classify_images when the report
+     * is read. */
+    bool system;
 } crash_image;
 
 typedef struct {
@@ -228,6 +241,10 @@ typedef struct {
     char *vm_region_info;  /* virtualMemoryRegionInfo */
     crash_metric *metrics; /* the diagnostic's and payload's other metadata, in order */
     size_t nmetrics;
+    /* .ips "sharedCache": where the dyld shared cache was mapped (an image
+     * loaded inside it is the OS's). */
+    bool has_shared_cache;
+    uint64_t shared_cache_base, shared_cache_size;
 } crash_report;
 
 /* Detects the format and kind from the content and parses it. A report is
@@ -253,6 +270,32 @@ void crash_report_free(crash_report *r);
 symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, size_t *n,
                             symd_err *err);
 void crash_reports_free(crash_report *r, size_t n);
+
+/* Sets every image's system flag: the OS's, else the app's. The first rule
+ * that speaks decides:
+ *   1. an image loaded at a kernel address (0xFFFF000000000000 and up), or
+ *      whose .ips source is 'T' (kernel text): the kernel or a kext, the OS's;
+ *   2. .ips source 'S', or loaded inside the report's sharedCache: the dyld
+ *      shared cache, the OS's;
+ *   3. a path inside a simulator runtime's root (".../RuntimeRoot",
+ *      ".../<platform>Simulator.sdk"): the OS's when it goes on under one of
+ *      the OS folders below, else the app's;
+ *   4. a path under /System/, /usr/lib/, /usr/libexec/, /bin/, /sbin/,
+ *      /usr/bin/, /usr/sbin/, /Library/Apple/, /private/preboot/Cryptexes/
+ *      or /AppleInternal/: the OS's, unless the report marks it '+' (not
+ *      the OS's: a jailbreak's tweaks in /usr/lib);
+ *   5. marked '+', or given a source (a file on disk: 'P'; 'A'): the app's;
+ *   6. loaded inside the arm64 shared region [0x180000000, 0x300000000),
+ *      where iOS and macOS map the dyld shared cache and nothing else: the
+ *      OS's, unless the image's (else the report's) arch is known and not
+ *      arm64. This names the system images of reports that give no paths
+ *      (MetricKit) or hide them ("/Volumes/VOLUME/<*>/libobjc.A.dylib");
+ *   7. anything else (the app's bundle, its frameworks, a third party's
+ *      library, a stackshot's 'P' images, which carry no path): the app's.
+ *      symd says an image is the OS's only on the report's word.
+ * The readers call it; it is public for tests. Images the store holds as
+ * imported system libraries are the OS's too: the server adds that. */
+void crash_classify_images(crash_report *r);
 /* Report part of the input alone (part 0 for inputs of one report); past
  * the last part: SYMD_E_NOT_FOUND. */
 symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_report *out,

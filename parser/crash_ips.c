@@ -311,6 +311,21 @@ static void read_uuid(jp *j, const json_t *obj, crash_image *im)
     free(u);
 }
 
+/* An image's "source" (v: usedImages[].source, binaryImages[i][2]) into im:
+ * one ASCII letter as written ('P', 'S', 'T', 'A'...); anything else is
+ * skipped with a warning at key. */
+static void read_source(jp *j, const json_t *v, const char *key, crash_image *im)
+{
+    if (!v || json_is_null(v))
+        return;
+    const char *c = json_is_string(v) ? json_string_value(v) : NULL;
+    if (c && json_string_length(v) == 1 &&
+        ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z')))
+        im->source = *c;
+    else
+        jwarn(j, key, "%s, not a one-letter source: skipped", jsonbig_describe(v));
+}
+
 /* The last component of a path, as Apple names an image that has no name. */
 static void name_from_path(jp *j, crash_image *im)
 {
@@ -364,6 +379,7 @@ static symd_status ips_used_images(jp *j, const json_t *arr, const char *proc_pa
                 jwarn(j, "size", "base + size passes 2^64: the end is left unknown");
         }
         read_uuid(j, o, im);
+        read_source(j, json_object_get(o, "source"), "source", im);
         if (im->path && proc_path && strcmp(im->path, proc_path) == 0)
             im->is_app = true;
     }
@@ -1045,14 +1061,16 @@ static void ips_header_fields(jp *j, const json_t *root)
 static void stackshot_image(jp *j, const json_t *e, size_t pre0, size_t pre1, size_t *out)
 {
     crash_report *r = j->p->r;
-    json_t *ju = NULL, *jb = NULL, *jn = NULL;
+    json_t *ju = NULL, *jb = NULL, *jn = NULL, *js = NULL;
     if (json_is_array(e)) {
         ju = json_array_get(e, 0);
         jb = json_array_get(e, 1);
+        js = json_array_get(e, 2);
         jn = json_array_get(e, 3);
     } else if (json_is_object(e)) {
         ju = json_object_get(e, "uuid");
         jb = json_object_get(e, "base");
+        js = json_object_get(e, "source");
         jn = json_object_get(e, "name");
     } else {
         jwarn(j, NULL, "%s, not an array: an image without UUID or address", jsonbig_describe(e));
@@ -1073,12 +1091,15 @@ static void stackshot_image(jp *j, const json_t *e, size_t pre0, size_t pre1, si
         if (r->images[i].has_uuid && r->images[i].load_address == base &&
             memcmp(r->images[i].uuid, u, 16) == 0) {
             *out = i;
+            if (!r->images[i].source)
+                read_source(j, js, "source", &r->images[i]);
             return;
         }
     crash_image *im;
     if (jkeep(j, cp_new_image(j->p, &im, j->path)))
         return;
     *out = r->nimages - 1;
+    read_source(j, js, "source", im);
     im->load_address = base;
     im->has_uuid = has_uuid;
     if (has_uuid)
@@ -1318,7 +1339,7 @@ static const char *const consumed[] = {
 
 bool crash_ips_reads_key(const char *key)
 {
-    static const char *const read_too[] = {"threads", "faultingThread", NULL};
+    static const char *const read_too[] = {"threads", "faultingThread", "sharedCache", NULL};
     for (size_t i = 0; consumed[i]; i++)
         if (strcmp(key, consumed[i]) == 0)
             return true;
@@ -1424,6 +1445,26 @@ static void from_header(jp *j, const json_t *hdr)
     j->path[0] = 0;
 }
 
+/* sharedCache {base, size}: where the dyld shared cache was mapped. A bad
+ * value is skipped with a warning (its images are then told by their paths). */
+static void ips_shared_cache(jp *j, const json_t *sc)
+{
+    crash_report *r = j->p->r;
+    if (!sc || json_is_null(sc))
+        return;
+    jset(j, "sharedCache");
+    uint64_t base, size;
+    if (!json_is_object(sc))
+        jwarn(j, NULL, "%s, not an object: skipped", jsonbig_describe(sc));
+    else if (ju64(j, sc, "base", "the shared cache", &base) == JV_OK &&
+             ju64(j, sc, "size", "the shared cache", &size) == JV_OK && size > 0) {
+        r->has_shared_cache = true;
+        r->shared_cache_base = base;
+        r->shared_cache_size = size;
+    }
+    j->path[0] = 0;
+}
+
 static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
 {
     crash_report *r = j->p->r;
@@ -1437,6 +1478,7 @@ static symd_status ips_body(jp *j, const json_t *root, tbuf *as)
     }
     char *proc_path = NULL;
     identity(j, root, &proc_path);
+    ips_shared_cache(j, json_object_get(root, "sharedCache"));
     json_t *threads = json_object_get(root, "threads");
     size_t tbase = 0, nths = 0;
     ips_used_images(j, json_object_get(root, "usedImages"), proc_path);

@@ -1479,6 +1479,7 @@ static void finish(sp *t)
         crash_image *im = &r->images[i];
         const char *own = im->process >= 0 ? r->processes[im->process].path : t->app_path;
         im->is_app = t->plus[i] || (im->path && own && strcmp(im->path, own) == 0);
+        im->plus = t->plus[i];
     }
 }
 

@@ -586,6 +586,7 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
     im->has_end = true;
     im->end_address = hi;
     im->is_app = is_app;
+    im->plus = is_app; /* '+': macOS says it is not part of the OS */
     if (lt) {
         char ub[40];
         size_t ul = (size_t)(gt - lt - 1);
