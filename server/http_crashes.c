@@ -958,9 +958,49 @@ enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_s
     return reply_bytes(c, 204, NULL, 0, NULL);
 }
 
+/* One missing image of /v1/missing: as the missing list has always said it,
+ * and whether the reports say it is the OS's; with app (the "app" group),
+ * also whether it is the newest crash's app image and that crash's app
+ * version. NULL when out of memory. */
+static json_t *missing_json(const store_missing *m, bool app)
+{
+    char u[37];
+    uuid_format(m->uuid, u);
+    json_t *stored_archs = json_array();
+    for (const char *p = m->other_archs; *p;) {
+        size_t len = strcspn(p, ",");
+        json_array_append_new(stored_archs, json_stringn(p, len));
+        p += len + (p[len] == ',');
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "uuid", json_string(u));
+    json_object_set_new(o, "arch", m->arch[0] ? json_string(m->arch) : json_null());
+    json_object_set_new(o, "name", m->name[0] ? json_string(m->name) : json_null());
+    json_object_set_new(o, "status", json_string(m->found_other_arch ? "found_other_arch"
+                                                                      : "missing"));
+    json_object_set_new(o, "stored_archs", stored_archs);
+    json_object_set_new(o, "crashes", json_integer(m->crashes));
+    json_object_set_new(o, "last_crash_id", json_integer(m->last_crash_id));
+    json_object_set_new(o, "system", json_boolean(m->system));
+    if (app) {
+        json_object_set_new(o, "app", json_boolean(m->app));
+        json_object_set_new(o, "app_version",
+                            m->app_version[0] ? json_string(m->app_version) : json_null());
+    }
+    return o;
+}
+
+#define IMPORT_HINT                                                                          \
+    "import that build's DeviceSupport folder or dyld shared cache (symd import)"
+
 /* GET /v1/missing: the images stored crashes need and the store lacks for
- * their arch, most needed first; status found_other_arch (with the archs it
- * is stored under) when the UUID is there under another arch only. */
+ * their arch, most needed first ("missing", as it always was, each saying
+ * whether it is the OS's); status found_other_arch (with the archs it is
+ * stored under) when the UUID is there under another arch only. Then what
+ * to do about them: "app", the app's images (dSYMs to upload, with the app
+ * version of the newest crash needing each), and "system", the OS's images
+ * counted by OS build and arch (to import), each group's build the newest
+ * crash's needing its images. All three from the store's counters. */
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
 {
     uint64_t limit, before;
@@ -968,35 +1008,44 @@ enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c)
     if (bad)
         return reply_error(c, 400, "invalid_request", "%s", bad);
     store_missing *m = calloc((size_t)limit, sizeof *m);
-    if (!m)
+    store_missing_os *g = calloc((size_t)limit, sizeof *g);
+    if (!m || !g) {
+        free(m);
+        free(g);
         return reply_error(c, 503, "out_of_memory", "out of memory");
+    }
     size_t n;
     symd_err err = {0};
-    if (store_missing_images(srv->st, (size_t)limit, m, &n, &err) != SYMD_OK) {
-        free(m);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        char u[37];
-        uuid_format(m[i].uuid, u);
-        json_t *stored_archs = json_array();
-        for (const char *p = m[i].other_archs; *p;) {
-            size_t len = strcspn(p, ",");
-            json_array_append_new(stored_archs, json_stringn(p, len));
-            p += len + (p[len] == ',');
-        }
+    json_t *doc = json_object(), *arr = json_array();
+    json_object_set_new(doc, "missing", arr);
+    symd_status st = store_missing_images(srv->st, STORE_MISSING_ALL, (size_t)limit, m, &n, &err);
+    for (size_t i = 0; st == SYMD_OK && i < n; i++)
+        json_array_append_new(arr, missing_json(&m[i], false));
+    if (st == SYMD_OK)
+        st = store_missing_images(srv->st, STORE_MISSING_APP, (size_t)limit, m, &n, &err);
+    arr = json_array();
+    json_object_set_new(doc, "app", arr);
+    for (size_t i = 0; st == SYMD_OK && i < n; i++)
+        json_array_append_new(arr, missing_json(&m[i], true));
+    if (st == SYMD_OK)
+        st = store_missing_system(srv->st, (size_t)limit, g, &n, &err);
+    arr = json_array();
+    json_object_set_new(doc, "system", arr);
+    for (size_t i = 0; st == SYMD_OK && i < n; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "uuid", json_string(u));
-        json_object_set_new(o, "arch", m[i].arch[0] ? json_string(m[i].arch) : json_null());
-        json_object_set_new(o, "name", m[i].name[0] ? json_string(m[i].name) : json_null());
-        json_object_set_new(o, "status", json_string(m[i].found_other_arch ? "found_other_arch"
-                                                                            : "missing"));
-        json_object_set_new(o, "stored_archs", stored_archs);
-        json_object_set_new(o, "crashes", json_integer(m[i].crashes));
-        json_object_set_new(o, "last_crash_id", json_integer(m[i].last_crash_id));
+        json_object_set_new(o, "os_version",
+                            g[i].os_version[0] ? json_string(g[i].os_version) : json_null());
+        json_object_set_new(o, "arch", g[i].arch[0] ? json_string(g[i].arch) : json_null());
+        json_object_set_new(o, "count", json_integer(g[i].images));
+        json_object_set_new(o, "last_crash_id", json_integer(g[i].last_crash_id));
+        json_object_set_new(o, "hint", json_string(IMPORT_HINT));
         json_array_append_new(arr, o);
     }
     free(m);
-    return reply_json(c, 200, json_pack("{s:o}", "missing", arr));
+    free(g);
+    if (st != SYMD_OK) {
+        json_decref(doc);
+        return reply_status(c, &err, "internal_error");
+    }
+    return reply_json(c, 200, doc);
 }

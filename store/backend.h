@@ -56,6 +56,22 @@ static inline void store_missing_other_archs(store_missing *m, const char *archs
     }
 }
 
+/* Copies text src (len bytes, NULL: none) into dst (cap bytes), NUL-terminated,
+ * cut when longer at the start of a UTF-8 character, so that a cut value
+ * (a long name a report gave) is still valid UTF-8 for a JSON answer. */
+static inline void store_text_cut(char *dst, size_t cap, const char *src, size_t len)
+{
+    size_t n = src ? len : 0;
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+            n--;
+    }
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
 
@@ -172,7 +188,9 @@ typedef struct store_backend {
     symd_status (*group_spread)(store_db *db, const char *kind, const char *signature,
                                 store_dim dim, size_t limit, store_dim_count *out, size_t *n,
                                 symd_err *err);
-    symd_status (*missing_images)(store_db *db, size_t limit, store_missing *out, size_t *n,
+    symd_status (*missing_images)(store_db *db, store_missing_which which, size_t limit,
+                                  store_missing *out, size_t *n, symd_err *err);
+    symd_status (*missing_system)(store_db *db, size_t limit, store_missing_os *out, size_t *n,
                                   symd_err *err);
 
     /* ---- copying (symd migrate) ---- */

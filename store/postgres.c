@@ -28,8 +28,10 @@
 /* Advisory lock keys: schema migration, retention (one node at a time). */
 #define LOCK_MIGRATE 0x73796d6401LL
 #define LOCK_PRUNE 0x73796d6402LL
-/* Images one refs upsert counts at most (3 parameters each, +1). */
+/* Images one refs upsert counts at most (REF_PARAMS parameters each: uuid,
+ * arch, name, system; +1). */
 #define REF_ROWS_MAX 32
+#define REF_PARAMS 4
 /* Times a transaction that lost a deadlock or a serialization race is run. */
 #define TX_ATTEMPTS 5
 /* Listener: how often a lost connection is tried again (ms). */
@@ -93,7 +95,7 @@ static symd_status pg_fail(symd_err *err, pgc *c, const PGresult *res, const cha
 
 /* ---- parameters and results ------------------------------------------------ */
 
-#define MAXP (1 + 3 * REF_ROWS_MAX)
+#define MAXP (1 + REF_PARAMS * REF_ROWS_MAX)
 
 /* A statement's parameters: numbers as text, bytes binary, typed. */
 typedef struct {
@@ -591,8 +593,8 @@ static bool pg_ping(store_db *s)
 
 #define IMAGE_COLS                                                                 \
     "id, uuid, arch, name, kind, text_vmaddr, text_size, symbols, functions, " \
-    "debug_info, created_at, updated_at"
-#define IMAGE_NCOLS 12
+    "debug_info, created_at, updated_at, system"
+#define IMAGE_NCOLS 13
 
 /* Reads an IMAGE_COLS row; false when a value is not what it should be. */
 static bool row_to_image(PGresult *res, int row, store_image *im)
@@ -614,6 +616,7 @@ static bool row_to_image(PGresult *res, int row, store_image *im)
     im->debug_info = rd_i64(&x, 9) != 0;
     im->created_at = rd_i64(&x, 10);
     im->updated_at = rd_i64(&x, 11);
+    im->system = rd_i64(&x, 12) != 0;
     return !x.bad && ulen == 16;
 }
 
@@ -1427,24 +1430,27 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
         dynbuf q;
         dynbuf_init(&q, 8192);
 #define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
-        ok = ADDSTR("INSERT INTO crash_image_refs AS r (uuid, arch, name, crashes, "
+        ok = ADDSTR("INSERT INTO crash_image_refs AS r (uuid, arch, name, system, crashes, "
                     "last_crash_id) VALUES ");
         params rp = {0};
         p_i64(&rp, *a->id);
         for (size_t i = 0; i < n && ok; i++) {
-            char row[80];
-            snprintf(row, sizeof row, "%s($%zu, $%zu, $%zu, 1, $1)", i ? ", " : "", 2 + 3 * i,
-                     3 + 3 * i, 4 + 3 * i);
+            char row[96];
+            snprintf(row, sizeof row, "%s($%zu, $%zu, $%zu, $%zu, 1, $1)", i ? ", " : "",
+                     2 + REF_PARAMS * i, 3 + REF_PARAMS * i, 4 + REF_PARAMS * i,
+                     5 + REF_PARAMS * i);
             ok = ADDSTR(row);
             const store_crash_image *im = &imgs[at + i];
             p_bytes(&rp, im->uuid, 16);
             p_text(&rp, im->arch ? im->arch : "");
             p_text(&rp, im->name ? im->name : "");
+            p_bool(&rp, im->system);
         }
+        /* the OS's once any crash says so, as in the SQLite store */
         ok = ok && ADDSTR(" ON CONFLICT (uuid, arch) DO UPDATE SET crashes = r.crashes + 1, "
                           "last_crash_id = greatest(r.last_crash_id, excluded.last_crash_id), "
                           "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE r.name "
-                          "END RETURNING id") &&
+                          "END, system = r.system OR excluded.system RETURNING id") &&
              dynbuf_add(&q, "", 1);
 #undef ADDSTR
         PGresult *rr = ok ? run(c, (const char *)q.data, &rp, "storing the images the crash "
@@ -2113,22 +2119,38 @@ static symd_status pg_group_spread(store_db *s, const char *kind, const char *si
     return r;
 }
 
-static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *out, size_t *n,
-                                     symd_err *err)
+/* A text column into dst, cut as store_text_cut does (NULL: ""). */
+static void rd_text_cut(const rd *x, int col, char *dst, size_t cap)
+{
+    store_text_cut(dst, cap, rd_null(x, col) ? NULL : PQgetvalue(x->r, x->row, col),
+                   (size_t)PQgetlength(x->r, x->row, col));
+}
+
+/* The refs a missing image is: counted by some crash, and no slice of its
+ * UUID stored under the arch they need (as in the SQLite store). */
+#define MISSING_WHERE                                                                      \
+    "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = r.uuid AND "     \
+    "(r.arch = '' OR i.arch = r.arch))"
+
+static symd_status pg_missing_images(store_db *s, store_missing_which which, size_t limit,
+                                     store_missing *out, size_t *n, symd_err *err)
 {
     *n = 0;
     params p = {0};
     p_i64(&p, (int64_t)limit);
+    p_i32(&p, which == STORE_MISSING_APP ? 0 : which == STORE_MISSING_SYSTEM ? 1 : -1);
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;
+    /* the newest crash needing it by its key: its versions and app image */
     PGresult *res = run(&c,
                         "SELECT r.uuid, r.arch, r.name, r.crashes, r.last_crash_id, (SELECT "
                         "string_agg(i.arch, ',' ORDER BY i.arch) FROM images i WHERE i.uuid = "
-                        "r.uuid) FROM crash_image_refs r WHERE r.crashes > 0 AND NOT EXISTS "
-                        "(SELECT 1 FROM images i WHERE i.uuid = r.uuid AND (r.arch = '' OR "
-                        "i.arch = r.arch)) ORDER BY r.crashes DESC, r.last_crash_id DESC, r.uuid, "
-                        "r.arch LIMIT $1",
+                        "r.uuid), r.system, c.app_version, c.os_version, coalesce(c.app_uuid = "
+                        "r.uuid AND c.app_arch = r.arch, false) FROM crash_image_refs r LEFT "
+                        "JOIN crashes c ON c.id = r.last_crash_id WHERE " MISSING_WHERE " AND "
+                        "($2 < 0 OR r.system = ($2 = 1)) ORDER BY r.crashes DESC, "
+                        "r.last_crash_id DESC, r.uuid, r.arch LIMIT $1",
                         &p, "listing missing images", err);
     symd_status r = res ? SYMD_OK : err->kind;
     for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
@@ -2139,14 +2161,50 @@ static symd_status pg_missing_images(store_db *s, size_t limit, store_missing *o
         const uint8_t *u = rd_bytes(&x, 0, &ulen);
         if (ulen == 16)
             memcpy(m->uuid, u, 16);
-        rd_text(&x, 1, m->arch, sizeof m->arch);
-        rd_text(&x, 2, m->name, sizeof m->name);
+        rd_text_cut(&x, 1, m->arch, sizeof m->arch);
+        rd_text_cut(&x, 2, m->name, sizeof m->name);
         m->crashes = rd_i64(&x, 3);
         m->last_crash_id = rd_i64(&x, 4);
         if (!rd_null(&x, 5))
             store_missing_other_archs(m, PQgetvalue(res, i, 5), (size_t)PQgetlength(res, i, 5));
+        m->system = rd_i64(&x, 6) != 0;
+        rd_text_cut(&x, 7, m->app_version, sizeof m->app_version);
+        rd_text_cut(&x, 8, m->os_version, sizeof m->os_version);
+        m->app = rd_i64(&x, 9) != 0;
         if ((x.bad || ulen != 16) && r == SYMD_OK)
             r = bad_value(err, "listing missing images");
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_missing_system(store_db *s, size_t limit, store_missing_os *out,
+                                     size_t *n, symd_err *err)
+{
+    *n = 0;
+    params p = {0};
+    p_i64(&p, (int64_t)limit);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT coalesce(c.os_version, ''), r.arch, count(*), "
+                        "max(r.last_crash_id) FROM crash_image_refs r LEFT JOIN crashes c ON "
+                        "c.id = r.last_crash_id WHERE r.system AND " MISSING_WHERE
+                        " GROUP BY 1, 2 ORDER BY 3 DESC, 4 DESC, 1, 2 LIMIT $1",
+                        &p, "counting missing system images", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+        rd x = {res, i, false};
+        store_missing_os *g = &out[(*n)++];
+        memset(g, 0, sizeof *g);
+        rd_text_cut(&x, 0, g->os_version, sizeof g->os_version);
+        rd_text_cut(&x, 1, g->arch, sizeof g->arch);
+        g->images = rd_i64(&x, 2);
+        g->last_crash_id = rd_i64(&x, 3);
+        if (x.bad && r == SYMD_OK)
+            r = bad_value(err, "counting missing system images");
     }
     PQclear(res);
     conn_put(&c);
@@ -2301,6 +2359,7 @@ const store_backend store_backend_postgres = {
     .crash_trend = pg_crash_trend,
     .group_spread = pg_group_spread,
     .missing_images = pg_missing_images,
+    .missing_system = pg_missing_system,
     .export_rows = pg_export_rows,
     .import_begin = pg_import_begin,
     .import_row = pg_import_row,

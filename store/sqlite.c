@@ -10,8 +10,10 @@
 #include "schema.h"
 #include "../util/dynbuf.h"
 
-/* Images one refs upsert statement counts at most (more go in several). */
+/* Images one refs upsert statement counts at most (more go in several), and
+ * the parameters each takes (uuid, arch, name, system). */
 #define REF_ROWS_MAX 32
+#define REF_PARAMS 4
 
 /* The statements of the hot paths, prepared once per connection on first
  * use. */
@@ -224,7 +226,8 @@ static void writer_put(store_db *s, int i)
 
 #define IMAGE_COLS                                                         \
     "id, uuid, arch, name, kind, text_vmaddr, text_size, symbols, functions, " \
-    "debug_info, created_at, updated_at"
+    "debug_info, created_at, updated_at, system"
+#define IMAGE_NCOLS 13
 
 static void copy_text(char *dst, size_t cap, const unsigned char *src)
 {
@@ -248,6 +251,7 @@ static void row_to_image(sqlite3_stmt *st, store_image *im)
     im->debug_info = sqlite3_column_int(st, 9) != 0;
     im->created_at = sqlite3_column_int64(st, 10);
     im->updated_at = sqlite3_column_int64(st, 11);
+    im->system = sqlite3_column_int(st, 12) != 0;
 }
 
 /* Runs one statement of SQL with integer parameters ?1 (a) and ?2 (b, not
@@ -958,7 +962,9 @@ static bool run(sqlite3_stmt *st)
 
 /* Connection ci's upsert of n (1..REF_ROWS_MAX) images a crash needs in one
  * statement: ?1 the crash (the newest to need them: ids only grow), then
- * (uuid, arch, name) per image from ?2; each row's id is returned. */
+ * (uuid, arch, name, system) per image from ?2; each row's id is returned.
+ * An image is the OS's once any crash says so (a report without paths may
+ * not know what another one says). */
 static sqlite3_stmt *refs_stmt(store_db *s, int ci, size_t n, symd_err *err)
 {
     sqlite3_stmt **slot = &s->ref_stmts[(size_t)ci * REF_ROWS_MAX + (n - 1)];
@@ -967,18 +973,20 @@ static sqlite3_stmt *refs_stmt(store_db *s, int ci, size_t n, symd_err *err)
     dynbuf q;
     dynbuf_init(&q, 8192);
 #define ADDSTR(b, str) dynbuf_add((b), (str), strlen(str))
-    bool ok = ADDSTR(&q, "INSERT INTO crash_image_refs(uuid, arch, name, crashes, "
+    bool ok = ADDSTR(&q, "INSERT INTO crash_image_refs(uuid, arch, name, system, crashes, "
                                 "last_crash_id) VALUES ");
     for (size_t i = 0; i < n && ok; i++) {
-        char row[64];
-        snprintf(row, sizeof row, "%s(?%zu, ?%zu, ?%zu, 1, ?1)", i ? ", " : "", 2 + 3 * i,
-                 3 + 3 * i, 4 + 3 * i);
+        char row[80];
+        snprintf(row, sizeof row, "%s(?%zu, ?%zu, ?%zu, ?%zu, 1, ?1)", i ? ", " : "",
+                 2 + REF_PARAMS * i, 3 + REF_PARAMS * i, 4 + REF_PARAMS * i,
+                 5 + REF_PARAMS * i);
         ok = dynbuf_add(&q, row, strlen(row));
     }
     ok = ok && ADDSTR(&q, " ON CONFLICT(uuid, arch) DO UPDATE SET crashes = crashes + "
                                  "1, last_crash_id = max(last_crash_id, excluded."
                                  "last_crash_id), name = CASE WHEN excluded.name <> '' THEN "
-                                 "excluded.name ELSE name END RETURNING id");
+                                 "excluded.name ELSE name END, system = max(system, "
+                                 "excluded.system) RETURNING id");
 #undef ADDSTR
     if (!ok || sqlite3_prepare_v3(s->conns[ci], (const char *)q.data, (int)q.len,
                                   SQLITE_PREPARE_PERSISTENT, slot, NULL) != SQLITE_OK) {
@@ -1212,9 +1220,11 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
         sqlite3_bind_int64(ref, 1, *id);
         for (size_t i = 0; i < n; i++) {
             const store_crash_image *im = &imgs[at + i];
-            sqlite3_bind_blob(ref, (int)(2 + 3 * i), im->uuid, 16, SQLITE_STATIC);
-            sqlite3_bind_text(ref, (int)(3 + 3 * i), im->arch ? im->arch : "", -1, SQLITE_STATIC);
-            sqlite3_bind_text(ref, (int)(4 + 3 * i), im->name ? im->name : "", -1, SQLITE_STATIC);
+            int b = (int)(2 + REF_PARAMS * i);
+            sqlite3_bind_blob(ref, b, im->uuid, 16, SQLITE_STATIC);
+            sqlite3_bind_text(ref, b + 1, im->arch ? im->arch : "", -1, SQLITE_STATIC);
+            sqlite3_bind_text(ref, b + 2, im->name ? im->name : "", -1, SQLITE_STATIC);
+            sqlite3_bind_int(ref, b + 3, im->system);
         }
         int rc;
         while (ok && (rc = sqlite3_step(ref)) == SQLITE_ROW) {
@@ -1880,26 +1890,43 @@ out:
     return r;
 }
 
-static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *out, size_t *n,
-                                     symd_err *err)
+/* A text column into dst, cut as store_text_cut does. */
+static void column_text_cut(sqlite3_stmt *st, int i, char *dst, size_t cap)
+{
+    store_text_cut(dst, cap, (const char *)sqlite3_column_text(st, i),
+                   (size_t)sqlite3_column_bytes(st, i));
+}
+
+/* The refs a missing image is: counted by some crash, and no slice of its
+ * UUID stored under the arch they need. */
+#define MISSING_WHERE                                                                      \
+    "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = r.uuid AND "     \
+    "(r.arch = '' OR i.arch = r.arch))"
+
+static symd_status sq_missing_images(store_db *s, store_missing_which which, size_t limit,
+                                     store_missing *out, size_t *n, symd_err *err)
 {
     *n = 0;
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
+    /* the newest crash needing it by its key: its versions and app image */
     if (sqlite3_prepare_v2(db,
                            "SELECT r.uuid, r.arch, r.name, r.crashes, r.last_crash_id, "
-                           "(SELECT group_concat(i.arch, ',') "
-                           "FROM images i WHERE i.uuid = r.uuid) FROM crash_image_refs r WHERE "
-                           "r.crashes > 0 AND NOT EXISTS (SELECT 1 FROM images i WHERE i.uuid = "
-                           "r.uuid AND (r.arch = '' OR i.arch = r.arch)) ORDER BY r.crashes "
-                           "DESC, r.last_crash_id DESC, r.uuid, r.arch LIMIT ?1",
+                           "(SELECT group_concat(i.arch, ',') FROM images i WHERE i.uuid = "
+                           "r.uuid), r.system, c.app_version, c.os_version, c.app_uuid = r.uuid "
+                           "AND c.app_arch = r.arch FROM crash_image_refs r LEFT JOIN crashes c "
+                           "ON c.id = r.last_crash_id WHERE " MISSING_WHERE " AND (?2 < 0 OR "
+                           "r.system = ?2) ORDER BY r.crashes DESC, r.last_crash_id DESC, "
+                           "r.uuid, r.arch LIMIT ?1",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "listing missing images");
         goto out;
     }
     sqlite3_bind_int64(st, 1, (int64_t)limit);
+    sqlite3_bind_int(st, 2,
+                     which == STORE_MISSING_APP ? 0 : which == STORE_MISSING_SYSTEM ? 1 : -1);
     int rc;
     while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_missing *m = &out[(*n)++];
@@ -1907,15 +1934,54 @@ static symd_status sq_missing_images(store_db *s, size_t limit, store_missing *o
         const void *u = sqlite3_column_blob(st, 0);
         if (u && sqlite3_column_bytes(st, 0) == 16)
             memcpy(m->uuid, u, 16);
-        copy_text(m->arch, sizeof m->arch, sqlite3_column_text(st, 1));
-        copy_text(m->name, sizeof m->name, sqlite3_column_text(st, 2));
+        column_text_cut(st, 1, m->arch, sizeof m->arch);
+        column_text_cut(st, 2, m->name, sizeof m->name);
         m->crashes = sqlite3_column_int64(st, 3);
         m->last_crash_id = sqlite3_column_int64(st, 4);
         const char *others = (const char *)sqlite3_column_text(st, 5);
         store_missing_other_archs(m, others, others ? strlen(others) : 0);
+        m->system = sqlite3_column_int(st, 6) != 0;
+        column_text_cut(st, 7, m->app_version, sizeof m->app_version);
+        column_text_cut(st, 8, m->os_version, sizeof m->os_version);
+        m->app = sqlite3_column_int(st, 9) != 0;
     }
     if (*n < limit && rc != SQLITE_DONE)
         r = db_fail(err, db, "listing missing images");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_missing_system(store_db *s, size_t limit, store_missing_os *out,
+                                     size_t *n, symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT coalesce(c.os_version, ''), r.arch, count(*), "
+                           "max(r.last_crash_id) FROM crash_image_refs r LEFT JOIN crashes c ON "
+                           "c.id = r.last_crash_id WHERE r.system <> 0 AND " MISSING_WHERE
+                           " GROUP BY 1, 2 ORDER BY 3 DESC, 4 DESC, 1, 2 LIMIT ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "counting missing system images");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)limit);
+    int rc;
+    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_missing_os *g = &out[(*n)++];
+        memset(g, 0, sizeof *g);
+        column_text_cut(st, 0, g->os_version, sizeof g->os_version);
+        column_text_cut(st, 1, g->arch, sizeof g->arch);
+        g->images = sqlite3_column_int64(st, 2);
+        g->last_crash_id = sqlite3_column_int64(st, 3);
+    }
+    if (*n < limit && rc != SQLITE_DONE)
+        r = db_fail(err, db, "counting missing system images");
 out:
     sqlite3_finalize(st);
     conn_put(s, ci);
@@ -1970,14 +2036,14 @@ static symd_status sq_load_index(store_db *s, const uint8_t uuid[16], const char
         goto out;
     }
     row_to_image(st, meta);
-    *nslices = sqlite3_column_int(st, 12);
+    *nslices = sqlite3_column_int(st, IMAGE_NCOLS);
     if (!arch && *nslices > 1) {
         r = symd_fail(err, SYMD_E_INVALID, "image has %d architectures; name one with \"arch\"",
                       *nslices);
         goto out;
     }
-    if ((r = column_copy(st, 13, sym, sym_len, err)) == SYMD_OK)
-        r = column_copy(st, 14, lines, lines_len, err);
+    if ((r = column_copy(st, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK)
+        r = column_copy(st, IMAGE_NCOLS + 2, lines, lines_len, err);
 out:
     stmt_done(st);
     run_q(s, ci, Q_COMMIT);
@@ -2149,6 +2215,7 @@ const store_backend store_backend_sqlite = {
     .crash_trend = sq_crash_trend,
     .group_spread = sq_group_spread,
     .missing_images = sq_missing_images,
+    .missing_system = sq_missing_system,
     .export_rows = sq_export_rows,
     .import_begin = sq_import_begin,
     .import_row = sq_import_row,

@@ -291,6 +291,7 @@ symd_status store_slices(store *s, const uint8_t uuid[16], store_slice *out, siz
         sl[i].text_vmaddr = rows[i].text_vmaddr;
         sl[i].text_size = rows[i].text_size;
         sl[i].debug_info = rows[i].debug_info;
+        sl[i].system = rows[i].system;
     }
     *n = got < max ? got : max;
     memcpy(out, sl, *n * sizeof *out);
@@ -627,10 +628,16 @@ symd_status store_group_spread(store *s, const char *kind, const char *signature
     return s->be->group_spread(s->db, kind, signature, dim, limit, out, n, err);
 }
 
-symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
+symd_status store_missing_images(store *s, store_missing_which which, size_t limit,
+                                 store_missing *out, size_t *n, symd_err *err)
+{
+    return s->be->missing_images(s->db, which, limit, out, n, err);
+}
+
+symd_status store_missing_system(store *s, size_t limit, store_missing_os *out, size_t *n,
                                  symd_err *err)
 {
-    return s->be->missing_images(s->db, limit, out, n, err);
+    return s->be->missing_system(s->db, limit, out, n, err);
 }
 
 void store_crash_free(store_crash *c)

@@ -45,6 +45,7 @@ typedef struct {
     uint32_t symbols, functions;
     bool debug_info;
     int64_t created_at, updated_at; /* unix milliseconds */
+    bool system; /* stored by symd import: one of Apple's system libraries (images.system) */
 } store_image;
 
 typedef enum { STORE_CREATED, STORE_EXISTS, STORE_UPDATED } store_put_result;
@@ -93,6 +94,7 @@ typedef struct {
     char arch[16];
     uint64_t text_vmaddr, text_size;
     bool debug_info;
+    bool system; /* an imported system library (store_image.system) */
 } store_slice;
 
 /* The slices stored under uuid (at most max of them, by arch; *n 0 when
@@ -242,11 +244,14 @@ typedef struct {
 void store_crash_free(store_crash *c);
 
 /* An image a crash needs (one of its frames lies in it), for the missing
- * list; app: the app's own image. */
+ * list; app: the app's own image; system: the report (or an import) says it
+ * is the OS's (crash_classify_images), counted so in crash_image_refs.system
+ * once any crash says so. */
 typedef struct {
     uint8_t uuid[16];
     const char *arch, *name; /* "" when unknown */
     bool app;
+    bool system;
 } store_crash_image;
 
 /* Stores a crash (c->id and created_at are set by the store; c's app fields
@@ -329,12 +334,39 @@ typedef struct {
      * fit); false when never uploaded. */
     bool found_other_arch;
     char other_archs[128];
+    /* The reports say it is the OS's (crash_image_refs.system). */
+    bool system;
+    /* Of the newest crash needing it (last_crash_id): it is that crash's
+     * app image (app), and its app and OS versions ("" when it names none;
+     * cut at a UTF-8 character's start when longer). */
+    bool app;
+    char app_version[64], os_version[128];
 } store_missing;
+/* Which images a missing-images listing holds. */
+typedef enum {
+    STORE_MISSING_ALL,
+    STORE_MISSING_APP,    /* the app's: system false (dSYMs to upload) */
+    STORE_MISSING_SYSTEM, /* the OS's (to import: symd import) */
+} store_missing_which;
 /* Images stored crashes need that were never uploaded for the arch they
- * need, the most needed first (then the one a later crash needs; then by
- * UUID and arch): the list CI should upload next. Read from
+ * need (those of which), the most needed first (then the one a later crash
+ * needs; then by UUID and arch): the list CI should upload next. Read from
  * the counters of needed images, so it costs the images, not the crashes. */
-symd_status store_missing_images(store *s, size_t limit, store_missing *out, size_t *n,
+symd_status store_missing_images(store *s, store_missing_which which, size_t limit,
+                                 store_missing *out, size_t *n, symd_err *err);
+
+/* Missing system images counted by OS build and arch: the os_version of the
+ * newest crash needing each image ("" when it names none; cut as in
+ * store_missing) and the arch the crashes need ("" when unknown). */
+typedef struct {
+    char os_version[128], arch[16];
+    int64_t images;        /* missing system images of that build and arch */
+    int64_t last_crash_id; /* the newest crash needing one of them */
+} store_missing_os;
+/* Groups of missing system images, the largest first (then the one a later
+ * crash needs; then by OS version and arch). From the same counters as
+ * store_missing_images: it costs the missing images, not the crashes. */
+symd_status store_missing_system(store *s, size_t limit, store_missing_os *out, size_t *n,
                                  symd_err *err);
 
 #endif

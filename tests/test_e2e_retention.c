@@ -942,7 +942,8 @@ TEST(store_prune_crashes_by_cutoff_in_batches)
     }
     CHECK(sum == 4, "groups count %lld of 4", (long long)sum);
     store_missing m[8];
-    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK, "missing: %s", err.msg);
+    CHECK(store_missing_images(s, STORE_MISSING_ALL, 8, m, &n, &err) == SYMD_OK, "missing: %s",
+          err.msg);
     sum = 0;
     for (size_t i = 0; i < n; i++) {
         sum += m[i].crashes;

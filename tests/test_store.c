@@ -493,14 +493,16 @@ TEST(store_crash_kinds_migrate_from_version_2)
 
     /* missing images: never uploaded, and stored under another arch */
     store_missing m[8];
-    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 2, "missing: %zu", n);
+    CHECK(store_missing_images(s, STORE_MISSING_ALL, 8, m, &n, &err) == SYMD_OK && n == 2,
+          "missing: %zu", n);
     for (size_t i = 0; i < n; i++)
         CHECK(!m[i].found_other_arch && !m[i].other_archs[0], "nothing uploaded yet");
     store_put_result res[4];
     store_image stored[4];
     size_t nu;
     CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &nu) == SYMD_OK, "upload");
-    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 2, "missing: %zu", n);
+    CHECK(store_missing_images(s, STORE_MISSING_ALL, 8, m, &n, &err) == SYMD_OK && n == 2,
+          "missing: %zu", n);
     char u[37];
     for (size_t i = 0; i < n; i++) {
         uuid_format(m[i].uuid, u);
@@ -517,7 +519,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
     bool deleted;
     CHECK(store_delete_crash(s, 1, &deleted, &err) == SYMD_OK && deleted, "delete: %s", err.msg);
     CHECK(store_delete_crash(s, 1, &deleted, &err) == SYMD_OK && !deleted, "delete again");
-    CHECK(store_missing_images(s, 8, m, &n, &err) == SYMD_OK && n == 1 &&
+    CHECK(store_missing_images(s, STORE_MISSING_ALL, 8, m, &n, &err) == SYMD_OK && n == 1 &&
               strcmp(m[0].name, "gone") == 0,
           "missing after the delete: %zu", n);
     f = (store_crash_filter){.kind = "crash"};
