@@ -55,7 +55,7 @@ static void *put_n(void *p)
     put_args *a = p;
     const crash_report *r = a->r;
     size_t ni;
-    store_crash_image *imgs = crash_needed_images(r, &ni);
+    store_crash_image *imgs = crash_needed_images(r, a->sym, &ni);
     if (!imgs)
         die("out of memory", NULL);
     store_crash sc = crash_store_record(r, a->sym, a->buf, a->len);

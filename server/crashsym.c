@@ -95,6 +95,7 @@ void crash_symbolication_free(crash_symbolication *s)
     }
     free(s->frames);
     free(s->image_found);
+    free(s->image_system);
     free(s->image_status);
     free(s->image_debug_info);
     free(s->signature);
@@ -157,6 +158,7 @@ long crash_app_image(const crash_report *r)
 typedef struct {
     long req;           /* request image, -1 when not sent (no UUID) */
     bool stored;        /* some slice of the UUID is stored */
+    bool stored_system; /* a slice of it is an imported system library */
     bool match;         /* a slice of the image's own arch (or the one chosen) is */
     store_slice slice;  /* that slice, when match */
 } img_info;
@@ -174,6 +176,8 @@ static void probe_image(struct store *st, const crash_image *im, const char *rar
     if (store_slices(st, im->uuid, sl, MAX_SLICES, &n, &e) != SYMD_OK)
         n = 0;
     ii->stored = n > 0;
+    for (size_t k = 0; k < n; k++)
+        ii->stored_system |= sl[k].system;
     if (im->arch && *im->arch) {
         snprintf(b->arch, sizeof b->arch, "%s", im->arch);
         for (size_t k = 0; k < n; k++)
@@ -711,9 +715,11 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     out->image_found = calloc(nimg ? nimg : 1, sizeof(bool));
     out->image_status = calloc(nimg ? nimg : 1, sizeof *out->image_status);
     out->image_debug_info = calloc(nimg ? nimg : 1, sizeof(bool));
+    out->image_system = calloc(nimg ? nimg : 1, sizeof(bool));
     if (!ii || !first || !req_to_img || !req->images || !req->threads || !dd.slot ||
-        !a->frame_key || !a->frame_report || !a->frame_lv0 || !a->frame_nlv || !out->frames || !out->image_found ||
-        !out->image_status || !out->image_debug_info || placer_init(&pl, r) != 0) {
+        !a->frame_key || !a->frame_report || !a->frame_lv0 || !a->frame_nlv || !out->frames ||
+        !out->image_found || !out->image_status || !out->image_debug_info ||
+        !out->image_system || placer_init(&pl, r) != 0) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
         goto done;
     }
@@ -896,6 +902,8 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
         } else {
             out->image_status[i] = ii[i].stored ? CIMG_FOUND_OTHER_ARCH : CIMG_MISSING;
         }
+        /* the report's word, or the store's: symd import stored it */
+        out->image_system[i] = r->images[i].system || ii[i].stored_system;
     }
     out->signature = make_signature(r, out, first);
     if (!out->signature)
@@ -963,9 +971,26 @@ static void write_place(jsonw *w, bool *fk, const crash_report *r, const crash_t
     }
 }
 
+/* The report's own name of a frame the store named: "report_symbol" (and
+ * "report_offset" when the report gives one), so the answer keeps what the
+ * device said beside what the image says. */
+static void write_report_name(jsonw *w, bool *fk, const crash_frame *cf)
+{
+    if (!cf->symbol)
+        return;
+    jw_key(w, fk, "report_symbol");
+    jw_str(w, cf->symbol);
+    if (cf->has_symbol_offset) {
+        jw_key(w, fk, "report_offset");
+        jw_u64(w, cf->symbol_offset);
+    }
+}
+
 /* One output frame object: an answer level object, with the report's words
- * over its outer level when report is set, then its place. o may be NULL
- * (a frame not looked up). */
+ * over its outer level when report is set (the image is not stored, or
+ * names nothing there), else, on the outer level, the report's own name
+ * beside the answer's; then its place. o may be NULL (a frame not looked
+ * up). */
 static void write_level(jsonw *w, const crash_report *r, const crash_thread *th, size_t f,
                         const sym_level *o, const crash_symframe *sf, bool report,
                         bool outer)
@@ -1012,6 +1037,8 @@ static void write_level(jsonw *w, const crash_report *r, const crash_thread *th,
     }
     if (report && outer)
         JW_LIT(w, ",\"from_report\":true");
+    else if (outer)
+        write_report_name(w, &fk, cf);
     write_place(w, &fk, r, th, f, o, outer ? sf->image : NULL);
     JW_LIT(w, "}");
 }
@@ -1350,6 +1377,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         jw_str(&w, crash_image_status_name(s->image_status[i]));
         jw_raw(&w, s->image_debug_info[i] ? ",\"debug_info\":true" : ",\"debug_info\":false");
         jw_raw(&w, (long)i == app ? ",\"app\":true" : ",\"app\":false");
+        jw_raw(&w, s->image_system[i] ? ",\"system\":true" : ",\"system\":false");
         JW_LIT(&w, ",\"process\":");
         write_index_or_null(&w, im->process, r->nprocesses);
         JW_LIT(&w, "}");
@@ -1399,10 +1427,12 @@ symd_status crash_write_summary(const crash_report *r, const crash_symbolication
         jw_u64(&w, n[order[i].st]);
     }
     JW_LIT(&w, "}");
-    /* the app's own image when it was never uploaded: what to upload */
+    /* the app's own image when it was never uploaded: what to upload (an OS
+     * process's own binary is imported with its OS, not uploaded) */
     jw_key(&w, &fk, "needs_upload");
     long app = crash_app_image(r);
-    if (app >= 0 && r->images[app].has_uuid && s->image_status[app] == CIMG_MISSING) {
+    if (app >= 0 && r->images[app].has_uuid && s->image_status[app] == CIMG_MISSING &&
+        !(s->image_system && s->image_system[app])) {
         char u[37];
         uuid_format(r->images[app].uuid, u);
         JW_LIT(&w, "{\"uuid\":");
@@ -1421,7 +1451,8 @@ symd_status crash_write_summary(const crash_report *r, const crash_symbolication
 }
 
 /* Contract in crashsym.h. */
-store_crash_image *crash_needed_images(const crash_report *r, size_t *n)
+store_crash_image *crash_needed_images(const crash_report *r, const crash_symbolication *sym,
+                                       size_t *n)
 {
     store_crash_image *v = calloc(r->nimages ? r->nimages : 1, sizeof *v);
     bool *used = calloc(r->nimages ? r->nimages : 1, sizeof *used);
@@ -1444,7 +1475,9 @@ store_crash_image *crash_needed_images(const crash_report *r, size_t *n)
         memcpy(v[*n].uuid, r->images[i].uuid, 16);
         v[*n].arch = r->images[i].arch ? r->images[i].arch : "";
         v[*n].name = r->images[i].name ? r->images[i].name : "";
-        v[*n].app = (long)i == app;
+        v[*n].system = sym && sym->image_system ? sym->image_system[i] : r->images[i].system;
+        /* an OS process's own binary is not the user's to upload */
+        v[*n].app = (long)i == app && !v[*n].system;
         (*n)++;
     }
     free(used);

@@ -55,6 +55,8 @@ typedef struct {
     bool *image_found;      /* per report image: uploaded (found or outside_text) */
     crash_image_status *image_status; /* per report image */
     bool *image_debug_info; /* per report image: its dSYM was uploaded */
+    bool *image_system;     /* per report image: the OS's (the report says so,
+                               crash_classify_images, or symd import stored it) */
     char *signature;        /* the group key (see crash_symbolicate) */
     /* private: strings and arrays the above point into */
     void *arena;
@@ -64,8 +66,12 @@ struct store;
 
 /* The images a stored crash needs, for the missing-images list: those with
  * a UUID one of its frames lies in, and the app's own (strings borrowed
- * from r). *n of them; NULL when out of memory. Free with free(). */
-store_crash_image *crash_needed_images(const crash_report *r, size_t *n);
+ * from r), each said the OS's as sym says (sym NULL: as the report says);
+ * the app's own image is marked app unless it is the OS's (a system
+ * process's binary is imported, not uploaded). *n of them; NULL when out of
+ * memory. Free with free(). */
+store_crash_image *crash_needed_images(const crash_report *r, const crash_symbolication *sym,
+                                       size_t *n);
 
 /* What the store keeps of a posted report: its header fields, kind and
  * bug_type, sym's signature and the original bytes (NULL: none). Every

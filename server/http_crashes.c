@@ -223,7 +223,7 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
                                 const crash_symbolication *sym, int64_t *id, symd_err *err)
 {
     size_t nimg = 0;
-    store_crash_image *imgs = crash_needed_images(r, &nimg);
+    store_crash_image *imgs = crash_needed_images(r, sym, &nimg);
     if (!imgs)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
@@ -395,7 +395,7 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
         int64_t id = -1;
         if (z->keep) {
             size_t nimg = 0;
-            store_crash_image *imgs = crash_needed_images(r, &nimg);
+            store_crash_image *imgs = crash_needed_images(r, &sym, &nimg);
             if (!imgs) {
                 z->st = symd_fail(z->err, SYMD_E_NOMEM, "out of memory");
             } else {
