@@ -5,6 +5,7 @@
  * database of its own instead of a SQLite file, and the tests of several
  * nodes on one database (notices, concurrent writers, retention's lock,
  * reconnection) and of symd migrate run too. */
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -13,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../ingest/ingest.h"
+#include "../parser/crash.h"
+#include "../server/crashsym.h"
 #include "../store/store.h"
 #include "../util/hex.h"
 #include "schema_v2.h"
@@ -530,6 +535,199 @@ TEST(store_crash_kinds_migrate_from_version_2)
     store_close(s);
     /* and it opens again without migrating anything */
     CHECK(store_open(db, 1, 0, &s, &err) == SYMD_OK, "reopen: %s", err.msg);
+    store_close(s);
+}
+
+/* The missing image of m with uuid u[0] == b (the test's UUIDs differ in
+ * their first byte); NULL when none. */
+static const store_missing *missing_of(const store_missing *m, size_t n, uint8_t b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (m[i].uuid[0] == b)
+            return &m[i];
+    return NULL;
+}
+
+/* crash_image_refs.system as crashes come and go, in both backends: an
+ * image is the OS's once any crash says so; the missing images listed by
+ * app or system, each with its newest crash's versions and app image; the
+ * missing system images counted by OS build and arch from those counters. */
+TEST(store_missing_tells_app_from_system)
+{
+    store *s = NULL;
+    symd_err err = {0};
+    const char *db = db_path("appsys.db");
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    if (!s)
+        return;
+    /* crash 1: the app (0xA1) and a framework of its bundle (0xB1); two
+     * libraries of iOS 17.1 (0xC1, 0xD1) */
+    store_crash c1 = {.format = "ips", .kind = "crash", .signature = "s", .process = "App",
+                      .app_version = "1.0 (1)", .os_version = "iPhone OS 17.1 (21B91)",
+                      .original = (uint8_t *)"r1", .original_len = 2};
+    store_crash_image i1[4] = {{.arch = "arm64", .name = "App", .app = true},
+                               {.arch = "arm64", .name = "Kit"},
+                               {.arch = "arm64e", .name = "UIKitCore", .system = true},
+                               {.arch = "arm64e", .name = "libdispatch.dylib", .system = true}};
+    static const uint8_t first1[4] = {0xA1, 0xB1, 0xC1, 0xD1};
+    for (int i = 0; i < 4; i++)
+        i1[i].uuid[0] = first1[i];
+    /* crash 2 (iOS 17.2, app 1.1): the app again, UIKitCore said by a
+     * report that cannot tell (system false), one more library (0xE1) */
+    store_crash c2 = c1;
+    c2.app_version = "1.1 (2)";
+    c2.os_version = "iPhone OS 17.2 (21C62)";
+    c2.original = (uint8_t *)"r2";
+    store_crash_image i2[3] = {{.arch = "arm64", .name = "App", .app = true},
+                               {.arch = "arm64e", .name = "UIKitCore"},
+                               {.arch = "arm64e", .name = "CoreFoundation", .system = true}};
+    static const uint8_t first2[3] = {0xA1, 0xC1, 0xE1};
+    for (int i = 0; i < 3; i++)
+        i2[i].uuid[0] = first2[i];
+    int64_t id1 = 0, id2 = 0;
+    CHECK(store_put_crash(s, &c1, i1, 4, &id1, &err) == SYMD_OK &&
+              store_put_crash(s, &c2, i2, 3, &id2, &err) == SYMD_OK,
+          "put: %s", err.msg);
+    CHECK(query_int(db, "SELECT count(*) FROM crash_image_refs WHERE system") == 3 &&
+              query_int(db, "SELECT count(*) FROM crash_image_refs WHERE NOT system") == 2,
+          "crash_image_refs.system: %lld system, %lld not",
+          query_int(db, "SELECT count(*) FROM crash_image_refs WHERE system"),
+          query_int(db, "SELECT count(*) FROM crash_image_refs WHERE NOT system"));
+
+    store_missing m[8];
+    size_t n = 0;
+    CHECK(store_missing_images(s, STORE_MISSING_ALL, 8, m, &n, &err) == SYMD_OK && n == 5,
+          "all missing: %zu", n);
+    const store_missing *a = missing_of(m, n, 0xA1), *c = missing_of(m, n, 0xC1);
+    CHECK(a && !a->system && a->app && a->crashes == 2 && a->last_crash_id == id2 &&
+              !strcmp(a->app_version, "1.1 (2)") &&
+              !strcmp(a->os_version, "iPhone OS 17.2 (21C62)"),
+          "the app: system %d app %d '%s'", a ? a->system : -1, a ? a->app : -1,
+          a ? a->app_version : "");
+    CHECK(c && c->system && !c->app && c->crashes == 2, "UIKitCore stays the OS's");
+    CHECK(store_missing_images(s, STORE_MISSING_APP, 8, m, &n, &err) == SYMD_OK && n == 2 &&
+              missing_of(m, n, 0xA1) && missing_of(m, n, 0xB1) && !m[0].system && !m[1].system,
+          "the app's: %zu", n);
+    const store_missing *b = missing_of(m, n, 0xB1);
+    CHECK(b && !b->app && !strcmp(b->app_version, "1.0 (1)"),
+          "the framework: its crash's version");
+    CHECK(store_missing_images(s, STORE_MISSING_SYSTEM, 8, m, &n, &err) == SYMD_OK && n == 3 &&
+              m[0].system && m[1].system && m[2].system && m[0].uuid[0] == 0xC1,
+          "the OS's: %zu, most needed first", n);
+
+    /* by build: 0xC1 and 0xE1 were last needed on 17.2, 0xD1 on 17.1 */
+    store_missing_os g[4];
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2, "groups: %zu %s", n,
+          err.msg);
+    CHECK(n == 2 && !strcmp(g[0].os_version, "iPhone OS 17.2 (21C62)") &&
+              !strcmp(g[0].arch, "arm64e") && g[0].images == 2 && g[0].last_crash_id == id2 &&
+              !strcmp(g[1].os_version, "iPhone OS 17.1 (21B91)") && g[1].images == 1 &&
+              g[1].last_crash_id == id1,
+          "groups: '%s' %lld, '%s' %lld", n ? g[0].os_version : "", n ? (long long)g[0].images : 0,
+          n > 1 ? g[1].os_version : "", n > 1 ? (long long)g[1].images : 0);
+    CHECK(store_missing_system(s, 1, g, &n, &err) == SYMD_OK && n == 1 && g[0].images == 2,
+          "limit 1: %zu", n);
+
+    /* an uploaded library is no longer missing, in either list */
+    CHECK(exec_sql(db, "INSERT INTO images(uuid, arch, name, kind, text_vmaddr, text_size, "
+                       "symbols, functions, created_at, updated_at) SELECT uuid, arch, name, "
+                       "'dylib', 0, 0, 0, 0, 0, 0 FROM crash_image_refs WHERE name = "
+                       "'CoreFoundation'") == 0,
+          "a row for CoreFoundation");
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2 && g[0].images == 1 &&
+              g[1].images == 1,
+          "after CoreFoundation came: %zu", n);
+    /* crash 2 gone: UIKitCore's newest crash is 1 again, iOS 17.1 */
+    bool deleted;
+    CHECK(store_delete_crash(s, id2, &deleted, &err) == SYMD_OK && deleted, "delete");
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 1 &&
+              !strcmp(g[0].os_version, "iPhone OS 17.1 (21B91)") && g[0].images == 2,
+          "after the delete: %zu '%s'", n, n ? g[0].os_version : "");
+    CHECK(store_missing_images(s, STORE_MISSING_APP, 8, m, &n, &err) == SYMD_OK && n == 2 &&
+              missing_of(m, n, 0xA1) && !strcmp(missing_of(m, n, 0xA1)->app_version, "1.0 (1)"),
+          "the app's newest crash is 1 again");
+    store_close(s);
+}
+
+/* An image symd import stored (images.system) is the OS's in a crash's
+ * answer and in the images the crash needs, whatever the report says of it;
+ * the report's own word stays for the images it names the OS's. Over the
+ * generated twin bigapp-twin.crash and its real binaries. */
+TEST(store_imported_images_are_system)
+{
+    store *s = NULL;
+    symd_err err = {0};
+    const char *db = db_path("imported.db");
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    if (!s)
+        return;
+    store_put_result res[4];
+    store_image stored[4];
+    size_t n;
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK &&
+              upload(s, "fixtures/bin/libfix-arm64.dylib", res, stored, &n) == SYMD_OK,
+          "uploads");
+    CHECK(!stored[0].system, "an upload is no system library");
+    store_close(s);
+    /* as an import would have stored it (written beside the store, which is
+     * opened again so nothing of it is remembered) */
+    CHECK(exec_sql(db, "UPDATE images SET system = (1 = 1) WHERE name LIKE 'libfix%'") == 0,
+          "marking libfix imported");
+    s = NULL;
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "reopen: %s", err.msg);
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/crashes/bigapp-twin.crash", &len);
+    crash_report r;
+    if (!s || !buf || crash_parse(buf, len, &r, &err) != SYMD_OK) {
+        CHECK(false, "the twin: %s", err.msg);
+        free(buf);
+        store_close(s);
+        return;
+    }
+    crash_symbolication sym;
+    CHECK(crash_symbolicate(s, &r, false, &sym, &err) == SYMD_OK, "symbolicate: %s", err.msg);
+    long app = -1, fix = -1, kern = -1;
+    for (size_t i = 0; i < r.nimages; i++) {
+        const char *nm = r.images[i].name ? r.images[i].name : "";
+        if (!strcmp(nm, "bigapp-arm64"))
+            app = (long)i;
+        else if (!strcmp(nm, "libfix.dylib"))
+            fix = (long)i;
+        else if (!strcmp(nm, "libsystem_kernel.dylib"))
+            kern = (long)i;
+    }
+    CHECK(app >= 0 && fix >= 0 && kern >= 0, "the twin's three images");
+    if (app >= 0 && fix >= 0 && kern >= 0) {
+        CHECK(!r.images[fix].system && r.images[kern].system && !r.images[app].system,
+              "the report: libfix in the app's bundle, libsystem_kernel in /usr/lib");
+        CHECK(sym.image_system[fix] && sym.image_system[kern] && !sym.image_system[app],
+              "the answer: libfix imported, so the OS's");
+        dynbuf out;
+        dynbuf_init(&out, 1 << 16);
+        CHECK(crash_write_json(&r, &sym, -1, &out, &err) == SYMD_OK, "json: %s", err.msg);
+        json_error_t je;
+        json_t *j = out.data ? json_loads((const char *)out.data, 0, &je) : NULL;
+        json_t *imgs = json_object_get(j, "images");
+        CHECK(json_is_true(json_object_get(json_array_get(imgs, (size_t)fix), "system")) &&
+                  json_is_false(json_object_get(json_array_get(imgs, (size_t)app), "system")) &&
+                  json_is_true(json_object_get(json_array_get(imgs, (size_t)app), "app")),
+              "images[].system in the JSON answer");
+        json_decref(j);
+        dynbuf_free(&out);
+        size_t nn;
+        store_crash_image *need = crash_needed_images(&r, &sym, &nn);
+        int sys = 0, apps = 0;
+        for (size_t i = 0; need && i < nn; i++) {
+            sys += need[i].system;
+            apps += need[i].app && !need[i].system && !strcmp(need[i].name, "bigapp-arm64");
+        }
+        CHECK(need && nn == 3 && sys == 2 && apps == 1, "needed: %zu, %d system, %d app", nn,
+              sys, apps);
+        free(need);
+    }
+    crash_symbolication_free(&sym);
+    crash_report_free(&r);
+    free(buf);
     store_close(s);
 }
 
