@@ -634,10 +634,71 @@ symd_status store_missing_images(store *s, store_missing_which which, size_t lim
     return s->be->missing_images(s->db, which, limit, out, n, err);
 }
 
+/* The build an os_version names: what its last "(...)" holds, "Build "
+ * aside ("iPhone OS 17.1.2 (21B101)", "iOS 14.2 (Build 18B5072f)"), else
+ * the whole string (a panic's "17E199"); [*b, *b + *len). */
+static void os_build(const char *os, const char **b, size_t *len)
+{
+    const char *o = strrchr(os, '('), *c = o ? strchr(o, ')') : NULL;
+    if (!o || !c) {
+        *b = os;
+        *len = strlen(os);
+        return;
+    }
+    o++;
+    if (!strncmp(o, "Build ", 6))
+        o += 6;
+    *b = o;
+    *len = c > o ? (size_t)(c - o) : 0;
+}
+
+static bool same_build(const store_missing_os *x, const store_missing_os *y)
+{
+    const char *a, *b;
+    size_t al, bl;
+    os_build(x->os_version, &a, &al);
+    os_build(y->os_version, &b, &bl);
+    return strcmp(x->arch, y->arch) == 0 && al == bl && al && memcmp(a, b, al) == 0;
+}
+
+static int by_images(const void *pa, const void *pb)
+{
+    const store_missing_os *a = pa, *b = pb;
+    if (a->images != b->images)
+        return a->images > b->images ? -1 : 1;
+    if (a->last_crash_id != b->last_crash_id)
+        return a->last_crash_id > b->last_crash_id ? -1 : 1;
+    int c = strcmp(a->os_version, b->os_version);
+    return c ? c : strcmp(a->arch, b->arch);
+}
+
 symd_status store_missing_system(store *s, size_t limit, store_missing_os *out, size_t *n,
                                  symd_err *err)
 {
-    return s->be->missing_system(s->db, limit, out, n, err);
+    symd_status r = s->be->missing_system(s->db, limit, out, n, err);
+    if (r != SYMD_OK)
+        return r;
+    /* One build, however the reports word it ("iOS 15.3 (19D50)" of an
+     * in-app reporter, "iPhone OS 15.3 (19D50)" of the device), is one
+     * group, said as its newest crash says it. */
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        size_t j = 0;
+        while (j < k && !same_build(&out[j], &out[i]))
+            j++;
+        if (j == k) {
+            out[k++] = out[i];
+            continue;
+        }
+        if (out[i].last_crash_id > out[j].last_crash_id) {
+            memcpy(out[j].os_version, out[i].os_version, sizeof out[j].os_version);
+            out[j].last_crash_id = out[i].last_crash_id;
+        }
+        out[j].images += out[i].images;
+    }
+    *n = k;
+    qsort(out, k, sizeof *out, by_images);
+    return SYMD_OK;
 }
 
 void store_crash_free(store_crash *c)

@@ -355,17 +355,21 @@ typedef enum {
 symd_status store_missing_images(store *s, store_missing_which which, size_t limit,
                                  store_missing *out, size_t *n, symd_err *err);
 
-/* Missing system images counted by OS build and arch: the os_version of the
- * newest crash needing each image ("" when it names none; cut as in
- * store_missing) and the arch the crashes need ("" when unknown). */
+/* Missing system images counted by OS build and arch: the build is what
+ * the os_version of the newest crash needing each image names in its last
+ * parentheses ("iPhone OS 17.1.2 (21B101)" and "iOS 17.1.2 (21B101)" are
+ * one build), os_version the newest crash's wording of it ("" when none;
+ * cut as in store_missing), arch the one the crashes need ("" when unknown). */
 typedef struct {
     char os_version[128], arch[16];
     int64_t images;        /* missing system images of that build and arch */
     int64_t last_crash_id; /* the newest crash needing one of them */
 } store_missing_os;
 /* Groups of missing system images, the largest first (then the one a later
- * crash needs; then by OS version and arch). From the same counters as
- * store_missing_images: it costs the missing images, not the crashes. */
+ * crash needs; then by OS version and arch), at most limit (counted by
+ * os_version before builds worded two ways are made one). From the same
+ * counters as store_missing_images: it costs the missing images, not the
+ * crashes. */
 symd_status store_missing_system(store *s, size_t limit, store_missing_os *out, size_t *n,
                                  symd_err *err);
 

@@ -627,6 +627,20 @@ TEST(store_missing_tells_app_from_system)
           n > 1 ? g[1].os_version : "", n > 1 ? (long long)g[1].images : 0);
     CHECK(store_missing_system(s, 1, g, &n, &err) == SYMD_OK && n == 1 && g[0].images == 2,
           "limit 1: %zu", n);
+    /* crash 3, as an in-app reporter words the same build: one more
+     * library of it (0xF1); one group, worded as its newest crash */
+    store_crash c3 = c2;
+    c3.os_version = "iOS 17.2 (21C62)";
+    c3.original = (uint8_t *)"r3";
+    store_crash_image i3 = {.arch = "arm64e", .name = "Foundation", .system = true};
+    i3.uuid[0] = 0xF1;
+    int64_t id3 = 0;
+    CHECK(store_put_crash(s, &c3, &i3, 1, &id3, &err) == SYMD_OK, "put 3: %s", err.msg);
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2 &&
+              !strcmp(g[0].os_version, "iOS 17.2 (21C62)") && g[0].images == 3 &&
+              g[0].last_crash_id == id3 && g[1].images == 1,
+          "one build worded two ways: %zu groups, '%s' %lld", n, n ? g[0].os_version : "",
+          n ? (long long)g[0].images : 0);
 
     /* an uploaded library is no longer missing, in either list */
     CHECK(exec_sql(db, "INSERT INTO images(uuid, arch, name, kind, text_vmaddr, text_size, "
@@ -634,14 +648,15 @@ TEST(store_missing_tells_app_from_system)
                        "'dylib', 0, 0, 0, 0, 0, 0 FROM crash_image_refs WHERE name = "
                        "'CoreFoundation'") == 0,
           "a row for CoreFoundation");
-    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2 && g[0].images == 1 &&
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2 && g[0].images == 2 &&
               g[1].images == 1,
           "after CoreFoundation came: %zu", n);
     /* crash 2 gone: UIKitCore's newest crash is 1 again, iOS 17.1 */
     bool deleted;
     CHECK(store_delete_crash(s, id2, &deleted, &err) == SYMD_OK && deleted, "delete");
-    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 1 &&
-              !strcmp(g[0].os_version, "iPhone OS 17.1 (21B91)") && g[0].images == 2,
+    CHECK(store_missing_system(s, 4, g, &n, &err) == SYMD_OK && n == 2 &&
+              !strcmp(g[0].os_version, "iPhone OS 17.1 (21B91)") && g[0].images == 2 &&
+              !strcmp(g[1].os_version, "iOS 17.2 (21C62)") && g[1].images == 1,
           "after the delete: %zu '%s'", n, n ? g[0].os_version : "");
     CHECK(store_missing_images(s, STORE_MISSING_APP, 8, m, &n, &err) == SYMD_OK && n == 2 &&
               missing_of(m, n, 0xA1) && !strcmp(missing_of(m, n, 0xA1)->app_version, "1.0 (1)"),
