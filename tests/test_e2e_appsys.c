@@ -64,6 +64,35 @@ static need *need_of(ctx_t *c, const char *key)
     return n;
 }
 
+/* Whether docs/openapi.yaml names key as a property (a line "<blanks>key:"). */
+static bool documented(const char *key)
+{
+    static uint8_t *doc;
+    static size_t len;
+    if (!doc && !(doc = read_fixture("docs/openapi.yaml", &len)))
+        return false;
+    size_t kl = strlen(key);
+    for (const char *p = (const char *)doc; (p = strstr(p, key)); p += kl) {
+        const char *b = p;
+        while (b > (const char *)doc && b[-1] == ' ')
+            b--;
+        if ((b == (const char *)doc || b[-1] == '\n') && b < p && p[kl] == ':')
+            return true;
+    }
+    return false;
+}
+
+/* Every key of every object of arr is documented. */
+static void keys_documented(json_t *arr, const char *what)
+{
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_array_get(arr, i), k, v)
+            CHECK(documented(k), "%s: key \"%s\" is not in docs/openapi.yaml", what, k);
+    }
+}
+
 /* One answer (a crash) against the report r read here. */
 static void check_answer(ctx_t *c, const char *name, json_t *ans, const crash_report *r)
 {
@@ -80,6 +109,8 @@ static void check_answer(ctx_t *c, const char *name, json_t *ans, const crash_re
         c->images++;
         c->system += json_is_true(sys);
     }
+    if (c->answers_checked == 0)
+        keys_documented(imgs, "images[]");
     /* what the crash needs, as the store counts it */
     size_t n;
     store_crash_image *v = crash_needed_images(r, NULL, &n);
@@ -201,6 +232,9 @@ TEST(e2e_appsys_real_reports_tell_app_from_system)
     }
     CHECK(counted == (json_int_t)nsys, "groups count %lld of %zu system images",
           (long long)counted, nsys);
+    keys_documented(miss, "missing[]");
+    keys_documented(app, "app[]");
+    keys_documented(sys, "system[]");
     /* a crash of an OS process (ReportCrash, itunescloudd...) asks for no upload */
     json_t *list = http_json(lazy_port(&asrv), "GET", "/v1/crashes?limit=1000", NULL, NULL, 0,
                              &status, NULL);
@@ -343,6 +377,8 @@ TEST(e2e_appsys_twins_upload_the_app_import_the_os)
               !strcmp(sget(f, "report_symbol"), "main") &&
               json_integer_value(json_object_get(f, "report_offset")) == 60,
           "after the upload: the image's answer and report_symbol");
+    CHECK(documented("report_symbol") && documented("report_offset"),
+          "report_symbol and report_offset documented");
     /* the OS's library still says the device's words */
     f = frame_at(k, "0x1c3e1a334");
     CHECK(!f || (!strcmp(sget(f, "status"), "missing_image") &&
