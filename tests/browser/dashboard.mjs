@@ -538,11 +538,22 @@ try {
     assert(dl.suggestedFilename().endsWith('.crash'), `file name ${dl.suggestedFilename()}`);
   });
 
-  await check('missing images lists the twin crash\'s system library, copy button copies the UUID', async () => {
+  await check('missing images: nothing of the app\'s, the twin\'s system library counted under its OS build; copy button copies its UUID', async () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {origin: base});
     await open('#/missing');
+    await page.waitForSelector(testid('missing-system-row'));
+    assert(await page.isVisible(testid('missing-app-empty')), 'the app\'s images are all uploaded: no empty-list line');
+    const build = await page.$$eval('tr[data-testid="missing-system-row"]', (rs) => rs.map((r) =>
+      [r.dataset.os, r.dataset.arch, Number(r.dataset.count), r.querySelector('[data-testid="missing-system-hint"]').textContent]));
+    eq(build.map((b) => b.slice(0, 3)), [[/^OS Version:\s+(.*)$/m.exec(twinText)[1], 'arm64e', 1]], 'system images by build and arch');
+    assert(/symd import/.test(build[0][3]), `hint: ${build[0][3]}`);
+    // the app's section comes first
+    eq(await page.$$eval('[data-testid="missing-app"], [data-testid="missing-system"]', (ss) => ss.map((x) => x.dataset.testid)),
+      ['missing-app', 'missing-system'], 'sections in order');
+    await page.click(`${testid('missing-system-images')} summary`);
     const row = page.locator(`tr[data-testid="missing-row"][data-uuid="${missingRow.uuid}"]`);
     await row.waitFor();
+    eq(await row.getAttribute('data-system'), 'true', 'the library is the OS\'s');
     eq(await row.locator(testid('missing-uuid')).textContent(), missingRow.uuid, 'UUID cell');
     assert((await row.textContent()).includes(missingRow.image), `row lacks ${missingRow.image}`);
     eq(await page.$$eval('tr[data-testid="missing-row"]', (rs) => rs.length), 1, 'missing rows');
@@ -691,11 +702,21 @@ try {
     eq(await row.getAttribute('data-status'), 'missing', 'status of the missing library');
     eq(await row.locator(testid('image-status')).textContent(), 'missing', 'status text');
     const hint = await row.locator(testid('image-hint')).textContent();
-    assert(hint.includes(missingRow.uuid) && /upload/i.test(hint), `hint: ${hint}`);
+    // a system library: imported with its OS build, not uploaded
+    eq(await row.getAttribute('data-system'), 'true', 'the library is the OS\'s');
+    assert(await row.locator(testid('image-system')).isVisible(), 'no "system" tag on the library');
+    assert(hint.includes(missingRow.uuid) && /symd import/.test(hint) && !/upload/i.test(hint), `hint: ${hint}`);
     const app = page.locator(`tr[data-testid="image-status-row"][data-uuid="${uuids.bigapp}"]`);
     eq(await app.getAttribute('data-status'), 'found', 'status of the uploaded app');
+    eq(await app.getAttribute('data-system'), 'false', 'the app is the app\'s');
     eq(await app.locator(testid('image-hint')).count(), 0, 'no hint for a found image');
     assert(await page.isVisible(testid('upload-advice')), 'no upload advice above the threads');
+    // the banner: nothing of the app's to upload, the OS's library said once, by its build
+    eq(await page.locator(testid('upload-app')).count(), 0, 'the app\'s images are uploaded: nothing to name');
+    const os = /^OS Version:\s+(.*)$/m.exec(twinText)[1];
+    eq(await page.textContent(testid('system-advice')),
+      `1 system image of ${os} is not imported (symd import that build's DeviceSupport folder or dyld shared cache; see Missing images).`,
+      'the system line of the banner');
   });
 
   await checkReal('sample: kind shown, the call graph as an indented tree with counts', [REAL_SAMPLE], async (text) => {
@@ -740,6 +761,16 @@ try {
     eq(await page.textContent(`${testid('crash-title')} ${testid('kind-badge')}`), 'hang', 'kind badge in the title');
     eq(await page.textContent('dd[data-fact="Bug type"]'), String(header.bug_type), 'bug type fact');
     eq(await page.$$eval('[data-testid="process"]', (ns) => ns.length), procs.length, 'process sections (processByPid)');
+    // the banner: no app image to name (a stackshot's images carry no name),
+    // the unnamed ones counted apart, the OS's said once by build
+    const missing = c.images.filter((im) => im.status === 'missing' && im.uuid);
+    const sysN = missing.filter((im) => im.system).length, unnamedN = missing.filter((im) => !im.system && !im.name && !im.app).length;
+    assert(sysN > 0 && unnamedN > 0, `${sysN} system, ${unnamedN} unnamed images missing`);
+    eq(await page.locator(testid('upload-app')).count(), missing.filter((im) => !im.system && (im.name || im.app)).length, 'the app\'s images named');
+    eq([await page.getAttribute(testid('system-advice'), 'data-count'), await page.getAttribute(testid('unnamed-advice'), 'data-count')],
+      [String(sysN), String(unnamedN)], 'the OS\'s and the unnamed ones counted');
+    assert((await page.textContent(testid('system-advice'))).includes(`of ${c.os_version} ${sysN === 1 ? 'is' : 'are'} not imported (symd import`),
+      `system line: ${await page.textContent(testid('system-advice'))}`);
     await shot('stackshot', false);
     const shown = await page.$$eval('tr[data-testid="frame"]', (ns) => ns.length);
     assert(shown < 2000, `${shown} frame rows built at first: processes should start collapsed`);
@@ -971,6 +1002,25 @@ try {
     // its group's page flags it too
     await open(groupHash(c.kind, c.signature));
     eq(await page.getAttribute(`tr[data-testid="crash-row"][data-id="${c.id}"] ${testid('needs-upload')}`, 'data-uuid'), uuid, 'flag on the group page');
+    // its page names what to upload for the app: name, UUID, arch, app version
+    await open('#/crashes/' + c.id);
+    await page.waitForSelector(testid('upload-app'));
+    eq(await page.$$eval('[data-testid="upload-app"]', (ls) => ls.map((l) => {
+      const t = (id) => (l.querySelector(`[data-testid="${id}"]`) || {textContent: null}).textContent;
+      return [l.dataset.app, t('upload-app-name'), t('upload-app-uuid'), t('upload-app-arch'), t('upload-app-version')];
+    })), [['true', 'bigapp-arm64', uuid, 'arm64', '7.9 (79)']], 'the banner names the app\'s image');
+    assert((await page.textContent(testid('upload-advice'))).startsWith('1 image of the app was never uploaded: upload its dSYM'),
+      `banner: ${await page.textContent(testid('upload-advice'))}`);
+    await shot('crash-upload-banner');
+    // the missing images view lists it first, the app's, with its app version
+    await open('#/missing');
+    const row = page.locator(`${testid('missing-app')} tr[data-testid="missing-row"][data-uuid="${uuid}"]`);
+    await row.waitFor();
+    eq([await row.getAttribute('data-app'), await row.getAttribute('data-system'), await row.locator(testid('missing-version')).textContent()],
+      ['true', 'false', '7.9 (79)'], 'the app\'s missing image');
+    eq(await page.$$eval('[data-testid="missing-app"], [data-testid="missing-system"]', (ss) => ss.map((x) => x.dataset.testid)),
+      ['missing-app', 'missing-system'], 'the app\'s images first, then the OS\'s by build');
+    await shot('missing-app-first');
   });
 
   await check('overall trend: a bar per UTC day of the last 30, today what this run posted; sparklines per group', async () => {

@@ -27,6 +27,9 @@ export function frameTags(f) {
     f.status === 'missing_image' ? el('span', {class: 'tag warn', testid: 'missing-tag', title: 'this image was never uploaded'}, 'missing image') : null,
     f.status === 'no_symbol' ? el('span', {class: 'tag'}, 'no symbol') : null,
     f.from_report ? el('span', {class: 'tag', title: 'as written in the report'}, 'from report') : null,
+    // the report's own name, kept beside the stored image's answer when they differ
+    typeof f.report_symbol === 'string' && f.report_symbol && f.report_symbol !== f.symbol
+      ? el('span', {class: 'tag', testid: 'report-symbol', title: 'the name the report gave this frame'}, 'report: ' + f.report_symbol) : null,
   ];
 }
 

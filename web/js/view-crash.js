@@ -58,7 +58,7 @@ function processesSection(c, procs, ctx) {
         put(body, p.path ? el('p', {class: 'mono dim'}, p.path) : null,
           p.detail ? el('p', {class: 'mono pdetail-full', testid: 'process-detail'}, p.detail) : null,
           threads[i].length ? threadSections(threads[i], ctx) : el('p', {class: 'dim'}, 'No threads in the report.'),
-          imagesSection(images[i], 'Binary images of ' + procName(p)));
+          imagesSection(images[i], 'Binary images of ' + procName(p), c.os_version));
       };
       det.addEventListener('toggle', () => { if (det.open) build(); });
       if (open) build();
@@ -185,10 +185,10 @@ export async function viewCrash(id) {
     el('dl', {class: 'facts', testid: 'crash-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
     textSection('Panic string', 'panic-string', c.panic_string),
     textSection('Application Specific Information', 'app-specific', c.app_specific),
-    uploadAdvice(images),
+    uploadAdvice(images, c),
     threads.length ? el('p', {class: 'legend'}, el('span', {class: 'swatch app'}), ' app frames (',
       ctx.app ? ctx.app.name : 'app image unknown', ')  ', el('span', {class: 'tag warn'}, 'missing image'), ' image never uploaded') : null,
     threadSections(own, ctx),
     procs.length ? processesSection(c, procs, ctx) : null,
-    imagesSection(ownImages, 'Binary images'));
+    imagesSection(ownImages, 'Binary images', c.os_version));
 }
