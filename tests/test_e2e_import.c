@@ -423,6 +423,20 @@ TEST(e2e_import_system_frames_of_a_crash_come_back_named)
     }
     CHECK(seen == moved && named == seen, "%zu of %zu system frames named (%zu moved)", named,
           seen, moved);
+    /* the imported library is the OS's, found; the app's own image is not */
+    json_t *ai = json_object_get(j, "images");
+    int sys_found = 0, app_sys = 0;
+    for (size_t i = 0; i < json_array_size(ai); i++) {
+        json_t *e = json_array_get(ai, i);
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (nm && !strcmp(nm, "libsystem_dscore.dylib"))
+            sys_found += json_is_true(json_object_get(e, "system")) &&
+                         !strcmp(json_string_value(json_object_get(e, "status")), "found");
+        app_sys += json_is_true(json_object_get(e, "app")) &&
+                   json_is_true(json_object_get(e, "system"));
+    }
+    CHECK(sys_found == 1 && app_sys == 0, "imported library: system and found (%d), app %d",
+          sys_found, app_sys);
     json_decref(j);
     json_decref(body);
     free(dumped);
