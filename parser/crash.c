@@ -426,6 +426,7 @@ symd_status cp_resolve_text_images(cp *p)
     free(byaddr);
     return SYMD_OK;
 }
+
 /* ---- app or system ------------------------------------------------------------ */
 
 /* Folders of Apple's OS (macOS, iOS and its kin, and their simulator

@@ -271,6 +271,11 @@ symd_status crash_parse_all(const uint8_t *buf, size_t len, crash_report **out, 
                             symd_err *err);
 void crash_reports_free(crash_report *r, size_t n);
 
+/* Report part of the input alone (part 0 for inputs of one report); past
+ * the last part: SYMD_E_NOT_FOUND. */
+symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_report *out,
+                             symd_err *err);
+
 /* Sets every image's system flag: the OS's, else the app's. The first rule
  * that speaks decides:
  *   1. an image loaded at a kernel address (0xFFFF000000000000 and up), or
@@ -292,13 +297,11 @@ void crash_reports_free(crash_report *r, size_t n);
  *      (MetricKit) or hide them ("/Volumes/VOLUME/<*>/libobjc.A.dylib");
  *   7. anything else (the app's bundle, its frameworks, a third party's
  *      library, a stackshot's 'P' images, which carry no path): the app's.
- *      symd says an image is the OS's only on the report's word.
- * The readers call it; it is public for tests. Images the store holds as
- * imported system libraries are the OS's too: the server adds that. */
+ *      An image is the OS's only on what the report gives of it.
+ * The main executable is the app's unless a rule above says otherwise (an
+ * OS process: ReportCrash, a daemon in /usr/libexec). The readers call it;
+ * it is public for tests. Images the store holds as imported system
+ * libraries are the OS's too: the server adds that. */
 void crash_classify_images(crash_report *r);
-/* Report part of the input alone (part 0 for inputs of one report); past
- * the last part: SYMD_E_NOT_FOUND. */
-symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_report *out,
-                             symd_err *err);
 
 #endif
