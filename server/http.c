@@ -721,6 +721,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         if ((has_cl || chunked) && atomic_load(&srv->draining) &&
             (chunked || declared > ADMIT_SMALL))
             return reply_busy(c); /* stopping: no new large bodies */
+        rs->has_body = (has_cl && declared > 0) || chunked;
         if (has_cl || chunked) /* a large body may wait, suspended, for room */
             admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked);
         return MHD_YES;
@@ -760,6 +761,7 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         return MHD_YES;
     }
 
+    rs->body_done = true; /* the last call: every byte of the body came */
     if (rs->offloaded) /* the worker queued no answer: libmicrohttpd closes */
         return MHD_NO;
     if (rs->busy && !rs->too_large)
@@ -1038,6 +1040,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         t->served = true;
         t->rx_mark = rx;
         t->tx_mark = tx;
+        /* libmicrohttpd closes after an answer sent before the body was read */
+        t->closing = rs->close || (rs->has_body && !rs->body_done);
         pthread_mutex_unlock(&srv->conns_mu);
     }
     if (rs->pp)
@@ -1096,14 +1100,16 @@ static bool tcp_bytes(int fd, uint64_t *rx, uint64_t *tx)
  * at all ("GET\t/\tHTTP/1.1") before any callback of symd runs, without a
  * word. Called as the connection closes (its socket still open): when the
  * client sent bytes since its last answer, nothing was sent back since, no
- * request of it reached a handler, symd did not cut it and the client has
- * not closed its side, that request was dropped unanswered, and it gets its
- * 400 here. Answers libmicrohttpd did send (a 400 for a bad Content-Length,
+ * request of it reached a handler, symd did not cut it, that answer did not
+ * end the connection (an answer sent before its body was read does: the
+ * bytes after it are that body) and the client has not closed its side,
+ * that request was dropped unanswered, and it gets its 400 here. Answers libmicrohttpd did send (a 400 for a bad Content-Length,
  * 414, 431, 505) count as bytes written, so no request is answered twice. */
 static void answer_dropped_request(server *srv, const conn_track *t)
 {
     uint64_t rx, tx;
-    if (t->in_request || t->cut || atomic_load(&srv->draining) || !tcp_bytes(t->fd, &rx, &tx) ||
+    if (t->in_request || t->cut || t->closing || atomic_load(&srv->draining) ||
+        !tcp_bytes(t->fd, &rx, &tx) ||
         rx <= t->rx_mark || tx != t->tx_mark)
         return;
     char junk[4096];

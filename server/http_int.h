@@ -40,6 +40,10 @@ typedef struct conn_track {
      * answered (0 before the first): at the close, more bytes in and none
      * out since then mean libmicrohttpd dropped a request unanswered. */
     uint64_t rx_mark, tx_mark;
+    /* The last answer ends the connection (Connection: close, or sent
+     * before its request's body was read): what arrives after it is that
+     * body, never a dropped request. */
+    bool closing;
 } conn_track;
 
 struct req_state;
@@ -137,6 +141,8 @@ typedef struct req_state {
     bool offloaded;      /* handed to the work pool (its connection suspended) */
     struct req_state *work_next;
     bool close;          /* the answer says Connection: close (libmicrohttpd closes after it) */
+    bool has_body;       /* a Content-Length above 0, or chunked */
+    bool body_done;      /* the last call came: the whole body was read */
     char method[12];
     char path[256];      /* for the access log, cut */
     char path_arg[64];   /* the {uuid}, {id} or {file} of the path */

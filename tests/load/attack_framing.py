@@ -271,6 +271,13 @@ def run(c, port, work):
             first.startswith(b"HTTP/1.1 200") and rest.startswith(b"HTTP/1.1 400")
             and b"bad_request_line" in rest, f"first {first[:12]!r}, then {rest[:40]!r}")
 
+    # an answer sent before the body was read ends the connection: the body
+    # bytes behind it (queued unread when the answer went) are no request
+    ans, closed, secs = exchange(port, b"POST /v1/crashes?store=false HTTP/1.1\r\nHost: x\r\n"
+                                 b"Content-Length: 1099511627776\r\n\r\n" + b"x" * 100000)
+    c.check("answered before its body (413), the body's bytes behind it: that answer alone",
+            len(ans) == 1 and ans[0][0] == 413 and closed, describe(ans, closed, secs))
+
     print("header values")
     hdr = b"GET /v1/missing HTTP/1.1\r\nHost: x\r\n"
     refused(c, port, "Authorization: Bearer rd\\0junk: 400",
