@@ -143,13 +143,19 @@ static bool same_family(const char *a, const char *b)
 /* Contract in crashsym.h. */
 long crash_app_image(const crash_report *r)
 {
-    for (size_t i = 0; i < r->nimages; i++)
-        if (r->images[i].is_app)
+    long first = -1, named = -1, named_app = -1;
+    for (size_t i = 0; i < r->nimages; i++) {
+        bool same = r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0;
+        if (r->images[i].is_app && same)
             return (long)i;
-    for (size_t i = 0; i < r->nimages; i++)
-        if (r->process && r->images[i].name && strcmp(r->images[i].name, r->process) == 0)
-            return (long)i;
-    return -1;
+        if (r->images[i].is_app && first < 0)
+            first = (long)i;
+        if (same && named < 0)
+            named = (long)i;
+        if (same && !r->images[i].system && named_app < 0)
+            named_app = (long)i;
+    }
+    return named_app >= 0 ? named_app : first >= 0 ? first : named;
 }
 
 /* ---- the request ---- */

@@ -79,8 +79,11 @@ store_crash_image *crash_needed_images(const crash_report *r, const crash_symbol
 store_crash crash_store_record(const crash_report *r, const crash_symbolication *sym,
                                const uint8_t *original, size_t len);
 
-/* The index of the app's own image in r->images: the one the report marks,
- * else the one named like the process; -1 when none. */
+/* The index of the app's own image in r->images: the image named like the
+ * process that the report marks as the app's, else one named so that is
+ * not the OS's, else the first the report marks ('+' in a text report
+ * marks every image that is not the OS's: tweaks and frameworks too), else
+ * any named like the process; -1 when none. */
 long crash_app_image(const crash_report *r);
 
 /* Symbolicates every frame of r through the /v1/symbolicate core. Each
