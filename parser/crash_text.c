@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../util/hex.h"
+#include "../util/jsonbig.h"
 #include "../util/util.h"
 #include "crash_int.h"
 #include "../util/metered.h" /* last: counts this file's allocations */
@@ -607,6 +608,25 @@ static symd_status image_line(tp *t, const char *ls, const char *le, const char 
     }
     if (path) {
         cp_trim(&path, &pe);
+        /* A jailbroken device's "Binary Images (dpkg):" lines end in the
+         * package's JSON ({"name", "identifier", "version", ...}): not part
+         * of the path; its identifier and version are the image's. */
+        const char *js = pe > path && pe[-1] == '}' ? memmem(path, (size_t)(pe - path), " {\"", 3)
+                                                    : NULL;
+        json_error_t je;
+        json_t *pkg = js ? jsonbig_loadb(js + 1, (size_t)(pe - js - 1), 0, &je) : NULL;
+        if (json_is_object(pkg)) {
+            pe = js;
+            cp_trim(&path, &pe);
+            const char *id = json_string_value(json_object_get(pkg, "identifier"));
+            const char *v = json_string_value(json_object_get(pkg, "version"));
+            if ((id && !im->bundle_id && cp_set_str(t->p, &im->bundle_id, id, strlen(id))) ||
+                (v && !ver && cp_set_str(t->p, &im->version, v, strlen(v)))) {
+                json_decref(pkg);
+                return t->p->err->kind;
+            }
+        }
+        json_decref(pkg);
         if (path < pe && cp_set_str(t->p, &im->path, path, (size_t)(pe - path)))
             return t->p->err->kind;
     }

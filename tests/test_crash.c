@@ -841,3 +841,45 @@ TEST(crash_slice_uuid_names_the_app_image)
           "app image UUID");
     crash_report_free(&r);
 }
+
+/* A jailbroken device's "Binary Images (dpkg):" lines end in the package's
+ * JSON: the path stops before it, the package's identifier and version are
+ * the image's (faisalmemon/ios-crash-dump-analysis-book, the MobileSMS
+ * security-violation report of ../shared/real-reports). */
+TEST(crash_text_dpkg_image_lines)
+{
+    const char *dir = real_reports_dir();
+    if (!dir) {
+        test_skip("no ../shared/real-reports");
+        return;
+    }
+    char path[1024];
+    snprintf(path, sizeof path,
+             "%s/faisalmemon+ios-crash-dump-analysis-book+examples_security_violation_ios_mobile_"
+             "sms_security_ios.crash",
+             dir);
+    size_t len;
+    uint8_t *buf = read_file(path, &len);
+    if (!buf) {
+        test_skip("no MobileSMS report");
+        return;
+    }
+    crash_report r;
+    symd_err err = {0};
+    CHECK(crash_parse(buf, len, &r, &err) == SYMD_OK, "parse: %s", err.msg);
+    const crash_image *tw = NULL;
+    size_t braces = 0;
+    for (size_t i = 0; i < r.nimages; i++) {
+        if (r.images[i].name && !strcmp(r.images[i].name, "TweakInject.dylib"))
+            tw = &r.images[i];
+        braces += r.images[i].path && strchr(r.images[i].path, '{');
+    }
+    CHECK(tw && tw->path && !strcmp(tw->path, "/usr/lib/TweakInject.dylib") && tw->bundle_id &&
+              !strcmp(tw->bundle_id, "org.coolstar.tweakinject") && tw->version &&
+              !strcmp(tw->version, "1.0.6"),
+          "TweakInject: path %s, id %s, version %s", tw && tw->path ? tw->path : "-",
+          tw && tw->bundle_id ? tw->bundle_id : "-", tw && tw->version ? tw->version : "-");
+    CHECK(braces == 0, "%zu image paths hold the package JSON", braces);
+    crash_report_free(&r);
+    free(buf);
+}
