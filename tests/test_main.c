@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_TESTS 256
-
-static struct {
+/* Registered tests, grown as constructors register them: a fixed table
+ * once dropped every test past its size without a word. */
+static struct test_entry {
     const char *name, *file;
     test_fn fn;
-} tests[MAX_TESTS];
-static int ntests;
+} *tests;
+static int ntests, cap_tests;
 static int current_failures;
 static const char *current_skipped;
 
@@ -136,12 +136,20 @@ unsigned long test_checks;
 
 void test_register(const char *name, const char *file, test_fn fn)
 {
-    if (ntests < MAX_TESTS) {
-        tests[ntests].name = name;
-        tests[ntests].file = file;
-        tests[ntests].fn = fn;
-        ntests++;
+    if (ntests == cap_tests) {
+        int cap = cap_tests ? 2 * cap_tests : 256;
+        struct test_entry *t = realloc(tests, (size_t)cap * sizeof *t);
+        if (!t) {
+            fprintf(stderr, "test runner: out of memory registering %s\n", name);
+            exit(2);
+        }
+        tests = t;
+        cap_tests = cap;
     }
+    tests[ntests].name = name;
+    tests[ntests].file = file;
+    tests[ntests].fn = fn;
+    ntests++;
 }
 
 void test_fail(const char *file, int line, const char *fmt, ...)
