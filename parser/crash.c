@@ -33,7 +33,7 @@ static const char *const kind_names[CRASH_KIND_COUNT] = {
     [CRASH_KIND_RESOURCE] = "resource", [CRASH_KIND_JETSAM] = "jetsam",
     [CRASH_KIND_PANIC] = "panic",       [CRASH_KIND_SAMPLE] = "sample",
     [CRASH_KIND_SPINDUMP] = "spindump", [CRASH_KIND_FRAGMENT] = "fragment",
-    [CRASH_KIND_LAUNCH] = "launch",
+    [CRASH_KIND_LAUNCH] = "launch",     [CRASH_KIND_MINIDUMP] = "minidump",
 };
 
 const char *crash_format_name(crash_format f)
@@ -44,6 +44,7 @@ const char *crash_format_name(crash_format f)
     case CRASH_FORMAT_PLCRASH: return "plcrash";
     case CRASH_FORMAT_METRICKIT: return "metrickit";
     case CRASH_FORMAT_ASC: return "asc";
+    case CRASH_FORMAT_MINIDUMP: return "minidump";
     default: return "crash";
     }
 }
@@ -660,6 +661,8 @@ static symd_status parse_any(cp *p, const char *s, size_t len)
     crash_report *r = p->r;
     if (len >= 7 && memcmp(s, PLCRASH_MAGIC, 7) == 0) /* binary: PLCrashReporter */
         return crash_parse_plcrash(p, (const uint8_t *)s, len);
+    if (crash_looks_like_minidump((const uint8_t *)s, len)) /* raw, or a Crashpad upload */
+        return crash_parse_minidump(p, (const uint8_t *)s, len);
     const char *e = s + len, *q = s;
     if (len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
         q += 3;
@@ -1072,6 +1075,11 @@ void crash_report_free(crash_report *r)
         free(r->metrics[i].value);
     }
     free(r->metrics);
+    for (size_t i = 0; i < r->nannotations; i++) {
+        free(r->annotations[i].name);
+        free(r->annotations[i].value);
+    }
+    free(r->annotations);
     memset(r, 0, sizeof *r);
     r->crashed_thread = -1;
 }

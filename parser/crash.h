@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../minidump/walk.h"
 #include "../util/err.h"
 
 #define CRASH_MAX_THREADS 4096
@@ -23,8 +24,10 @@
 /* How the report is written: text (.crash, sample, spindump, panic text),
  * .ips (a JSON header line, then a JSON or text body), KSCrash JSON (an
  * in-app reporter's report: parser/crash_kscrash.c), PLCrashReporter's
- * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport), or
- * MetricKit and App Store Connect JSON (parser/crash_metrickit.c). */
+ * binary .plcrash ("plcrash", a version byte, a protobuf CrashReport),
+ * MetricKit and App Store Connect JSON (parser/crash_metrickit.c), or a
+ * minidump (Breakpad's and Crashpad's "MDMP", raw or as Crashpad uploads
+ * it in a multipart/form-data body: parser/crash_minidump.c). */
 typedef enum {
     CRASH_FORMAT_CRASH,
     CRASH_FORMAT_IPS,
@@ -32,10 +35,11 @@ typedef enum {
     CRASH_FORMAT_PLCRASH,
     CRASH_FORMAT_METRICKIT, /* MetricKit MXDiagnosticPayload JSON, a diagnostic, a callStackTree */
     CRASH_FORMAT_ASC,       /* App Store Connect diagnosticLogs JSON */
+    CRASH_FORMAT_MINIDUMP,  /* a minidump, raw or in Crashpad's multipart upload */
     CRASH_FORMAT_COUNT
 } crash_format;
 
-/* "crash", "ips", "kscrash", "plcrash", "metrickit", "asc". */
+/* "crash", "ips", "kscrash", "plcrash", "metrickit", "asc", "minidump". */
 const char *crash_format_name(crash_format f);
 /* crash_format_name's inverse; false for a name it does not give. */
 bool crash_format_parse(const char *s, crash_format *out);
@@ -51,6 +55,7 @@ typedef enum {
     CRASH_KIND_SPINDUMP, /* spindump text (incl. sleep/wake failures) */
     CRASH_KIND_FRAGMENT, /* thread sections and/or Binary Images pasted without a header */
     CRASH_KIND_LAUNCH,   /* a slow app launch (MetricKit appLaunchDiagnostics) */
+    CRASH_KIND_MINIDUMP, /* a minidump: threads walked from their registers and stacks */
     CRASH_KIND_COUNT
 } crash_kind;
 
@@ -116,6 +121,16 @@ typedef enum {
     CRASH_SRC_PANIC,    /* a panic's "lr: 0x... fp: 0x...": the symbol is appended */
 } crash_src_style;
 
+/* How a frame of a walked stack (a minidump's) was found, best first;
+ * CRASH_TRUST_NONE for frames a report lists itself. Names as md_trust's. */
+typedef enum {
+    CRASH_TRUST_NONE = MD_TRUST_NONE,
+    CRASH_TRUST_CONTEXT = MD_TRUST_CONTEXT,
+    CRASH_TRUST_CFI = MD_TRUST_CFI,
+    CRASH_TRUST_FRAME_POINTER = MD_TRUST_FRAME_POINTER,
+    CRASH_TRUST_SCAN = MD_TRUST_SCAN,
+} crash_trust;
+
 /* One frame as the report gives it. */
 typedef struct {
     uint64_t address;      /* the PC */
@@ -140,6 +155,7 @@ typedef struct {
      * the symbol is appended). Byte offsets into crash_parse's buf. */
     crash_src_style src;
     size_t line_off, line_end, desc_off, desc_end;
+    crash_trust trust;     /* minidumps: how the walker found it */
 } crash_frame;
 
 typedef struct {
@@ -245,6 +261,11 @@ typedef struct {
      * loaded inside it is the OS's). */
     bool has_shared_cache;
     uint64_t shared_cache_base, shared_cache_size;
+    /* Minidumps: Crashpad's annotations (process, then per module as
+     * "module: key") and the form fields of a Crashpad upload, in order;
+     * also written as "key: value" lines of app_specific. */
+    crash_kv *annotations;
+    size_t nannotations;
 } crash_report;
 
 /* Detects the format and kind from the content and parses it. A report is
@@ -303,5 +324,12 @@ symd_status crash_parse_part(const uint8_t *buf, size_t len, size_t part, crash_
  * it is public for tests. Images the store holds as imported system
  * libraries are the OS's too: the server adds that. */
 void crash_classify_images(crash_report *r);
+
+/* The stack walker minidump threads are walked with (md_walk_fn, see
+ * minidump/walk.h), and its state; NULL: the built-in frame-pointer walker.
+ * Set once at start, before any report is read (the server sets the one
+ * that reads its stored unwind tables); fn must be safe to call from
+ * several threads at once. */
+void crash_set_minidump_walker(md_walk_fn fn, void *self);
 
 #endif

@@ -18,7 +18,7 @@ typedef struct {
     symd_err *err;
     const char *in;  /* crash_parse's buf, in_len bytes: frame positions are offsets into it */
     size_t in_len;
-    size_t cap_threads, cap_images, cap_regs, cap_warnings, cap_procs, cap_blocks;
+    size_t cap_threads, cap_images, cap_regs, cap_warnings, cap_procs, cap_blocks, cap_annotations;
     size_t *cap_frames; /* per thread, parallel to r->threads (cap_threads of them) */
 } cp;
 
@@ -77,6 +77,14 @@ symd_status crash_parse_ips_broken(cp *p, const char *body, size_t n, json_t *hd
 #define PLCRASH_HEADER_LEN 8
 #define PLCRASH_VERSION 1
 symd_status crash_parse_plcrash(cp *p, const uint8_t *buf, size_t len);
+/* Minidumps (crash_minidump.c): buf starts with "MDMP", or is a
+ * multipart/form-data body (as Crashpad uploads) naming an
+ * upload_file_minidump part. The reader: the dump's threads walked (the
+ * walker crash_set_minidump_walker set), its modules, exception, system
+ * and annotations, and the form fields kept as annotations. */
+bool crash_looks_like_minidump(const uint8_t *buf, size_t len);
+symd_status crash_parse_minidump(cp *p, const uint8_t *buf, size_t len);
+
 /* KSCrash JSON (crash_kscrash.c): whether a parsed document has KSCrash's
  * shape (a "report" object with "id" and "version", and "crash",
  * "binary_images" or "system"; never an .ips, whose header has bug_type),
