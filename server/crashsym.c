@@ -992,6 +992,15 @@ static void write_report_name(jsonw *w, bool *fk, const crash_frame *cf)
     }
 }
 
+/* "trust" of a walked frame (a minidump's): how the walker found it. */
+static void write_trust(jsonw *w, bool *fk, const crash_frame *cf)
+{
+    if (cf->trust == CRASH_TRUST_NONE)
+        return;
+    jw_key(w, fk, "trust");
+    jw_str(w, md_trust_name((md_trust)cf->trust));
+}
+
 /* One output frame object: an answer level object, with the report's words
  * over its outer level when report is set (the image is not stored, or
  * names nothing there), else, on the outer level, the report's own name
@@ -1045,6 +1054,8 @@ static void write_level(jsonw *w, const crash_report *r, const crash_thread *th,
         JW_LIT(w, ",\"from_report\":true");
     else if (outer)
         write_report_name(w, &fk, cf);
+    if (outer)
+        write_trust(w, &fk, cf);
     write_place(w, &fk, r, th, f, o, outer ? sf->image : NULL);
     JW_LIT(w, "}");
 }
@@ -1138,6 +1149,22 @@ static void write_head(jsonw *w, bool *fk, const crash_report *r, int64_t id)
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         jw_key(w, fk, keys[i]);
         jw_str_or_null(w, vals[i]);
+    }
+    if (r->format == CRASH_FORMAT_MINIDUMP) {
+        /* Crashpad's annotations and the upload's form fields, in order */
+        jw_key(w, fk, "architecture");
+        jw_str_or_null(w, r->code_type);
+        jw_key(w, fk, "annotations");
+        JW_LIT(w, "[");
+        for (size_t i = 0; i < r->nannotations; i++) {
+            jw_raw(w, i ? ",{\"name\":" : "{\"name\":");
+            jw_str_or_null(w, r->annotations[i].name);
+            JW_LIT(w, ",\"value\":");
+            jw_str_or_null(w, r->annotations[i].value);
+            JW_LIT(w, "}");
+        }
+        JW_LIT(w, "]");
+        return;
     }
     if (r->format != CRASH_FORMAT_METRICKIT && r->format != CRASH_FORMAT_ASC)
         return;
@@ -1330,6 +1357,7 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
                     JW_LIT(&w, ",\"inlined\":true");
                 else
                     JW_LIT(&w, ",\"inlined\":false");
+                write_trust(&w, &pk, &th->frames[f]);
                 const sym_level *o =
                     key >= 0 && a->frame_nlv[k]
                         ? &a->res.levels[a->frame_lv0[k] + a->frame_nlv[k] - 1]

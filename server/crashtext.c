@@ -443,6 +443,11 @@ static void render_frame_nl(tw *w, const crash_report *r, const crash_frame *f, 
     }
     if (f->inlined)
         puts_(w, " [inlined]"); /* Apple's marker of an inlined call (.ips "inline") */
+    if (f->trust != CRASH_TRUST_NONE) { /* a walked frame: how it was found */
+        puts_(w, " [");
+        puts_(w, md_trust_name((md_trust)f->trust));
+        puts_(w, "]");
+    }
     if (last_nl)
         puts_(w, "\n");
 }

@@ -11,6 +11,7 @@
 
 #include "../parser/crash.h"
 #include "../ingest/unzip.h"
+#include "../util/gzip.h"
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "crashsym.h"
@@ -509,6 +510,52 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
     return ret;
 }
 
+/* A body sent with Content-Encoding (Crashpad's uploader gzips its
+ * multipart body): gzip is inflated in place of the body, up to the limit a
+ * body has (--max-json; 413 past it), and read as if sent so (the inflated
+ * bytes are the stored original); identity is the body itself. false with
+ * an answer queued in *ret for another coding (415) or a broken stream
+ * (400). */
+static bool decode_body(server *srv, struct MHD_Connection *c, req_state *rs,
+                        enum MHD_Result *ret)
+{
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_ENCODING);
+    if (!ce)
+        return true;
+    while (*ce == ' ' || *ce == '\t')
+        ce++;
+    size_t n = strcspn(ce, " \t");
+    if (n == 0 || (n == 8 && !strncasecmp(ce, "identity", 8)))
+        return true;
+    if (!((n == 4 && !strncasecmp(ce, "gzip", 4)) || (n == 6 && !strncasecmp(ce, "x-gzip", 6))) ||
+        ce[n + strspn(ce + n, " \t")]) {
+        *ret = reply_error(c, 415, "unsupported_encoding",
+                           "Content-Encoding '%.64s': only gzip (and identity) are read", ce);
+        return false;
+    }
+    uint8_t *out;
+    size_t len;
+    symd_err err = {0};
+    if (gzip_inflate(rs->body.data, rs->body.len, (size_t)srv->cfg->max_json, &out, &len,
+                     &err) != SYMD_OK) {
+        enum MHD_Result over;
+        if (reply_if_over_budget(c, &over))
+            *ret = over;
+        else
+            *ret = err.kind == SYMD_E_CORRUPT
+                       ? reply_error(c, 400, "bad_encoding", "Content-Encoding gzip: %s", err.msg)
+                       : reply_status(c, &err, "bad_encoding");
+        return false;
+    }
+    dynbuf_free(&rs->body);
+    rs->body.data = out;
+    rs->body.len = len;
+    rs->body.cap = len + 1;
+    rs->body.max = (size_t)srv->cfg->max_json;
+    return true;
+}
+
 /* POST /v1/crashes: parsed, symbolicated, stored (201) unless ?store=false
  * (200), answered with the report's warnings: the whole symbolicated report
  * (JSON, or text for ?format=text), or with Prefer: return=minimal a JSON
@@ -532,6 +579,8 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     crash_report *all = NULL;
     size_t nall = 0;
     symd_err err = {0};
+    if (!decode_body(srv, c, rs, &refused))
+        return refused;
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
     if (unzip_is_zip(body, rs->body.len))
         return post_zip(srv, c, rs, keep);
