@@ -349,11 +349,11 @@ static symd_status dump_of_upload(cp *p, const uint8_t *buf, size_t len, mp_part
                                   size_t *nparts, const uint8_t **dump, size_t *dlen)
 {
     bool truncated;
-    symd_status st = multipart_parse(buf, len, parts, nparts, &truncated, p->err);
-    if (st)
-        return st == SYMD_E_CORRUPT ? symd_fail(p->err, SYMD_E_NOT_CRASH_REPORT, "%s",
-                                                p->err->msg)
-                                    : st;
+    symd_err merr = {0};
+    symd_status st = multipart_parse(buf, len, parts, nparts, &truncated, &merr);
+    if (st) /* a body that splits into no parts holds no dump: no report at all */
+        return symd_fail(p->err, st == SYMD_E_CORRUPT ? SYMD_E_NOT_CRASH_REPORT : st, "%s",
+                         merr.msg);
     *dump = NULL;
     for (size_t i = 0; i < *nparts && !*dump; i++)
         if (!strcmp((*parts)[i].name, MINIDUMP_PART)) {

@@ -636,3 +636,226 @@ TEST(minidump_hostile_truncations_and_mutations)
         free(buf);
     }
 }
+
+/* ---- the oracle: Breakpad's minidump_stackwalk on the same dumps ---- */
+
+#define STACKWALK "tests/oracle/node_modules/minidump/bin/linux-x64/minidump_stackwalk"
+
+/* What minidump_stackwalk says of a dump: its modules (-m), the crash
+ * reason and address, and each thread's frames (pc and how found). */
+typedef struct {
+    uint64_t pc;
+    char found[48];
+} ow_frame;
+typedef struct {
+    int crashed;           /* the "(crashed)" thread, -1 when none */
+    char reason[128];
+    uint64_t address;
+    size_t nthreads;
+    size_t nframes[8];
+    ow_frame frames[8][64];
+    size_t nmodules;
+    struct {
+        char name[128], id[40];
+        uint64_t base, max;
+    } modules[400];
+} oracle_walk;
+
+static FILE *run_stackwalk(const char *flags, const char *dump)
+{
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>/dev/null", root_path(STACKWALK), flags, dump);
+    return popen(cmd, "r");
+}
+
+static bool oracle_read(const char *dump, oracle_walk *o)
+{
+    memset(o, 0, sizeof *o);
+    o->crashed = -1;
+    char line[4096];
+    FILE *f = run_stackwalk("-m", dump);
+    if (!f)
+        return false;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Module|", 7) || o->nmodules >= 400)
+            continue;
+        char *c[9] = {0};
+        int n = 0;
+        for (char *s = line, *t; n < 9 && s; s = t) {
+            t = strchr(s, '|');
+            if (t)
+                *t++ = 0;
+            c[n++] = s;
+        }
+        if (n < 8)
+            continue;
+        snprintf(o->modules[o->nmodules].name, 128, "%.120s", c[1]);
+        snprintf(o->modules[o->nmodules].id, 40, "%.36s", c[4]);
+        o->modules[o->nmodules].base = strtoull(c[5], NULL, 16);
+        o->modules[o->nmodules].max = strtoull(c[6], NULL, 16);
+        o->nmodules++;
+    }
+    if (pclose(f) != 0)
+        return false;
+    if (!(f = run_stackwalk("", dump)))
+        return false;
+    int th = -1;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        int t;
+        if (sscanf(line, "Thread %d", &t) == 1 && t >= 0 && t < 8) {
+            th = t;
+            if ((size_t)t + 1 > o->nthreads)
+                o->nthreads = (size_t)t + 1;
+            if (strstr(line, "(crashed)"))
+                o->crashed = t;
+        } else if (!strncmp(line, "Crash reason:", 13)) {
+            const char *v = line + 13;
+            while (*v == ' ')
+                v++;
+            snprintf(o->reason, sizeof o->reason, "%.120s", v);
+        } else if (!strncmp(line, "Crash address:", 14)) {
+            o->address = strtoull(line + 14, NULL, 16);
+        } else if (!strncmp(line, "Loaded modules:", 15)) {
+            th = -1;
+        } else if (th >= 0) {
+            size_t *nf = &o->nframes[th];
+            char *p;
+            size_t sp = strspn(line, " "), dg = strspn(line + sp, "0123456789");
+            if (dg && !strncmp(line + sp + dg, "  ", 2) && !strchr(line, '=') && *nf < 64) {
+                (*nf)++; /* " 0  module + 0x13a1", "10  module ...": a new frame */
+            } else if (*nf && ((p = strstr(line, "rip = 0x")) || (p = strstr(line, " pc = 0x")))) {
+                o->frames[th][*nf - 1].pc = strtoull(strstr(p, "0x"), NULL, 16);
+            } else if (*nf && (p = strstr(line, "Found by: "))) {
+                snprintf(o->frames[th][*nf - 1].found, 48, "%.40s", p + 10);
+            }
+        }
+    }
+    return pclose(f) == 0;
+}
+
+/* symd's report of each dump against minidump_stackwalk's: the module
+ * list (name, debug id, range), the exception (reason and address), the
+ * crashed thread and its context frame, and every frame minidump_stackwalk
+ * found by frame pointer, which the fallback walker must find alike, with
+ * trust frame_pointer. The comparison is written to
+ * tests/out/minidump-oracle.txt. */
+TEST(minidump_oracle_stackwalk)
+{
+    if (!minidumps_dir()) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    FILE *probe = fopen(root_path(STACKWALK), "r");
+    if (!probe) {
+        test_skip("minidump_stackwalk is not installed (npm ci in tests/oracle)");
+        return;
+    }
+    fclose(probe);
+    char outp[600];
+    snprintf(outp, sizeof outp, "%s", root_path("tests/out"));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", outp);
+    CHECK(system(cmd) == 0, "mkdir tests/out");
+    snprintf(outp + strlen(outp), sizeof outp - strlen(outp), "/minidump-oracle.txt");
+    FILE *rep = fopen(outp, "w");
+    CHECK(rep, "%s", outp);
+    if (!rep)
+        return;
+    fprintf(rep, "dump\tmodules (symd/stackwalk, equal)\texception\tcrashed thread, context pc\t"
+                 "frame-pointer frames equal / stackwalk's\tframes symd walks beyond (stackwalk: scan or none)\t"
+                 "stackwalk's frames past the frame-pointer chain (scan: the CFI walker's part)\n");
+    oracle_walk *o = malloc(sizeof *o);
+    for (size_t k = 0; k < NDUMPS; k++) {
+        char path[800];
+        snprintf(path, sizeof path, "%s/%s", minidumps_dir(), dumps[k].file);
+        if (!oracle_read(path, o)) {
+            CHECK(0, "%s: minidump_stackwalk failed", dumps[k].file);
+            continue;
+        }
+        size_t len;
+        uint8_t *buf = load_dump(dumps[k].file, &len);
+        crash_report r;
+        if (!buf || crash_parse(buf, len, &r, NULL) != SYMD_OK) {
+            CHECK(0, "%s: crash_parse", dumps[k].file);
+            free(buf);
+            continue;
+        }
+        /* modules: every one of stackwalk's is symd's, alike */
+        size_t same = 0;
+        for (size_t i = 0; i < o->nmodules; i++) {
+            for (size_t j = 0; j < r.nimages; j++) {
+                const crash_image *im = &r.images[j];
+                char u[37], id[40];
+                uuid_format(im->uuid, u);
+                size_t q = 0;
+                for (size_t c = 0; u[c]; c++)
+                    if (u[c] != '-')
+                        id[q++] = u[c];
+                id[q++] = '0'; /* age 0, as every module of these dumps has */
+                id[q] = 0;
+                if (im->name && !strcmp(im->name, o->modules[i].name) &&
+                    !strcmp(id, o->modules[i].id) && im->load_address == o->modules[i].base &&
+                    im->end_address == o->modules[i].max) {
+                    same++;
+                    break;
+                }
+            }
+        }
+        CHECK(same == o->nmodules && r.nimages == o->nmodules, "%s: modules %zu equal of %zu/%zu",
+              dumps[k].file, same, r.nimages, o->nmodules);
+        /* exception: "EXC_BAD_ACCESS / KERN_INVALID_ADDRESS", or the numbers */
+        char reason[160];
+        snprintf(reason, sizeof reason, "%s", r.exception_type ? r.exception_type : "");
+        bool exc = !strncmp(o->reason, reason, strlen(reason)) && strlen(reason) &&
+                   (!r.exception_codes || !strstr(r.exception_codes, "KERN_") ||
+                    !strncmp(strstr(o->reason, "/ ") ? strstr(o->reason, "/ ") + 2 : "",
+                             r.exception_codes, strcspn(r.exception_codes, " ")));
+        uint64_t addr = 0;
+        const char *at = r.exception_codes ? strstr(r.exception_codes, " at 0x") : NULL;
+        if (at)
+            addr = strtoull(at + 4, NULL, 16);
+        exc = exc && addr == o->address;
+        CHECK(exc, "%s: exception '%s' / '%s' at 0x%llx, stackwalk '%s' at 0x%llx", dumps[k].file,
+              reason, r.exception_codes ? r.exception_codes : "", (unsigned long long)addr,
+              o->reason, (unsigned long long)o->address);
+        /* the crashed thread and its context frame */
+        bool ctx = o->crashed >= 0 && r.crashed_thread == o->crashed &&
+                   r.threads[o->crashed].nframes && o->nframes[o->crashed] &&
+                   r.threads[o->crashed].frames[0].address == o->frames[o->crashed][0].pc &&
+                   r.threads[o->crashed].frames[0].trust == CRASH_TRUST_CONTEXT;
+        CHECK(ctx, "%s: crashed thread %ld, stackwalk's %d, context frame", dumps[k].file,
+              r.crashed_thread, o->crashed);
+        /* frames stackwalk found by frame pointer, each thread */
+        size_t fp_want = 0, fp_same = 0, beyond = 0, scanned = 0;
+        for (size_t t = 0; t < o->nthreads && t < r.nthreads; t++) {
+            const crash_thread *th = &r.threads[t];
+            size_t i = 1;
+            for (; i < o->nframes[t] && !strcmp(o->frames[t][i].found,
+                                                 "previous frame's frame pointer"); i++) {
+                fp_want++;
+                bool eq = i < th->nframes && th->frames[i].address == o->frames[t][i].pc &&
+                          th->frames[i].trust == CRASH_TRUST_FRAME_POINTER;
+                fp_same += eq;
+                CHECK(eq, "%s thread %zu frame %zu: 0x%llx, stackwalk 0x%llx", dumps[k].file, t,
+                      i, i < th->nframes ? (unsigned long long)th->frames[i].address : 0ull,
+                      (unsigned long long)o->frames[t][i].pc);
+            }
+            if (th->nframes > i)
+                beyond += th->nframes - i;
+            if (o->nframes[t] > i)
+                scanned += o->nframes[t] - i;
+        }
+        fprintf(rep, "%s\t%zu/%zu, %zu\t%s at 0x%llx (stackwalk: %s at 0x%llx)\t%ld (stackwalk %d), 0x%llx %s\t%zu / %zu\t%zu\t%zu\n",
+                dumps[k].file, r.nimages, o->nmodules, same, reason, (unsigned long long)addr,
+                o->reason, (unsigned long long)o->address, r.crashed_thread, o->crashed,
+                r.crashed_thread >= 0 && r.threads[r.crashed_thread].nframes
+                    ? (unsigned long long)r.threads[r.crashed_thread].frames[0].address
+                    : 0ull,
+                ctx ? "equal" : "DIFFERENT", fp_same, fp_want, beyond, scanned);
+        crash_report_free(&r);
+        free(buf);
+    }
+    free(o);
+    fclose(rep);
+}

@@ -1,0 +1,449 @@
+/* End-to-end: minidumps over HTTP, on a server of their own. Each dump of
+ * ../shared/minidumps posted raw and as Crashpad's uploader sends it (a
+ * gzip'd multipart/form-data body, the dump in upload_file_minidump, the
+ * annotations as form fields): stored byte for byte, read back alike,
+ * rendered in Apple's layout with each frame's trust; crash_macos's frames
+ * symbolicated once its Mach-O and dSYM are uploaded (names as
+ * llvm-symbolizer gives them from the dSYM); hostile dumps answered 4xx or
+ * stored with warnings, never half a row; `symd crash FILE.dmp` offline. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "harness.h"
+#include "test.h"
+
+static const char *const extra[] = {"--max-json", "4194304", NULL};
+static lazy_server msrv = {"e2e-minidump.db", extra, {0}, false};
+
+__attribute__((destructor)) static void stop_minidump_server(void)
+{
+    lazy_stop(&msrv);
+}
+
+static const char *const files[] = {
+    "symbolic-crash_macos/crash_macos.dmp",
+    "symbolicator-macos/macos.dmp",
+    "rust-minidump-simple-crashpad/simple-crashpad.dmp",
+    "symbolicator-macos-no-fp/macos-no-fp.dmp",
+};
+static const size_t nmodules[] = {43, 43, 40, 332};
+static const size_t nthreads[] = {1, 1, 1, 3};
+
+static const char *sget(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
+static uint8_t *load(const char *file, size_t *len)
+{
+    const char *dir = minidumps_dir();
+    if (!dir)
+        return NULL;
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    uint8_t *b = read_file(path, len);
+    CHECK(b, "read %s", path);
+    return b;
+}
+
+static long long original_len(json_int_t id)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT original_len FROM crash_originals WHERE id = %lld",
+             (long long)id);
+    return db_query_int(msrv.proc.db, sql);
+}
+
+static long long crash_rows(void)
+{
+    return db_query_int(msrv.proc.db, "SELECT count(*) FROM crashes");
+}
+
+/* The value of annotation name in an answer, NULL when absent. */
+static const char *annotation(json_t *j, const char *name)
+{
+    json_t *a = json_object_get(j, "annotations");
+    for (size_t i = 0; i < json_array_size(a); i++)
+        if (!strcmp(sget(json_array_get(a, i), "name"), name))
+            return sget(json_array_get(a, i), "value");
+    return NULL;
+}
+
+/* Reads a stored crash back (JSON and text) and checks it is the answer j
+ * posted: the same signature, threads and annotations; the text in
+ * Apple's layout, each frame with its trust. */
+static void check_read_back(json_t *j, const char *what)
+{
+    int status;
+    char url[96];
+    json_int_t id = json_integer_value(json_object_get(j, "id"));
+    snprintf(url, sizeof url, "/v1/crashes/%lld", (long long)id);
+    json_t *g = http_json(lazy_port(&msrv), "GET", url, NULL, NULL, 0, &status, NULL);
+    CHECK(status == 200 && !strcmp(sget(g, "format"), "minidump") &&
+              !strcmp(sget(g, "signature"), sget(j, "signature")),
+          "%s: GET back", what);
+    static const char *const keys[] = {"threads", "annotations", "images", "exception"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        char *a = json_dumps(json_object_get(j, keys[i]), JSON_COMPACT | JSON_SORT_KEYS);
+        char *b = json_dumps(json_object_get(g, keys[i]), JSON_COMPACT | JSON_SORT_KEYS);
+        CHECK(a && b && !strcmp(a, b), "%s: %s differ when read back", what, keys[i]);
+        free(a);
+        free(b);
+    }
+    json_decref(g);
+    char *text = NULL;
+    snprintf(url, sizeof url, "/v1/crashes/%lld?format=text", (long long)id);
+    http_json(lazy_port(&msrv), "GET", url, NULL, NULL, 0, &status, &text);
+    CHECK(status == 200 && text && strstr(text, "\nCode Type:           ") &&
+              strstr(text, "\nOS Version:          macOS ") &&
+              strstr(text, "\nTriggered by Thread:  0\n") && strstr(text, "\nThread 0 Crashed:\n0   ") &&
+              strstr(text, " [context]\n") && strstr(text, "\nBinary Images:\n"),
+          "%s: text:\n%.2000s", what, text ? text : "");
+    free(text);
+}
+
+TEST(e2e_minidump_raw_store_read_render)
+{
+    if (!minidumps_dir()) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        size_t len;
+        uint8_t *buf = load(files[k], &len);
+        if (!buf)
+            continue;
+        int status;
+        json_t *j = http_json(lazy_port(&msrv), "POST", "/v1/crashes",
+                              "Content-Type: application/octet-stream\r\n", buf, len, &status,
+                              NULL);
+        CHECK(status == 201, "%s: POST answered %d", files[k], status);
+        if (status != 201) {
+            json_decref(j);
+            free(buf);
+            continue;
+        }
+        json_t *th = json_object_get(j, "threads");
+        CHECK(!strcmp(sget(j, "format"), "minidump") && !strcmp(sget(j, "kind"), "minidump"),
+              "%s: format %s kind %s", files[k], sget(j, "format"), sget(j, "kind"));
+        CHECK(json_array_size(json_object_get(j, "images")) == nmodules[k] &&
+                  json_array_size(th) == nthreads[k] &&
+                  json_integer_value(json_object_get(j, "crashed_thread")) == 0,
+              "%s: images, threads, crashed thread", files[k]);
+        json_t *f0 = json_array_get(json_object_get(json_array_get(th, 0), "frames"), 0);
+        CHECK(!strcmp(sget(f0, "trust"), "context"), "%s: frame 0 trust %s", files[k],
+              sget(f0, "trust"));
+        CHECK(json_array_size(json_object_get(j, "warnings")) == 0, "%s: warnings", files[k]);
+        CHECK(*sget(j, "signature"), "%s: signature", files[k]);
+        json_int_t id = json_integer_value(json_object_get(j, "id"));
+        CHECK(original_len(id) == (long long)len, "%s: original of %zu bytes", files[k], len);
+        check_read_back(j, files[k]);
+        /* the listings' filters */
+        static const char *const lists[] = {"/v1/crashes?format=minidump&limit=100",
+                                            "/v1/crashes?kind=minidump&limit=100"};
+        for (size_t l = 0; l < 2; l++) {
+            json_t *ls = http_json(lazy_port(&msrv), "GET", lists[l], NULL, NULL, 0, &status,
+                                   NULL);
+            bool found = false;
+            json_t *cs = json_object_get(ls, "crashes");
+            for (size_t i = 0; i < json_array_size(cs); i++)
+                found |= json_integer_value(json_object_get(json_array_get(cs, i), "id")) == id;
+            CHECK(status == 200 && found, "%s: listed by %s", files[k], lists[l]);
+            json_decref(ls);
+        }
+        json_decref(j);
+        free(buf);
+    }
+}
+
+/* A Crashpad upload body: form fields, then the dump. */
+static char *multipart(const uint8_t *dump, size_t len, size_t *out_len)
+{
+    static const char *const fields[][2] = {
+        {"prod", "symd-e2e"}, {"ver", "1.2.3"}, {"plat", "OS X"}, {"guid", "3f2c9a"},
+    };
+    size_t cap = len + 4096, o = 0;
+    char *b = malloc(cap);
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+        o += (size_t)snprintf(b + o, cap - o,
+                              "--crashpad-boundary\r\nContent-Disposition: form-data; "
+                              "name=\"%s\"\r\n\r\n%s\r\n",
+                              fields[i][0], fields[i][1]);
+    o += (size_t)snprintf(b + o, cap - o,
+                          "--crashpad-boundary\r\nContent-Disposition: form-data; "
+                          "name=\"upload_file_minidump\"; filename=\"dump.dmp\"\r\n"
+                          "Content-Type: application/octet-stream\r\n\r\n");
+    memcpy(b + o, dump, len);
+    o += len;
+    o += (size_t)snprintf(b + o, cap - o, "\r\n--crashpad-boundary--\r\n");
+    *out_len = o;
+    return b;
+}
+
+/* gzip of buf (deflate with gzip framing, as Crashpad's uploader writes). */
+static uint8_t *gzip(const void *buf, size_t len, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return NULL;
+    size_t cap = deflateBound(&zs, len) + 64;
+    uint8_t *out = malloc(cap);
+    zs.next_in = (Bytef *)buf;
+    zs.avail_in = (uInt)len;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    int r = deflate(&zs, Z_FINISH);
+    *out_len = cap - zs.avail_out;
+    deflateEnd(&zs);
+    if (r != Z_STREAM_END) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+#define MP_HEADERS "Content-Type: multipart/form-data; boundary=crashpad-boundary\r\n"
+
+TEST(e2e_minidump_crashpad_upload)
+{
+    if (!minidumps_dir()) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        size_t len, mlen, glen;
+        uint8_t *buf = load(files[k], &len);
+        if (!buf)
+            continue;
+        char *body = multipart(buf, len, &mlen);
+        uint8_t *gz = gzip(body, mlen, &glen);
+        CHECK(gz, "gzip");
+        for (int zipped = 0; zipped < 2 && gz; zipped++) {
+            int status;
+            json_t *j = http_json(lazy_port(&msrv), "POST", "/v1/crashes",
+                                  zipped ? MP_HEADERS "Content-Encoding: gzip\r\n" : MP_HEADERS,
+                                  zipped ? (void *)gz : (void *)body, zipped ? glen : mlen,
+                                  &status, NULL);
+            CHECK(status == 201, "%s (%s): POST answered %d", files[k],
+                  zipped ? "gzip" : "plain", status);
+            if (status != 201) {
+                json_decref(j);
+                continue;
+            }
+            CHECK(!strcmp(sget(j, "format"), "minidump") &&
+                      json_array_size(json_object_get(j, "images")) == nmodules[k],
+                  "%s: read as a minidump", files[k]);
+            const char *prod = annotation(j, "prod"), *ver = annotation(j, "ver");
+            CHECK(prod && !strcmp(prod, "symd-e2e") && ver && !strcmp(ver, "1.2.3") &&
+                      !strcmp(sget(j, "app_version"), "1.2.3"),
+                  "%s: the form fields kept as annotations", files[k]);
+            if (k == 2) { /* simple-crashpad's own annotation beside them */
+                const char *hello = annotation(j, "hello");
+                CHECK(hello && !strcmp(hello, "world"), "the dump's annotation kept");
+            }
+            CHECK(strstr(sget(j, "app_specific"), "prod: symd-e2e\n"),
+                  "%s: annotations in app_specific", files[k]);
+            /* stored: the body as sent (inflated), so a read gives the fields again */
+            json_int_t id = json_integer_value(json_object_get(j, "id"));
+            CHECK(original_len(id) == (long long)mlen, "%s: original of %zu bytes", files[k],
+                  mlen);
+            check_read_back(j, files[k]);
+            json_decref(j);
+        }
+        free(gz);
+        free(body);
+        free(buf);
+    }
+}
+
+/* crash_macos's Mach-O and dSYM uploaded: the crashed thread's context
+ * frame is named as llvm-symbolizer names it from the dSYM. */
+TEST(e2e_minidump_symbolicated)
+{
+    const char *dir = minidumps_dir();
+    if (!dir) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    static const char *const up[] = {
+        "symbolic-crash_macos/crash_macos",
+        "symbolic-crash_macos/crash_macos.dSYM/Contents/Resources/DWARF/crash_macos",
+    };
+    int status;
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        uint8_t *b = load(up[i], &len);
+        if (!b)
+            return;
+        json_t *u = http_json(lazy_port(&msrv), "POST", "/v1/images?name=crash_macos", NULL, b,
+                              len, &status, NULL);
+        CHECK(status == 201 || status == 200, "upload %s: %d", up[i], status);
+        json_decref(u);
+        free(b);
+    }
+    size_t len;
+    uint8_t *buf = load(files[0], &len);
+    if (!buf)
+        return;
+    json_t *j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", NULL, buf, len, &status, NULL);
+    CHECK(status == 201, "POST %d", status);
+    json_t *f0 = json_array_get(
+        json_object_get(json_array_get(json_object_get(j, "threads"), 0), "frames"), 0);
+    uint64_t pc = strtoull(sget(f0, "address"), NULL, 16);
+    /* the image's offset at the dSYM's address: __TEXT at 0x100000000 */
+    uint64_t base = 0;
+    json_t *im = json_array_get(json_object_get(j, "images"), 0);
+    base = strtoull(sget(im, "load_address"), NULL, 16);
+    char cmd[1200], want[512] = "";
+    snprintf(cmd, sizeof cmd,
+             "llvm-symbolizer-14 --no-inlines --obj='%s/%s' 0x%llx 2>/dev/null || "
+             "/usr/lib/llvm-14/bin/llvm-symbolizer --no-inlines --obj='%s/%s' 0x%llx",
+             dir, up[1], (unsigned long long)(0x100000000ull + pc - base), dir, up[1],
+             (unsigned long long)(0x100000000ull + pc - base));
+    FILE *p = popen(cmd, "r");
+    if (p && fgets(want, sizeof want, p))
+        want[strcspn(want, "\n")] = 0;
+    if (p)
+        pclose(p);
+    CHECK(*want && strcmp(want, "??"), "llvm-symbolizer named nothing (%s)", cmd);
+    CHECK(!strcmp(sget(f0, "status"), "symbolicated") && !strcmp(sget(f0, "symbol"), want),
+          "frame 0: %s %s, llvm-symbolizer %s", sget(f0, "status"), sget(f0, "symbol"), want);
+    CHECK(strstr(sget(f0, "file"), "crash_macos.cpp") && json_integer_value(json_object_get(f0, "line")) > 0,
+          "frame 0 file and line");
+    char *text = NULL;
+    char url[96];
+    snprintf(url, sizeof url, "/v1/crashes/%lld?format=text",
+             (long long)json_integer_value(json_object_get(j, "id")));
+    http_json(lazy_port(&msrv), "GET", url, NULL, NULL, 0, &status, &text);
+    char line[700];
+    snprintf(line, sizeof line, "0   crash_macos                   \t0x%016llx %s",
+             (unsigned long long)pc, want);
+    CHECK(text && strstr(text, line) && strstr(text, "(crash_macos.cpp:"),
+          "text frame 0 '%s':\n%.1500s", line, text ? text : "");
+    free(text);
+    json_decref(j);
+    free(buf);
+}
+
+static void le32w(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> 8 * i);
+}
+
+static uint32_t le32r(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Hostile dumps over HTTP (mutations of crash_macos.dmp): a directory past
+ * the end is 422 and stores nothing; 2^32-1 threads declared and a 1 GB
+ * stack are stored with warnings naming the stream; a gzip body inflating
+ * past --max-json is 413, a broken one 400, another coding 415. */
+TEST(e2e_minidump_hostile)
+{
+    size_t len;
+    uint8_t *buf = minidumps_dir() ? load(files[0], &len) : NULL;
+    if (!buf) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    uint8_t *m = malloc(len);
+    int status;
+    lazy_port(&msrv);
+    long long before = crash_rows();
+    memcpy(m, buf, len);
+    le32w(m + 12, (uint32_t)len + 100);
+    json_t *j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", NULL, m, len, &status, NULL);
+    CHECK(status == 422, "directory past the end: %d", status);
+    json_decref(j);
+    CHECK(crash_rows() == before, "nothing stored");
+    /* the thread list's count: 2^32-1 */
+    uint32_t n = le32r(buf + 8), dir = le32r(buf + 12);
+    uint32_t tl = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (le32r(buf + dir + 12 * i) == 3)
+            tl = le32r(buf + dir + 12 * i + 8);
+    memcpy(m, buf, len);
+    le32w(m + tl, 0xffffffffu);
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", NULL, m, len, &status, NULL);
+    json_t *w = json_array_get(json_object_get(j, "warnings"), 0);
+    CHECK(status == 201 && strstr(sget(w, "where"), "ThreadListStream") &&
+              strstr(sget(w, "message"), "4294967295"),
+          "2^32-1 threads: %d %s", status, sget(w, "message"));
+    CHECK(json_array_size(json_object_get(j, "threads")) == 0 &&
+              json_array_size(json_object_get(j, "images")) == 43,
+          "no threads, every image");
+    json_decref(j);
+    /* thread 0's stack: 1 GB declared (Breakpad's list is padded: 8 bytes in) */
+    memcpy(m, buf, len);
+    le32w(m + tl + 8 + 32, 1u << 30);
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", NULL, m, len, &status, NULL);
+    w = json_array_get(json_object_get(j, "warnings"), 0);
+    CHECK(status == 201 && strstr(sget(w, "message"), "1073741824"), "1 GB stack: %d %s", status,
+          sget(w, "message"));
+    json_decref(j);
+    /* a gzip bomb: 8 MiB of zeros against --max-json 4 MiB */
+    size_t zl = 8u << 20, glen;
+    uint8_t *zeros = calloc(1, zl);
+    memcpy(zeros, buf, len);
+    uint8_t *gz = gzip(zeros, zl, &glen);
+    before = crash_rows();
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", "Content-Encoding: gzip\r\n", gz, glen,
+                  &status, NULL);
+    CHECK(status == 413, "gzip past --max-json: %d", status);
+    json_decref(j);
+    /* cut short, and broken */
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", "Content-Encoding: gzip\r\n", gz,
+                  glen / 2, &status, NULL);
+    CHECK(status == 400, "gzip cut short: %d", status);
+    json_decref(j);
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", "Content-Encoding: gzip\r\n", buf, len,
+                  &status, NULL);
+    CHECK(status == 400, "not gzip: %d", status);
+    json_decref(j);
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", "Content-Encoding: br\r\n", buf, len,
+                  &status, NULL);
+    CHECK(status == 415, "br: %d", status);
+    json_decref(j);
+    CHECK(crash_rows() == before, "nothing stored");
+    /* a multipart body without the dump's part */
+    const char *nodump = "--b\r\nContent-Disposition: form-data; name=\"upload_file_minidump\"\r\n";
+    j = http_json(lazy_port(&msrv), "POST", "/v1/crashes", NULL, nodump, strlen(nodump), &status,
+                  NULL);
+    CHECK(status == 415, "multipart whose dump part never starts: %d", status);
+    json_decref(j);
+    free(gz);
+    free(zeros);
+    free(m);
+    free(buf);
+}
+
+/* `symd crash FILE.dmp`: offline, the walked threads in Apple's layout. */
+TEST(e2e_minidump_cli)
+{
+    const char *dir = minidumps_dir();
+    const char *bin = getenv("SYMD_BIN");
+    if (!dir || !bin) {
+        test_skip("../shared/minidumps or SYMD_BIN absent");
+        return;
+    }
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd, "'%s' crash --db '%s/cli-minidump.db' '%s/%s' 2>&1", bin,
+             test_tmpdir(), dir, files[3]);
+    FILE *p = popen(cmd, "r");
+    char out[65536];
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = 0;
+    int rc = p ? pclose(p) : -1;
+    CHECK(rc == 0 && strstr(out, "Code Type:           ARM-64 (Native)") &&
+              strstr(out, "\nThread 0 Crashed:\n0   libsystem_platform.dylib") &&
+              strstr(out, " [frame_pointer]\n") && strstr(out, "\nThread 2:\n") &&
+              strstr(out, "crashed with ARM Thread State (64-bit)"),
+          "symd crash: rc %d\n%.2000s", rc, out);
+}
