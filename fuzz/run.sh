@@ -79,6 +79,10 @@ for t in "$@"; do
       cp -n fuzz/seeds/metrickit/* "$corpus"/
       cp -n fuzz/regress/metrickit-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_metrickit.txt -max_len=131072) ;;
+    fuzz_minidump)
+      for d in ../shared/minidumps /work/shared/minidumps; do cp -n $d/*/*.dmp "$corpus"/ 2>/dev/null || true; done
+      cp -n fuzz/regress/minidump-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_minidump.txt -max_len=262144) ;;
     fuzz_jsonbig)
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true

@@ -217,20 +217,46 @@ static symd_status take_header(cp *p, const minidump *d)
     return st;
 }
 
+static const char *signal_name(unsigned sig)
+{
+    static const char *const names[] = {
+        NULL,     "SIGHUP",  "SIGINT",  "SIGQUIT", "SIGILL",  "SIGTRAP", "SIGABRT",
+        "SIGEMT", "SIGFPE",  "SIGKILL", "SIGBUS",  "SIGSEGV", "SIGSYS",  "SIGPIPE",
+        "SIGALRM", "SIGTERM",
+    };
+    return sig < sizeof names / sizeof names[0] ? names[sig] : NULL;
+}
+
+/* The exception: Breakpad writes the Mach exception type, its first code
+ * and the address; Crashpad writes the type it recovered (0 when a signal
+ * raised it) and keeps the raw Mach exception and codes as the
+ * exception's parameters, so an EXC_CRASH (a signal: abort()) is read
+ * from those, its signal in bits 24-31 of the code, as Apple shows it. */
 static symd_status take_exception(cp *p, const minidump *d)
 {
     crash_report *r = p->r;
     const md_exception *x = &d->exception;
     if (!x->present)
         return SYMD_OK;
-    const char *type = mach_exception_name(x->code);
-    symd_status st = type ? cp_set_str(p, &r->exception_type, type, strlen(type))
-                          : set_strf(p, &r->exception_type, "0x%08x", x->code);
-    const char *code = x->code == 1 ? kern_return_name(x->flags) : NULL;
-    if (!st)
-        st = code ? set_strf(p, &r->exception_codes, "%s at 0x%016" PRIx64, code, x->address)
-                  : set_strf(p, &r->exception_codes, "0x%08x at 0x%016" PRIx64, x->flags,
-                             x->address);
+    symd_status st;
+    if (x->code == 0 && d->has_crashpad && x->nparams >= 2 && x->params[0] == 10) {
+        const char *sig = signal_name((unsigned)(x->params[1] >> 24 & 0xff));
+        st = cp_set_str(p, &r->exception_type, "EXC_CRASH", 9);
+        if (!st && sig)
+            st = cp_set_str(p, &r->exception_signal, sig, strlen(sig));
+        if (!st)
+            st = set_strf(p, &r->exception_codes, "0x%016" PRIx64 ", 0x%016" PRIx64 " at 0x%016"
+                          PRIx64, x->params[1], x->nparams > 2 ? x->params[2] : 0, x->address);
+    } else {
+        const char *type = mach_exception_name(x->code);
+        st = type ? cp_set_str(p, &r->exception_type, type, strlen(type))
+                  : set_strf(p, &r->exception_type, "0x%08x", x->code);
+        const char *code = x->code == 1 ? kern_return_name(x->flags) : NULL;
+        if (!st)
+            st = code ? set_strf(p, &r->exception_codes, "%s at 0x%016" PRIx64, code, x->address)
+                      : set_strf(p, &r->exception_codes, "0x%08x at 0x%016" PRIx64, x->flags,
+                                 x->address);
+    }
     for (size_t t = 0; t < d->nthreads; t++)
         if (d->threads[t].id == x->thread_id) {
             r->crashed_thread = (long)t;

@@ -596,6 +596,16 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
         return post_parts(srv, c, rs, all, nall, keep, full, text, minimal);
     crash_report r = all[0];
     free(all);
+    /* A minidump in Crashpad's (and Breakpad's) upload form: their uploaders
+     * take only 200 as success and keep the answer's body as the report's
+     * id, so the stored report is answered 200 with the short answer unless
+     * the request asks for text. */
+    bool upload_form = r.format == CRASH_FORMAT_MINIDUMP && rs->body.len >= 4 &&
+                       memcmp(body, "MDMP", 4) != 0;
+    if (upload_form && !text) {
+        minimal = true;
+        full = false;
+    }
     crash_symbolication sym, shown;
     if (crash_symbolicate(srv->st, &r, false, &sym, &err) != SYMD_OK) {
         crash_report_free(&r);
@@ -612,7 +622,7 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
         ret = reply_status(c, &err, "internal_error");
     else {
         ret = answer_crash(c, &r, full ? &shown : &sym, body, rs->body.len, id,
-                           keep ? 201 : 200, text, minimal);
+                           keep && !upload_form ? 201 : 200, text, minimal);
         if (full)
             crash_symbolication_free(&shown);
     }

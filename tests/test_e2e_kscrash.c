@@ -178,12 +178,12 @@ TEST(e2e_kscrash_shared_files_store_read_render)
         other += strcmp(sget(json_array_get(rows, i), "format"), "ips") != 0;
     CHECK(status == 200 && other == 0, "?format=ips: %d, %zu of another format", status, other);
     json_decref(l);
-    l = request("GET", "/v1/crashes?format=minidump", NULL, 0, &status, NULL);
+    l = request("GET", "/v1/crashes?format=tombstone", NULL, 0, &status, NULL);
     const char *msg = json_string_value(
         json_object_get(json_object_get(l, "error"), "message"));
-    CHECK(status == 400 && msg && strstr(msg, "unknown format 'minidump'") &&
+    CHECK(status == 400 && msg && strstr(msg, "unknown format 'tombstone'") &&
               strstr(msg, "kscrash"),
-          "?format=minidump: %d %s", status, msg ? msg : "");
+          "?format=tombstone: %d %s", status, msg ? msg : "");
     json_decref(l);
     printf("    kscrash e2e: %d/%d stored, %ld/%ld frames as the manifest\n", stored, files,
            got_frames, want_frames);

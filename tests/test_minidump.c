@@ -804,21 +804,26 @@ TEST(minidump_oracle_stackwalk)
         }
         CHECK(same == o->nmodules && r.nimages == o->nmodules, "%s: modules %zu equal of %zu/%zu",
               dumps[k].file, same, r.nimages, o->nmodules);
-        /* exception: "EXC_BAD_ACCESS / KERN_INVALID_ADDRESS", or the numbers */
+        /* exception: stackwalk's "EXC_BAD_ACCESS / KERN_INVALID_ADDRESS" or
+         * "0x00000000 / 0x00000000" is the stream's code and flags as
+         * written; symd's words for them beside (Crashpad's EXC_CRASH is
+         * read from the raw Mach exception it keeps in the parameters) */
+        minidump md;
+        CHECK(minidump_read(buf, len, &md, NULL) == SYMD_OK, "read");
         char reason[160];
-        snprintf(reason, sizeof reason, "%s", r.exception_type ? r.exception_type : "");
-        bool exc = !strncmp(o->reason, reason, strlen(reason)) && strlen(reason) &&
-                   (!r.exception_codes || !strstr(r.exception_codes, "KERN_") ||
-                    !strncmp(strstr(o->reason, "/ ") ? strstr(o->reason, "/ ") + 2 : "",
-                             r.exception_codes, strcspn(r.exception_codes, " ")));
-        uint64_t addr = 0;
-        const char *at = r.exception_codes ? strstr(r.exception_codes, " at 0x") : NULL;
-        if (at)
-            addr = strtoull(at + 4, NULL, 16);
+        snprintf(reason, sizeof reason, "%s%s%s%s / %s", r.exception_type ? r.exception_type : "",
+                 r.exception_signal ? " (" : "", r.exception_signal ? r.exception_signal : "",
+                 r.exception_signal ? ")" : "", r.exception_codes ? r.exception_codes : "");
+        char raw[64];
+        snprintf(raw, sizeof raw, "0x%08x / 0x%08x", md.exception.code, md.exception.flags);
+        bool exc = !strcmp(o->reason, raw) ||
+                   (md.exception.code == 1 && md.exception.flags == 1 &&
+                    !strcmp(o->reason, "EXC_BAD_ACCESS / KERN_INVALID_ADDRESS"));
+        uint64_t addr = md.exception.address;
         exc = exc && addr == o->address;
-        CHECK(exc, "%s: exception '%s' / '%s' at 0x%llx, stackwalk '%s' at 0x%llx", dumps[k].file,
-              reason, r.exception_codes ? r.exception_codes : "", (unsigned long long)addr,
-              o->reason, (unsigned long long)o->address);
+        CHECK(exc, "%s: exception %s at 0x%llx, stackwalk '%s' at 0x%llx", dumps[k].file, raw,
+              (unsigned long long)addr, o->reason, (unsigned long long)o->address);
+        minidump_free(&md);
         /* the crashed thread and its context frame */
         bool ctx = o->crashed >= 0 && r.crashed_thread == o->crashed &&
                    r.threads[o->crashed].nframes && o->nframes[o->crashed] &&
@@ -846,9 +851,9 @@ TEST(minidump_oracle_stackwalk)
             if (o->nframes[t] > i)
                 scanned += o->nframes[t] - i;
         }
-        fprintf(rep, "%s\t%zu/%zu, %zu\t%s at 0x%llx (stackwalk: %s at 0x%llx)\t%ld (stackwalk %d), 0x%llx %s\t%zu / %zu\t%zu\t%zu\n",
-                dumps[k].file, r.nimages, o->nmodules, same, reason, (unsigned long long)addr,
-                o->reason, (unsigned long long)o->address, r.crashed_thread, o->crashed,
+        fprintf(rep, "%s\t%zu/%zu, %zu\t%s at 0x%llx (stackwalk: %s at 0x%llx), symd: %s\t%ld (stackwalk %d), 0x%llx %s\t%zu / %zu\t%zu\t%zu\n",
+                dumps[k].file, r.nimages, o->nmodules, same, raw, (unsigned long long)addr,
+                o->reason, (unsigned long long)o->address, reason, r.crashed_thread, o->crashed,
                 r.crashed_thread >= 0 && r.threads[r.crashed_thread].nframes
                     ? (unsigned long long)r.threads[r.crashed_thread].frames[0].address
                     : 0ull,

@@ -49,6 +49,10 @@ const EVIL_PROCESS = '<b>evil</b>';
 const REAL = process.env.SYMD_REAL_REPORTS ||
   [path.join(ROOT, '../shared/real-reports'), '/work/shared/real-reports'].find((d) => fs.existsSync(d)) ||
   path.join(ROOT, '../shared/real-reports');
+// Real minidumps (../shared/minidumps), likewise.
+const MINIDUMPS = process.env.SYMD_MINIDUMPS ||
+  [path.join(ROOT, '../shared/minidumps'), '/work/shared/minidumps'].find((d) => fs.existsSync(d)) ||
+  path.join(ROOT, '../shared/minidumps');
 const REAL_SAMPLE = 'inket+MacSymbolicator@7ad41f1+MacSymbolicatorTests_Resources_Samples_singlethread-sample.txt';
 const REAL_STACKSHOT = 'log2timeline+plaso@df3d6f7+test_data_ips_files_stacks-2023-02-10-100716.ips';
 const REAL_BIG_STACKSHOT = 'mosiko1234+ipsw-auto-symbolicate-server@f0becd0+stacks+audiomxd-2025-06-12-080425.ips';
@@ -858,6 +862,22 @@ try {
     eq(secs[0].sym, m[1], 'its first frame');
     eq(secs[1].crashed, 'true', 'second section: the crashed thread');
     await shot('exception-backtrace', false);
+  });
+
+  await check('minidump: kind badge, walked frames each tagged with how they were found, annotations shown', async () => {
+    const file = path.join(MINIDUMPS, 'rust-minidump-simple-crashpad/simple-crashpad.dmp');
+    if (!fs.existsSync(file)) { console.log(`skip - minidump: ${file} not found`); return; }
+    const c = await postCrash(fs.readFileSync(file));
+    eq([c.format, c.kind], ['minidump', 'minidump'], 'format and kind in the answer');
+    await open('#/crashes/' + c.id);
+    eq(await page.textContent(`${testid('crash-title')} ${testid('kind-badge')}`), 'minidump', 'kind badge in the title');
+    const want = c.threads[0].frames.map((f) => f.trust);
+    const got = await page.$$eval('section[data-testid="thread"] tr[data-testid="frame"] [data-testid="trust-tag"]',
+      (ts) => ts.map((t) => t.dataset.trust));
+    eq(got.slice(0, want.length), want, 'trust tags of the crashed thread');
+    eq(want[0], 'context', 'the first frame is the context\'s');
+    assert((await page.textContent(testid('app-specific'))).includes('hello: world'), 'the dump\'s annotation shown');
+    await shot('minidump', false);
   });
 
   await check('kind filter: groups per kind, ?kind= in the address, kind badges in the lists', async () => {

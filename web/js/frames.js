@@ -21,9 +21,14 @@ export function frameSymbol(f, images) {
 export function frameWhere(f) { return f.file ? f.file + (f.line ? ':' + f.line : '') : ''; }
 export function isAppFrame(f, ctx) { return !!ctx.app && ctx.images[f.image_index] === ctx.app; }
 
+/* How a minidump's stack walker found a frame (the answers' "trust"). */
+const TRUST_LABEL = {context: 'context', cfi: 'CFI', frame_pointer: 'frame pointer', scan: 'stack scan'};
+
 /* The tags after a frame's symbol. */
 export function frameTags(f) {
   return [
+    Object.hasOwn(TRUST_LABEL, f.trust) ? el('span', {class: 'tag', testid: 'trust-tag', 'data-trust': f.trust,
+      title: 'how the stack walker found this frame'}, TRUST_LABEL[f.trust]) : null,
     f.status === 'missing_image' ? el('span', {class: 'tag warn', testid: 'missing-tag', title: 'this image was never uploaded'}, 'missing image') : null,
     f.status === 'no_symbol' ? el('span', {class: 'tag'}, 'no symbol') : null,
     f.from_report ? el('span', {class: 'tag', title: 'as written in the report'}, 'from report') : null,

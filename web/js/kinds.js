@@ -2,15 +2,15 @@
 import {el} from './dom.js';
 
 /* The source formats of reports (the listings' ?format=). */
-export const FORMATS = ['crash', 'ips', 'kscrash', 'plcrash', 'metrickit', 'asc'];
+export const FORMATS = ['crash', 'ips', 'kscrash', 'plcrash', 'metrickit', 'asc', 'minidump'];
 
 /* The kinds a stored report can have (the answers' "kind"); listings and
  * groups take ?kind=NAME. Class names are built only from this list. */
-export const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment', 'launch'];
+export const KINDS = ['crash', 'hang', 'resource', 'jetsam', 'panic', 'sample', 'spindump', 'fragment', 'launch', 'minidump'];
 export const KIND_LABEL = {
   crash: 'Crash', hang: 'Hang', resource: 'Resource report', jetsam: 'Jetsam event',
   panic: 'Kernel panic', sample: 'Sample', spindump: 'Spindump', fragment: 'Fragment',
-  launch: 'Slow launch',
+  launch: 'Slow launch', minidump: 'Minidump',
 };
 
 /* A badge naming a report's kind; nothing when the answer has none (older servers). */
