@@ -732,7 +732,8 @@ static size_t region_upto(const minidump *d, uint64_t addr)
 static void settle_regions(rd *r, size_t *cap)
 {
     minidump *d = r->d;
-    qsort(d->regions, d->nregions, sizeof *d->regions, cmp_region);
+    if (d->nregions) /* qsort of NULL is undefined even for none */
+        qsort(d->regions, d->nregions, sizeof *d->regions, cmp_region);
     size_t k = 0;
     for (size_t i = 0; i < d->nregions; i++) {
         if (k && d->regions[i].base < d->regions[k - 1].base + d->regions[k - 1].len) {

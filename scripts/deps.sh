@@ -25,13 +25,31 @@ need=(
   "/usr/bin/python3 python3"
   "/usr/include/postgresql/libpq-fe.h libpq-dev"
   "/usr/lib/postgresql/15/bin/initdb postgresql"
+  "/usr/bin/npm npm"
 )
 missing=()
 for entry in "${need[@]}"; do
   path=${entry% *}; pkg=${entry#* }
   [ -e "$path" ] || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# Breakpad's minidump_stackwalk, prebuilt inside the npm package minidump
+# (pinned by tests/oracle/package-lock.json; its install script, which would
+# build from source, is not run): the oracle of the minidump tests, which
+# skip and say so without it.
+oracle() {
+  local dir
+  dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/oracle" && pwd)
+  [ -x "$dir/node_modules/minidump/bin/linux-x64/minidump_stackwalk" ] && return 0
+  command -v npm >/dev/null || { echo "deps: npm missing: the minidump oracle is not installed" >&2; return 0; }
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >&2) ||
+    echo "deps: npm ci in tests/oracle failed: the minidump tests will skip their oracle" >&2
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+  oracle
+  exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "deps: installing ${missing[*]}" >&2
@@ -45,6 +63,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
       /etc/postgresql-common/createcluster.conf
   fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  oracle
 else
   echo "deps: missing Debian packages: ${missing[*]}" >&2
   echo "deps: install them with: sudo apt-get install ${missing[*]}" >&2

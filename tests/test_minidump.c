@@ -864,3 +864,70 @@ TEST(minidump_oracle_stackwalk)
     free(o);
     fclose(rep);
 }
+
+/* The inputs fuzz_minidump once failed on (fuzz/regress/minidump-*): read
+ * or refused whole, as any other. */
+static void replay(const char *rel, const uint8_t *buf, size_t len)
+{
+    (void)rel;
+    read_both(buf, len, rel);
+}
+
+TEST(minidump_fuzz_regressions)
+{
+    int n = each_regression("minidump-", replay);
+    CHECK(n >= 1, "fuzz/regress/minidump-*: %d inputs", n);
+}
+
+/* Crashpad's upload form read by crash_parse: the dump's part and the form
+ * fields (annotations), with CRLF or bare LF lines, a quoted name holding a
+ * ';', another file part (a warning), and a body cut before its closing
+ * delimiter (a warning, the parts as far as they go). */
+TEST(minidump_upload_form)
+{
+    size_t len;
+    uint8_t *dump = load_dump(dumps[2].file, &len);
+    if (!dump)
+        return;
+    static const char *const nl[] = {"\r\n", "\n"};
+    for (int v = 0; v < 4; v++) {
+        const char *e = nl[v & 1];
+        size_t cap = len + 2048, o = 0;
+        char *b = malloc(cap);
+        o += (size_t)snprintf(b + o, cap - o,
+                              "--BOUNDARY%sContent-Disposition: form-data; name=\"a;b\"%s%s"
+                              "x;y%s--BOUNDARY%sContent-Disposition: form-data; name=\"log\"; "
+                              "filename=\"log.txt\"%s%sbytes%s--BOUNDARY%s"
+                              "Content-Disposition: form-data; name=\"upload_file_minidump\"; "
+                              "filename=\"d.dmp\"%sContent-Type: application/octet-stream%s%s",
+                              e, e, e, e, e, e, e, e, e, e, e, e);
+        memcpy(b + o, dump, len);
+        o += len;
+        bool cut = v >= 2;
+        if (!cut)
+            o += (size_t)snprintf(b + o, cap - o, "%s--BOUNDARY--%s", e, e);
+        crash_report r;
+        symd_err err = {0};
+        CHECK(crash_parse((uint8_t *)b, o, &r, &err) == SYMD_OK, "variant %d: %s", v, err.msg);
+        bool field = false, warned_file = false, warned_cut = false;
+        for (size_t i = 0; i < r.nannotations; i++)
+            field |= !strcmp(r.annotations[i].name, "a;b") && !strcmp(r.annotations[i].value, "x;y");
+        for (size_t i = 0; i < r.nwarnings; i++) {
+            warned_file |= strstr(r.warnings[i].message, "'log' (file 'log.txt', 5 bytes)") != NULL;
+            warned_cut |= strstr(r.warnings[i].message, "closing delimiter") != NULL;
+        }
+        CHECK(r.format == CRASH_FORMAT_MINIDUMP && r.nimages == dumps[2].nmodules &&
+                  r.nthreads == 1,
+              "variant %d: the dump read", v);
+        CHECK(field && warned_file && warned_cut == cut, "variant %d: field %d, file %d, cut %d",
+              v, field, warned_file, warned_cut);
+        crash_report_free(&r);
+        /* without its dump part: no report */
+        char *p = strstr(b, "upload_file_minidump");
+        memcpy(p, "upload_file_minidumq", 20);
+        CHECK(crash_parse((uint8_t *)b, o, &r, &err) == SYMD_E_NOT_CRASH_REPORT,
+              "variant %d: no dump part", v);
+        free(b);
+    }
+    free(dump);
+}
