@@ -131,6 +131,8 @@ enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
     if (status == 401) /* RFC 9110: a 401 names the scheme it wants */
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"symd\"");
+    if (status == 401 && tl_req && tl_req->basic_challenge)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"symd\"");
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     if (tl_req && ret == MHD_YES) {
@@ -438,8 +440,43 @@ static bool same_token(const char *got, const char *want)
     return diff == 0;
 }
 
+/* The password of an "Authorization: Basic" value (base64 of
+ * "user:password") into out (cap bytes, NUL-terminated); false when it
+ * does not decode or does not fit. */
+static bool basic_password(const char *b64, char *out, size_t cap)
+{
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char dec[768];
+    size_t n = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (const char *p = b64; *p && *p != '='; p++) {
+        const char *d = strchr(digits, *p);
+        if (!d || !*p)
+            return false;
+        acc = acc << 6 | (uint32_t)(d - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n + 1 >= sizeof dec)
+                return false;
+            dec[n++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    dec[n] = 0;
+    const char *colon = memchr(dec, ':', n);
+    if (!colon || strlen(colon + 1) + 1 > cap || strlen(dec) != n)
+        return false;
+    memcpy(out, colon + 1, strlen(colon + 1) + 1);
+    return true;
+}
+
 /* Whether the request's bearer token is the one its role needs (always,
- * when that role has no token). *name: the role, for the 401's message. */
+ * when that role has no token). *name: the role, for the 401's message.
+ * The report role also takes the token as the password of Basic
+ * authentication (any user name): crash reporters' uploaders (Crashpad)
+ * set no header of their own, but send a URL's user and password so. */
 static bool authorized(const server_config *cfg, struct MHD_Connection *c, role need,
                        const char **name)
 {
@@ -452,6 +489,9 @@ static bool authorized(const server_config *cfg, struct MHD_Connection *c, role 
         return true;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
+    char pw[512];
+    if (h && need == ROLE_REPORT && strncasecmp(h, "Basic ", 6) == 0)
+        return basic_password(h + 6, pw, sizeof pw) && same_token(pw, want);
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
         return false;
     return same_token(h + 7, want);
@@ -693,9 +733,13 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
                                "%s is not allowed here (allowed: %s)", method, allow);
         }
         const char *who;
-        if (!authorized(srv->cfg, c, role_of(rs->route, method), &who))
+        if (!authorized(srv->cfg, c, role_of(rs->route, method), &who)) {
+            /* a crash reporter's upload form: its client may wait for a
+             * challenge before sending the URL's user and password */
+            rs->basic_challenge = role_of(rs->route, method) == ROLE_REPORT && is_multipart(c);
             return reply_error(c, 401, "unauthorized",
                                "this server needs Authorization: Bearer <%s token>", who);
+        }
         rs->is_post = strcmp(method, "POST") == 0;
         rs->limit = rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS
                         ? srv->cfg->max_upload

@@ -455,3 +455,46 @@ TEST(e2e_minidump_cli)
               strstr(out, "crashed with ARM Thread State (64-bit)"),
           "symd crash: rc %d\n%.2000s", rc, out);
 }
+
+/* A server with a report token: Crashpad sets no header of its own, so the
+ * token also goes as the password of Basic authentication (the upload
+ * URL's user and password); a multipart upload's 401 offers Basic. */
+TEST(e2e_minidump_report_token_as_basic_password)
+{
+    size_t len, mlen;
+    uint8_t *buf = minidumps_dir() ? load(files[2], &len) : NULL;
+    if (!buf) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    static const char *const tok[] = {"--report-token", "s3cret-report", NULL};
+    static lazy_server ts = {"e2e-minidump-token.db", tok, {0}, false};
+    char *body = multipart(buf, len, &mlen);
+    /* base64("crashpad:s3cret-report"), and a wrong password */
+    static const char *const good = "Authorization: Basic Y3Jhc2hwYWQ6czNjcmV0LXJlcG9ydA==\r\n";
+    static const char *const bad = "Authorization: Basic Y3Jhc2hwYWQ6d3Jvbmc=\r\n";
+    char h[512];
+    http_resp r;
+    snprintf(h, sizeof h, MP_HEADERS "%s", bad);
+    CHECK(http_do(lazy_port(&ts), "POST", "/v1/crashes", h, body, mlen, &r), "POST");
+    CHECK(r.status == 401 && strstr(r.head, "WWW-Authenticate: Basic realm=\"symd\"") &&
+              strstr(r.head, "WWW-Authenticate: Bearer"),
+          "wrong password: %d\n%s", r.status, r.head ? r.head : "");
+    http_resp_free(&r);
+    snprintf(h, sizeof h, MP_HEADERS "%s", good);
+    CHECK(http_do(lazy_port(&ts), "POST", "/v1/crashes", h, body, mlen, &r) && r.status == 200,
+          "the token as Basic password: %d", r.status);
+    http_resp_free(&r);
+    /* Bearer as ever, on any body */
+    CHECK(http_do(lazy_port(&ts), "POST", "/v1/crashes",
+                  "Authorization: Bearer s3cret-report\r\n", buf, len, &r) && r.status == 201,
+          "Bearer: %d", r.status);
+    http_resp_free(&r);
+    CHECK(http_do(lazy_port(&ts), "POST", "/v1/crashes", good, buf, len, &r) && r.status == 201,
+          "raw dump, Basic: %d", r.status);
+    CHECK(!strstr(r.head, "Basic realm"), "no Basic challenge on a 201");
+    http_resp_free(&r);
+    lazy_stop(&ts);
+    free(body);
+    free(buf);
+}
