@@ -24,13 +24,27 @@ need=(
   "/usr/bin/python3 python3"
   "/usr/include/postgresql/libpq-fe.h libpq-dev"
   "/usr/lib/postgresql/15/bin/initdb postgresql"
+  "/usr/bin/lldb-14 lldb-14"
+  "/usr/bin/npm npm"
 )
 missing=()
 for entry in "${need[@]}"; do
   path=${entry% *}; pkg=${entry#* }
   [ -e "$path" ] || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# Breakpad's minidump_stackwalk, prebuilt inside the npm package minidump
+# (tests/oracles, versions locked), for comparing stack walks; its install
+# scripts would download, so they are not run.
+oracles() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/oracles"
+  if [ -x /usr/bin/npm ] && [ ! -x "$dir/node_modules/minidump/bin/linux-x64/minidump_stackwalk" ]; then
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund >&2) ||
+      echo "deps: npm ci in tests/oracles failed (minidump_stackwalk comparisons will skip)" >&2
+  fi
+}
+if [ ${#missing[@]} -eq 0 ]; then oracles; exit 0; fi
 
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "deps: installing ${missing[*]}" >&2
@@ -49,3 +63,4 @@ else
   echo "deps: install them with: sudo apt-get install ${missing[*]}" >&2
   exit 1
 fi
+oracles
