@@ -1192,3 +1192,51 @@ TEST(store_pg_migrate_copies_a_sqlite_store)
     store_close(s);
     check_counters(db, (size_t)-1);
 }
+
+/* A dSYM holds no unwind tables: stored alone, its image says the binary is
+ * needed; the binary uploaded after it adds its rows (UPDATED), found
+ * through the cache like the symbol index; uploading it again changes
+ * nothing (both backends). */
+TEST(store_unwind_rows_follow_the_binary)
+{
+    store *s;
+    symd_err err = {0};
+    const char *db = db_path("unwind.db");
+    CHECK(store_open(db, 2, 1 << 20, &s, &err) == SYMD_OK, "%s", err.msg);
+    if (!s)
+        return;
+    store_put_result res[2];
+    store_image stored[2];
+    size_t n;
+    CHECK(upload(s, "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64", res,
+                 stored, &n) == SYMD_OK && n == 1 && res[0] == STORE_CREATED,
+          "dSYM first");
+    uint8_t u[16];
+    uuid_parse("4C4C4490-5555-3144-A17C-64A339EDE13A", u);
+    store_loaded *l = NULL;
+    CHECK(store_acquire(s, u, "arm64", &l, &err) == SYMD_OK, "acquire: %s", err.msg);
+    if (l) {
+        const char *why = store_unwind_missing(l);
+        CHECK(!l->has_unwind && why && !strcmp(why, "binary needed for unwinding"),
+              "dSYM only: %s", why ? why : "(has rows)");
+        store_release(s, l);
+    }
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK &&
+              res[0] == STORE_UPDATED,
+          "the binary after its dSYM adds its rows: %d", res[0]);
+    CHECK(store_acquire(s, u, "arm64", &l, &err) == SYMD_OK, "acquire: %s", err.msg);
+    if (l) {
+        unw_row r;
+        /* main's row, looked up like a frame of a walk */
+        symlook look;
+        symindex_lookup(&l->sym, 0x100000884, &look);
+        CHECK(l->has_unwind && store_unwind_missing(l) == NULL && l->unwind.nrows > 0 &&
+                  unw_table_find(&l->unwind, 0x884, &r) && r.cfa_kind == UNW_CFA_REG_OFF,
+              "rows stored and loaded (%u rows)", l->has_unwind ? l->unwind.nrows : 0);
+        store_release(s, l);
+    }
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK &&
+              res[0] == STORE_EXISTS,
+          "again: exists (%d)", res[0]);
+    store_close(s);
+}
