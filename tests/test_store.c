@@ -1070,7 +1070,7 @@ TEST(store_pg_concurrent_nodes_keep_counters_exact)
     CHECK(created == 2, "each slice created once: %d", created);
     int64_t images, blobs, crashes;
     CHECK(store_counts(s[0], &images, &blobs, &crashes, &err) == SYMD_OK && images == 2 &&
-              blobs == 2 && crashes == NODES * 48,
+              blobs == 4 /* symbols, unwind */ && crashes == NODES * 48,
           "rows: %lld images %lld blobs %lld crashes", (long long)images, (long long)blobs,
           (long long)crashes);
     check_counters(db, (size_t)-1);
@@ -1151,8 +1151,9 @@ TEST(store_pg_migrate_copies_a_sqlite_store)
     const char *db = db_path("migrated");
     store_copy_table t[STORE_COPY_TABLES];
     CHECK(store_migrate(file, db, t, &err) == SYMD_OK, "migrate: %s", err.msg);
-    /* images, image_data, symbol_sets, symbol_set_images, crashes, crash_originals */
-    CHECK(strcmp(t[0].table, "images") == 0 && t[0].rows == 3 && t[1].rows == 4 &&
+    /* images, image_data (3 symbol indexes, 3 unwind tables, a line index),
+     * symbol_sets, symbol_set_images, crashes, crash_originals */
+    CHECK(strcmp(t[0].table, "images") == 0 && t[0].rows == 3 && t[1].rows == 7 &&
               strcmp(t[4].table, "crashes") == 0 && t[4].rows == 11 && t[5].rows == 11 &&
               t[5].bytes > 0,
           "copied: %lld images %lld blobs %lld crashes", (long long)t[0].rows,
