@@ -14,6 +14,12 @@ for t in "$@"; do
       cp -n fixtures/dsym/*/Contents/Resources/DWARF/* "$corpus"/ 2>/dev/null || true
       cp -n fuzz/regress/macho-* "$corpus"/ 2>/dev/null || true
       extra=(-max_len=131072) ;;
+    fuzz_compact_unwind)
+      python3 fuzz/make_unwind_seeds.py __unwind_info "$corpus" fixtures/unwind/unwind-arm64 fixtures/unwind/unwind-x86_64 fixtures/bin/bigapp-arm64 fixtures/bin/bigapp-x86_64
+      extra=(-max_len=65536) ;;
+    fuzz_cfa_program)
+      python3 fuzz/make_unwind_seeds.py __eh_frame "$corpus" fixtures/unwind/unwind-arm64 fixtures/unwind/unwind-x86_64 fixtures/bin/bigapp-x86_64
+      extra=(-max_len=65536) ;;
     fuzz_dwarf)
       python3 fuzz/make_dwarf_seeds.py "$corpus" fixtures/dsym/*/Contents/Resources/DWARF/*
       extra=(-max_len=262144) ;;

@@ -10,6 +10,7 @@
 #include "../util/cursor.h"
 #include "../util/util.h"
 #include "../macho/symindex.h"
+#include "../unwind/unwind.h"
 #include "../util/metered.h" /* last: counts this file's allocations */
 
 /* A line index larger than this is refused (the DWARF behind it would be
@@ -26,9 +27,11 @@ void ingest_batch_free(ingest_batch *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->blobs[i]);
         free(b->lines[i]);
+        free(b->unwind[i]);
     }
     free(b->blobs);
     free(b->lines);
+    free(b->unwind);
     free(b->puts);
     memset(b, 0, sizeof *b);
 }
@@ -45,6 +48,7 @@ static void batch_truncate(ingest_batch *b, size_t n)
     for (size_t i = n; i < b->n; i++) {
         free(b->blobs[i]);
         free(b->lines[i]);
+        free(b->unwind[i]);
     }
     b->n = n;
 }
@@ -68,6 +72,10 @@ static bool batch_reserve(ingest_batch *b, size_t more)
     if (!li)
         return false;
     b->lines = li;
+    uint8_t **uw = realloc(b->unwind, cap * sizeof *uw);
+    if (!uw)
+        return false;
+    b->unwind = uw;
     b->cap = cap;
     return true;
 }
@@ -109,6 +117,20 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
         st = symindex_open(blob, blen, &sidx, err);
     if (st == SYMD_OK)
         st = lineindex_build(&img, &sidx, INGEST_MAX_LINE_INDEX, &lines, &llen, &lst, err);
+    uint8_t *unwind = NULL;
+    size_t ulen = 0;
+    unw_build_stats ust;
+    if (st == SYMD_OK) {
+        st = unw_build_image(&img, &unwind, &ulen, &ust, err);
+        if (st != SYMD_OK)
+            free(lines);
+        else if (ust.diag.count) {
+            if (!b->unwind_warnings)
+                snprintf(b->unwind_warning, sizeof b->unwind_warning, "slice %zu (%s): %.150s",
+                         sliceno, arch, ust.diag.first);
+            b->unwind_warnings += ust.diag.count;
+        }
+    }
     if (st != SYMD_OK) {
         if (st == SYMD_E_BAD_DEBUG_INFO || st == SYMD_E_UNSUPPORTED) {
             symd_err e2 = *err;
@@ -133,6 +155,8 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
     p.symidx_len = blen;
     p.lines = lines;
     p.lines_len = lines ? llen : 0;
+    p.unwind = unwind;
+    p.unwind_len = ulen;
 
     /* The same (UUID, arch) twice in one upload (a binary and its dSYM):
      * merge the way the store merges uploads. */
@@ -160,19 +184,27 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
             q->meta.debug_info = true;
             lines = NULL;
         }
+        if (unwind && !b->unwind[i]) { /* the binary after its dSYM */
+            b->unwind[i] = unwind;
+            q->unwind = unwind, q->unwind_len = ulen;
+            unwind = NULL;
+        }
         free(blob);
         free(lines);
+        free(unwind);
         goto out;
     }
     if (!batch_reserve(b, 1)) {
         free(blob);
         free(lines);
+        free(unwind);
         st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
         goto out;
     }
     b->puts[b->n] = p;
     b->blobs[b->n] = blob;
     b->lines[b->n] = lines;
+    b->unwind[b->n] = unwind;
     b->n++;
 out:
     macho_image_free(&img);
@@ -208,6 +240,7 @@ symd_status ingest_add_indexed(ingest_batch *b, const store_image *meta, uint8_t
     p->symidx_len = len;
     b->blobs[b->n] = blob;
     b->lines[b->n] = NULL;
+    b->unwind[b->n] = NULL;
     b->n++;
     return SYMD_OK;
 }

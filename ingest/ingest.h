@@ -15,6 +15,9 @@ typedef struct {
     store_put *puts;
     uint8_t **blobs; /* owned symbol index blobs, one per put */
     uint8_t **lines; /* owned line index blobs (NULL: no DWARF), one per put */
+    uint8_t **unwind; /* owned unwind tables (NULL: none, e.g. a dSYM), one per put */
+    size_t unwind_warnings; /* damaged unwind-table parts skipped, over the batch */
+    char unwind_warning[200]; /* the first of them, with its slice and place */
     size_t n, cap;
 } ingest_batch;
 
@@ -25,7 +28,9 @@ void ingest_batch_free(ingest_batch *b);
  * DWARF, and adds it to the batch; a slice already in the batch under the
  * same (UUID, arch) merges with it (a binary and its dSYM in one upload).
  * name_hint (a file name, may be NULL) names executables; dylibs use their
- * install name. On error no slice of this file is left in the batch, but one
+ * install name. A binary's unwind rows (unwind/unwind.h) are extracted here,
+ * once; damage in its unwind tables is counted in b->unwind_warnings, not an
+ * error. On error no slice of this file is left in the batch, but one
  * merged into an earlier entry may have changed it: an upload that fails is
  * dropped whole (ingest_batch_free), never committed. Errors:
  * SYMD_E_NOT_MACHO, SYMD_E_NO_UUID, SYMD_E_CORRUPT, SYMD_E_BAD_DEBUG_INFO,

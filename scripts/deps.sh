@@ -25,6 +25,7 @@ need=(
   "/usr/bin/python3 python3"
   "/usr/include/postgresql/libpq-fe.h libpq-dev"
   "/usr/lib/postgresql/15/bin/initdb postgresql"
+  "/usr/bin/lldb-14 lldb-14"
   "/usr/bin/npm npm"
 )
 missing=()
@@ -69,3 +70,4 @@ else
   echo "deps: install them with: sudo apt-get install ${missing[*]}" >&2
   exit 1
 fi
+

@@ -140,12 +140,14 @@ typedef struct store_backend {
                           symd_err *err);
     /* The row of (uuid, arch) (arch NULL: the UUID's only slice), how many
      * slices its UUID has, and copies of its index blobs (malloc'ed, the
-     * caller's; *lines NULL when it has no line index), read consistently.
+     * caller's; *lines NULL when it has no line index, *unwind when it has
+     * no unwind table), read consistently.
      * SYMD_E_NOT_FOUND when not stored; SYMD_E_INVALID when arch is NULL
      * and the UUID has several slices. */
     symd_status (*load_index)(store_db *db, const uint8_t uuid[16], const char *arch,
                               store_image *meta, int *nslices, uint8_t **sym, size_t *sym_len,
-                              uint8_t **lines, size_t *lines_len, symd_err *err);
+                              uint8_t **lines, size_t *lines_len, uint8_t **unwind,
+                              size_t *unwind_len, symd_err *err);
 
     /* ---- system symbol sets ---- */
     symd_status (*symbol_set_open)(store_db *db, const store_symbol_set *want,

@@ -684,7 +684,19 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
             *result = STORE_CREATED;
         }
     }
-    bool put_syms = true, put_lines = pt->lines != NULL;
+    bool put_syms = true, put_lines = pt->lines != NULL, put_unwind = pt->unwind != NULL;
+    if (found && put_unwind) {
+        /* The first unwind table stored for a (UUID, arch) stays: every
+         * binary of that UUID has the same one. */
+        params p = {0};
+        p_i64(&p, old.id);
+        PGresult *h = run(c, "SELECT 1 FROM image_data WHERE image_id = $1 AND kind = 'unwind'",
+                          &p, "looking up unwind table", err);
+        if (!h)
+            return err->kind;
+        put_unwind = PQntuples(h) == 0;
+        PQclear(h);
+    }
     if (found && !system) {
         params p = {0};
         p_i64(&p, old.id);
@@ -698,7 +710,7 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
         put_syms = pt->meta.symbols >= old.symbols &&
                    (pt->meta.symbols > old.symbols || pt->meta.functions > old.functions);
         put_lines = pt->lines && !old.debug_info;
-        if (!put_syms && !put_lines) {
+        if (!put_syms && !put_lines && !put_unwind) {
             *result = STORE_EXISTS;
             *stored = old;
             return SYMD_OK;
@@ -735,20 +747,23 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
     PQclear(res);
     if (!ok)
         return bad_value(err, "writing image");
-    for (int k = 0; k < 2; k++) {
-        if (!(k ? put_lines : put_syms))
+    static const char *const kinds[3] = {"symbols", "lines", "unwind"};
+    static const char *const whats[3] = {"writing symbol index", "writing line index",
+                                         "writing unwind table"};
+    const bool put[3] = {put_syms, put_lines, put_unwind};
+    const uint8_t *data[3] = {pt->symidx, pt->lines, pt->unwind};
+    const size_t lens[3] = {pt->symidx_len, pt->lines_len, pt->unwind_len};
+    for (int k = 0; k < 3; k++) {
+        if (!put[k])
             continue;
         params p = {0};
         p_i64(&p, stored->id);
-        p_text(&p, k ? "lines" : "symbols");
-        if (k)
-            p_bytes(&p, pt->lines, pt->lines_len);
-        else
-            p_bytes(&p, pt->symidx, pt->symidx_len);
+        p_text(&p, kinds[k]);
+        p_bytes(&p, data[k], lens[k]);
         if (!exec0(c,
                    "INSERT INTO image_data(image_id, kind, data) VALUES ($1, $2, $3) ON "
                    "CONFLICT (image_id, kind) DO UPDATE SET data = excluded.data",
-                   &p, k ? "writing line index" : "writing symbol index", err))
+                   &p, whats[k], err))
             return err->kind;
     }
     return notify(c, pt->meta.uuid, err) ? SYMD_OK : err->kind;
@@ -911,9 +926,9 @@ static symd_status copy_bytes(const rd *x, int col, uint8_t **out, size_t *len, 
 static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char *arch,
                                  store_image *meta, int *nslices, uint8_t **sym,
                                  size_t *sym_len, uint8_t **lines, size_t *lines_len,
-                                 symd_err *err)
+                                 uint8_t **unwind, size_t *unwind_len, symd_err *err)
 {
-    *sym = *lines = NULL;
+    *sym = *lines = *unwind = NULL;
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;
@@ -925,7 +940,9 @@ static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char
                         "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 WHERE i2.uuid = "
                         "images.uuid), (SELECT d.data FROM image_data d WHERE d.image_id = "
                         "images.id AND d.kind = 'symbols'), (SELECT d.data FROM image_data d "
-                        "WHERE d.image_id = images.id AND d.kind = 'lines') FROM images WHERE "
+                        "WHERE d.image_id = images.id AND d.kind = 'lines'), (SELECT d.data FROM "
+                        "image_data d WHERE d.image_id = images.id AND d.kind = 'unwind') FROM "
+                        "images WHERE "
                         "uuid = $1 AND ($2::text IS NULL OR arch = $2) ORDER BY arch LIMIT 2",
                         &p, "loading image", err);
     symd_status r = res ? SYMD_OK : err->kind;
@@ -940,15 +957,17 @@ static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char
         else if (!arch && *nslices > 1)
             r = symd_fail(err, SYMD_E_INVALID,
                           "image has %d architectures; name one with \"arch\"", *nslices);
-        if (r == SYMD_OK && (r = copy_bytes(&x, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK)
-            r = copy_bytes(&x, IMAGE_NCOLS + 2, lines, lines_len, err);
+        if (r == SYMD_OK && (r = copy_bytes(&x, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK &&
+            (r = copy_bytes(&x, IMAGE_NCOLS + 2, lines, lines_len, err)) == SYMD_OK)
+            r = copy_bytes(&x, IMAGE_NCOLS + 3, unwind, unwind_len, err);
     }
     PQclear(res);
     conn_put(&c);
     if (r != SYMD_OK) {
         free(*sym);
         free(*lines);
-        *sym = *lines = NULL;
+        free(*unwind);
+        *sym = *lines = *unwind = NULL;
     }
     return r;
 }

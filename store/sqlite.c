@@ -295,6 +295,20 @@ static int find_row(sqlite3 *db, const uint8_t uuid[16], const char *arch,
     return rc;
 }
 
+/* Whether image id has a blob of kind: 1, 0, or -1 on a database error. */
+static int has_data(sqlite3 *db, int64_t id, const char *kind)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM image_data WHERE image_id = ?1 AND kind = ?2", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* One slice, merged as store_put_images says, inside the caller's
  * transaction. system: an import creates it (images.system); an upload
  * (false) of a slice an import created makes it the user's. */
@@ -308,16 +322,24 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
         return db_fail(err, db, "looking up image");
     sqlite3_stmt *st = NULL;
     int64_t id;
-    bool put_syms = true, put_lines = p->lines != NULL;
+    bool put_syms = true, put_lines = p->lines != NULL, put_unwind = p->unwind != NULL;
     if (rc == SQLITE_ROW && !system && !clear_system(db, old.id))
         return db_fail(err, db, "marking image as uploaded");
+    if (rc == SQLITE_ROW && put_unwind) {
+        /* The first unwind table stored for a (UUID, arch) stays: every
+         * binary of that UUID has the same one. */
+        int has = has_data(db, old.id, "unwind");
+        if (has < 0)
+            return db_fail(err, db, "looking up unwind table");
+        put_unwind = !has;
+    }
     if (rc == SQLITE_ROW) {
         /* Never fewer symbols: a line index may leave function names to
          * the symbol index it was built beside. */
         put_syms = p->meta.symbols >= old.symbols &&
                    (p->meta.symbols > old.symbols || p->meta.functions > old.functions);
         put_lines = p->lines && !old.debug_info;
-        if (!put_syms && !put_lines) {
+        if (!put_syms && !put_lines && !put_unwind) {
             *result = STORE_EXISTS;
             *stored = old;
             return SYMD_OK;
@@ -382,8 +404,14 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
     if (!id)
         id = sqlite3_last_insert_rowid(db);
 
-    for (int k = 0; k < 2; k++) {
-        if (!(k ? put_lines : put_syms))
+    static const char *const kinds[3] = {"symbols", "lines", "unwind"};
+    static const char *const whats[3] = {"writing symbol index", "writing line index",
+                                         "writing unwind table"};
+    const bool put[3] = {put_syms, put_lines, put_unwind};
+    const uint8_t *data[3] = {p->symidx, p->lines, p->unwind};
+    const size_t lens[3] = {p->symidx_len, p->lines_len, p->unwind_len};
+    for (int k = 0; k < 3; k++) {
+        if (!put[k])
             continue;
         rc = sqlite3_prepare_v2(db,
                                 "INSERT OR REPLACE INTO image_data(image_id, kind, data) "
@@ -392,15 +420,12 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
         if (rc != SQLITE_OK)
             return db_fail(err, db, "writing index");
         sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, k ? "lines" : "symbols", -1, SQLITE_STATIC);
-        if (k)
-            sqlite3_bind_blob64(st, 3, p->lines, p->lines_len, SQLITE_STATIC);
-        else
-            sqlite3_bind_blob64(st, 3, p->symidx, p->symidx_len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, kinds[k], -1, SQLITE_STATIC);
+        sqlite3_bind_blob64(st, 3, data[k], lens[k], SQLITE_STATIC);
         rc = sqlite3_step(st);
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE)
-            return db_fail(err, db, k ? "writing line index" : "writing symbol index");
+            return db_fail(err, db, whats[k]);
     }
     rc = find_row(db, p->meta.uuid, p->meta.arch, stored);
     if (rc != SQLITE_ROW)
@@ -839,7 +864,8 @@ static const char *const sql_of[NQ] = {
         "SELECT " IMAGE_COLS ", (SELECT count(*) FROM images i2 WHERE i2.uuid = images.uuid), "
         "(SELECT d.data FROM image_data d WHERE d.image_id = images.id AND d.kind = "
         "'symbols'), (SELECT d.data FROM image_data d WHERE d.image_id = images.id AND "
-        "d.kind = 'lines') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR arch = ?2) "
+        "d.kind = 'lines'), (SELECT d.data FROM image_data d WHERE d.image_id = images.id "
+        "AND d.kind = 'unwind') FROM images WHERE uuid = ?1 AND (?2 IS NULL OR arch = ?2) "
         "ORDER BY arch LIMIT 2",
     [Q_CRASH_INSERT] =
         "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
@@ -2008,9 +2034,9 @@ static symd_status column_copy(sqlite3_stmt *st, int i, uint8_t **out, size_t *l
 static symd_status sq_load_index(store_db *s, const uint8_t uuid[16], const char *arch,
                                  store_image *meta, int *nslices, uint8_t **sym,
                                  size_t *sym_len, uint8_t **lines, size_t *lines_len,
-                                 symd_err *err)
+                                 uint8_t **unwind, size_t *unwind_len, symd_err *err)
 {
-    *sym = *lines = NULL;
+    *sym = *lines = *unwind = NULL;
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
@@ -2042,8 +2068,9 @@ static symd_status sq_load_index(store_db *s, const uint8_t uuid[16], const char
                       *nslices);
         goto out;
     }
-    if ((r = column_copy(st, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK)
-        r = column_copy(st, IMAGE_NCOLS + 2, lines, lines_len, err);
+    if ((r = column_copy(st, IMAGE_NCOLS + 1, sym, sym_len, err)) == SYMD_OK &&
+        (r = column_copy(st, IMAGE_NCOLS + 2, lines, lines_len, err)) == SYMD_OK)
+        r = column_copy(st, IMAGE_NCOLS + 3, unwind, unwind_len, err);
 out:
     stmt_done(st);
     run_q(s, ci, Q_COMMIT);
@@ -2051,7 +2078,8 @@ out:
     if (r != SYMD_OK) {
         free(*sym);
         free(*lines);
-        *sym = *lines = NULL;
+        free(*unwind);
+        *sym = *lines = *unwind = NULL;
     }
     return r;
 }

@@ -84,6 +84,7 @@ static void cache_free_entry(store_loaded *e)
 {
     free(e->blob);
     free(e->lines_blob);
+    free(e->unwind_blob);
     free(e);
 }
 
@@ -114,7 +115,7 @@ static unsigned bucket_of(const uint8_t uuid[16])
 
 static size_t entry_bytes(const store_loaded *e)
 {
-    return sizeof *e + e->blob_len + e->lines_len;
+    return sizeof *e + e->blob_len + e->lines_len + e->unwind_len;
 }
 
 static void lru_unlink(store *s, store_loaded *e)
@@ -244,7 +245,8 @@ static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const ch
     if (!e)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     symd_status r = s->be->load_index(s->db, uuid, arch, &e->meta, &e->nslices, &e->blob,
-                                      &e->blob_len, &e->lines_blob, &e->lines_len, err);
+                                      &e->blob_len, &e->lines_blob, &e->lines_len,
+                                      &e->unwind_blob, &e->unwind_len, err);
     symd_err ierr = {0};
     if (r == SYMD_OK && !e->blob)
         r = symd_fail(err, SYMD_E_DB, "image %s has no symbol index", e->meta.arch);
@@ -254,6 +256,11 @@ static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const ch
         if (lineindex_open(e->lines_blob, e->lines_len, &e->lines, &ierr) != SYMD_OK)
             r = symd_fail(err, SYMD_E_DB, "stored line index is damaged: %s", ierr.msg);
         e->has_lines = r == SYMD_OK;
+    }
+    if (r == SYMD_OK && e->unwind_blob) {
+        if (unw_table_open(e->unwind_blob, e->unwind_len, &e->unwind, &ierr) != SYMD_OK)
+            r = symd_fail(err, SYMD_E_DB, "stored unwind table is damaged: %s", ierr.msg);
+        e->has_unwind = r == SYMD_OK;
     }
     if (r != SYMD_OK) {
         cache_free_entry(e);
@@ -726,3 +733,11 @@ void store_crash_group_free(store_crash_group *g)
     memset(g, 0, sizeof *g);
 }
 
+
+const char *store_unwind_missing(const store_loaded *img)
+{
+    if (img->has_unwind)
+        return NULL;
+    return strcmp(img->meta.kind, "dsym") == 0 ? "binary needed for unwinding"
+                                               : "no unwind tables";
+}

@@ -12,6 +12,7 @@
 #include "../util/err.h"
 #include "../dsym/lineindex.h"
 #include "../macho/symindex.h"
+#include "../unwind/unwind.h"
 
 /* PRAGMA user_version of a database this symd writes; store_open migrates
  * older ones in place (3: crashes gained kind and bug_type; 4: originals
@@ -51,14 +52,18 @@ typedef struct {
 typedef enum { STORE_CREATED, STORE_EXISTS, STORE_UPDATED } store_put_result;
 
 /* A slice ready to store: its metadata (id and times are set by the store),
- * its symbol index blob and, from DWARF, its line index blob (both
- * borrowed; lines NULL when the slice has no debug info). */
+ * its symbol index blob, from DWARF its line index blob, and from a
+ * binary's __unwind_info/__eh_frame its unwind table (unwind/unwind.h),
+ * all borrowed; lines NULL when the slice has no debug info, unwind NULL
+ * when it has no unwind tables (a dSYM). */
 typedef struct {
     store_image meta;
     const uint8_t *symidx;
     size_t symidx_len;
     const uint8_t *lines;
     size_t lines_len;
+    const uint8_t *unwind;
+    size_t unwind_len;
 } store_put;
 
 /* Stores n slices in one transaction: all or none. A (UUID, arch) already
@@ -67,8 +72,10 @@ typedef struct {
  * more symbols or function starts (a stripped binary or a dSYM first, the
  * full binary later; never by fewer symbols, which a line index may rely
  * on), the
- * line index is added when the image had none (the dSYM after its binary);
- * a dSYM never overrides a binary's kind or name. Nothing new: EXISTS. On
+ * line index is added when the image had none (the dSYM after its binary),
+ * and so is the unwind table (the binary after its dSYM, or a binary stored
+ * before symd kept unwind tables, uploaded again); a dSYM never overrides a
+ * binary's kind or name. Nothing new: EXISTS. On
  * success stored[i] holds the stored rows. */
 symd_status store_put_images(store *s, store_put *puts, size_t n,
                              store_put_result *results, store_image *stored,
@@ -140,9 +147,14 @@ typedef struct {
     symindex sym;
     bool has_lines;
     lineindex lines; /* when has_lines */
+    /* The unwind rows of the binary (unwind_table_find), when has_unwind.
+     * Without them, a slice whose kind is "dsym" needs its binary uploaded
+     * to be unwound (store_unwind_missing says so). */
+    bool has_unwind;
+    unw_table unwind;
     /* private */
-    uint8_t *blob, *lines_blob;
-    size_t blob_len, lines_len;
+    uint8_t *blob, *lines_blob, *unwind_blob;
+    size_t blob_len, lines_len, unwind_len;
     int refs;
     uint64_t generation;
     int nslices;  /* slices stored under this UUID when loaded */
@@ -156,6 +168,11 @@ typedef struct {
 symd_status store_acquire(store *s, const uint8_t uuid[16], const char *arch,
                           store_loaded **out, symd_err *err);
 void store_release(store *s, store_loaded *img);
+
+/* Why img cannot be unwound with CFI, NULL when it can (has_unwind): "binary
+ * needed for unwinding" when only its dSYM is stored (a dSYM holds no unwind
+ * tables), "no unwind tables" for a binary without them. */
+const char *store_unwind_missing(const store_loaded *img);
 
 typedef struct {
     uint64_t hits, misses, bytes, entries;

@@ -74,6 +74,12 @@ const char *real_crashes_dir(void)
     return shared_dir("SYMD_REAL_CRASHES", "real-crashes", found);
 }
 
+const char *minidumps_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_MINIDUMPS", "minidumps", found);
+}
+
 const char *reporters_dir(void)
 {
     static char found[512];

@@ -186,7 +186,8 @@ TEST(store_round_trip_and_idempotent_reupload)
     CHECK(upload(s, "fixtures/bin/bigapp-fat", res, stored, &n) == SYMD_OK, "again");
     CHECK(res[0] == STORE_EXISTS && res[1] == STORE_EXISTS, "exists");
     int64_t images, blobs;
-    CHECK(store_counts(s, &images, &blobs, NULL, &err) == SYMD_OK && images == 2 && blobs == 2,
+    /* each slice: its symbol index and its unwind table */
+    CHECK(store_counts(s, &images, &blobs, NULL, &err) == SYMD_OK && images == 2 && blobs == 4,
           "counts %lld %lld", (long long)images, (long long)blobs);
 
     uint8_t u[16];
@@ -220,7 +221,7 @@ TEST(store_round_trip_and_idempotent_reupload)
     size_t deleted;
     CHECK(store_delete_image(s, u, &deleted, &err) == SYMD_OK && deleted == 1, "delete");
     CHECK(store_acquire(s, u, NULL, &l, &err) == SYMD_E_NOT_FOUND, "deleted: not cached");
-    CHECK(store_counts(s, &images, &blobs, NULL, &err) == SYMD_OK && images == 1 && blobs == 1,
+    CHECK(store_counts(s, &images, &blobs, NULL, &err) == SYMD_OK && images == 1 && blobs == 2,
           "delete cascades to the index blob: %lld %lld", (long long)images, (long long)blobs);
     store_close(s);
 }
@@ -1069,7 +1070,7 @@ TEST(store_pg_concurrent_nodes_keep_counters_exact)
     CHECK(created == 2, "each slice created once: %d", created);
     int64_t images, blobs, crashes;
     CHECK(store_counts(s[0], &images, &blobs, &crashes, &err) == SYMD_OK && images == 2 &&
-              blobs == 2 && crashes == NODES * 48,
+              blobs == 4 /* symbols, unwind */ && crashes == NODES * 48,
           "rows: %lld images %lld blobs %lld crashes", (long long)images, (long long)blobs,
           (long long)crashes);
     check_counters(db, (size_t)-1);
@@ -1150,8 +1151,9 @@ TEST(store_pg_migrate_copies_a_sqlite_store)
     const char *db = db_path("migrated");
     store_copy_table t[STORE_COPY_TABLES];
     CHECK(store_migrate(file, db, t, &err) == SYMD_OK, "migrate: %s", err.msg);
-    /* images, image_data, symbol_sets, symbol_set_images, crashes, crash_originals */
-    CHECK(strcmp(t[0].table, "images") == 0 && t[0].rows == 3 && t[1].rows == 4 &&
+    /* images, image_data (3 symbol indexes, 3 unwind tables, a line index),
+     * symbol_sets, symbol_set_images, crashes, crash_originals */
+    CHECK(strcmp(t[0].table, "images") == 0 && t[0].rows == 3 && t[1].rows == 7 &&
               strcmp(t[4].table, "crashes") == 0 && t[4].rows == 11 && t[5].rows == 11 &&
               t[5].bytes > 0,
           "copied: %lld images %lld blobs %lld crashes", (long long)t[0].rows,
@@ -1190,4 +1192,52 @@ TEST(store_pg_migrate_copies_a_sqlite_store)
           (long long)id, err.msg);
     store_close(s);
     check_counters(db, (size_t)-1);
+}
+
+/* A dSYM holds no unwind tables: stored alone, its image says the binary is
+ * needed; the binary uploaded after it adds its rows (UPDATED), found
+ * through the cache like the symbol index; uploading it again changes
+ * nothing (both backends). */
+TEST(store_unwind_rows_follow_the_binary)
+{
+    store *s;
+    symd_err err = {0};
+    const char *db = db_path("unwind.db");
+    CHECK(store_open(db, 2, 1 << 20, &s, &err) == SYMD_OK, "%s", err.msg);
+    if (!s)
+        return;
+    store_put_result res[2];
+    store_image stored[2];
+    size_t n;
+    CHECK(upload(s, "fixtures/dsym/bigapp-arm64.dSYM/Contents/Resources/DWARF/bigapp-arm64", res,
+                 stored, &n) == SYMD_OK && n == 1 && res[0] == STORE_CREATED,
+          "dSYM first");
+    uint8_t u[16];
+    uuid_parse("4C4C4490-5555-3144-A17C-64A339EDE13A", u);
+    store_loaded *l = NULL;
+    CHECK(store_acquire(s, u, "arm64", &l, &err) == SYMD_OK, "acquire: %s", err.msg);
+    if (l) {
+        const char *why = store_unwind_missing(l);
+        CHECK(!l->has_unwind && why && !strcmp(why, "binary needed for unwinding"),
+              "dSYM only: %s", why ? why : "(has rows)");
+        store_release(s, l);
+    }
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK &&
+              res[0] == STORE_UPDATED,
+          "the binary after its dSYM adds its rows: %d", res[0]);
+    CHECK(store_acquire(s, u, "arm64", &l, &err) == SYMD_OK, "acquire: %s", err.msg);
+    if (l) {
+        unw_row r;
+        /* main's row, looked up like a frame of a walk */
+        symlook look;
+        symindex_lookup(&l->sym, 0x100000884, &look);
+        CHECK(l->has_unwind && store_unwind_missing(l) == NULL && l->unwind.nrows > 0 &&
+                  unw_table_find(&l->unwind, 0x884, &r) && r.cfa_kind == UNW_CFA_REG_OFF,
+              "rows stored and loaded (%u rows)", l->has_unwind ? l->unwind.nrows : 0);
+        store_release(s, l);
+    }
+    CHECK(upload(s, "fixtures/bin/bigapp-arm64", res, stored, &n) == SYMD_OK &&
+              res[0] == STORE_EXISTS,
+          "again: exists (%d)", res[0]);
+    store_close(s);
 }

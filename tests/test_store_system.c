@@ -195,7 +195,7 @@ TEST(store_symbol_sets_share_images_and_delete_only_their_own)
     CHECK(stored(s, BIGAPP_ARM64, "arm64"), "the user's upload stays");
     CHECK(db_query_int(path, "SELECT count(*) FROM symbol_set_images") == 0 &&
               db_query_int(path, "SELECT count(*) FROM symbol_sets") == 0 &&
-              db_query_int(path, "SELECT count(*) FROM image_data") == 1,
+              db_query_int(path, "SELECT count(*) FROM image_data") == 2, /* symbols, unwind */
           "no rows left behind");
     CHECK(store_delete_symbol_set(s, b.id, &found, &gone, &err) == SYMD_OK && !found,
           "an unknown set");
