@@ -59,8 +59,6 @@ const char *real_reports_dir(void);
 /* ../shared/reporters (SYMD_REPORTERS) and ../shared/dyld-cache
  * (SYMD_DYLD_CACHE), found the same way. */
 const char *reporters_dir(void);
-/* ../shared/minidumps (SYMD_MINIDUMPS): real dumps with their binaries. */
-const char *minidumps_dir(void);
 const char *dyld_cache_dir(void);
 /* ../shared/minidumps (SYMD_MINIDUMPS): real macOS minidumps with their
  * binaries, dSYMs and .sym files, and MODULES.tsv. */

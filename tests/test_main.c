@@ -86,12 +86,6 @@ const char *reporters_dir(void)
     return shared_dir("SYMD_REPORTERS", "reporters", found);
 }
 
-const char *minidumps_dir(void)
-{
-    static char found[512];
-    return shared_dir("SYMD_MINIDUMPS", "minidumps", found);
-}
-
 const char *dyld_cache_dir(void)
 {
     static char found[512];
