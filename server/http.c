@@ -34,6 +34,7 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "acceptor.h"
+#include "mdwalk.h"
 #include "http_int.h"
 #include "regroup.h"
 #include "retention.h"
@@ -1452,6 +1453,7 @@ int server_run(const server_config *cfg)
         fprintf(stderr, "symd: %s\n", err.msg);
         return 1;
     }
+    mdwalk_install(srv.st); /* minidumps walk with the stored unwind rows */
     /* Groups an older release named by raw Swift names join the groups
      * crashes of the same cause get now; the server works either way. */
     size_t rg, rc;
@@ -1476,6 +1478,7 @@ int server_run(const server_config *cfg)
                                      cfg->prune_every, &err);
     if (!ret && (cfg->keep_days || cfg->max_crashes)) {
         fprintf(stderr, "symd: %s\n", err.msg);
+        mdwalk_install(NULL);
         store_close(srv.st);
         return 1;
     }
@@ -1498,6 +1501,7 @@ int server_run(const server_config *cfg)
     if (!srv.acc) {
         fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         retention_stop(ret);
+        mdwalk_install(NULL);
         store_close(srv.st);
         return 1;
     }
@@ -1535,6 +1539,7 @@ int server_run(const server_config *cfg)
             MHD_stop_daemon(d);
         acceptor_free(srv.acc);
         retention_stop(ret);
+        mdwalk_install(NULL);
         store_close(srv.st);
         return 1;
     }
@@ -1590,6 +1595,7 @@ int server_run(const server_config *cfg)
         pthread_join(reaper_thread, NULL);
     }
     retention_stop(ret);
+    mdwalk_install(NULL);
     store_close(srv.st);
     if (srv.access_log && srv.access_log != stderr)
         fclose(srv.access_log);

@@ -19,7 +19,9 @@
 #include "../util/hex.h"
 #include "../parser/crash.h"
 #include "crashsym.h"
+#include "mdwalk.h"
 #include "http.h"
+#include "mdwalk.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_DB "symd.db"
@@ -737,16 +739,22 @@ static int cmd_crash(int argc, char **argv)
     crash_report *rs = NULL;
     size_t nr = 0;
     int rc = 1;
+    /* The store first: a minidump's threads are walked with its images'
+     * unwind rows as the report is read. */
+    if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: %s: %s\n", file, err.msg);
+        unmap_file(&m);
+        return 1;
+    }
+    mdwalk_install(s);
     /* Every report of the input: one, or one per diagnostic of a MetricKit
      * payload / App Store Connect logs. */
     if (crash_parse_all(m.data, m.len, &rs, &nr, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s: %s (%s)\n", file, err.msg, symd_status_name(err.kind));
+        mdwalk_install(NULL);
+        store_close(s);
         unmap_file(&m);
         return 1;
-    }
-    if (store_open(db, 1, 64u << 20, &s, &err) != SYMD_OK) {
-        fprintf(stderr, "symd: %s: %s\n", file, err.msg);
-        goto out;
     }
     rc = 0;
     if (json && nr > 1)
@@ -785,8 +793,8 @@ static int cmd_crash(int argc, char **argv)
     }
     if (json)
         fputs(nr > 1 ? "]}\n" : "\n", stdout);
-out:
     crash_reports_free(rs, nr);
+    mdwalk_install(NULL);
     store_close(s);
     unmap_file(&m);
     return rc;

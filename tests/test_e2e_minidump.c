@@ -323,6 +323,16 @@ TEST(e2e_minidump_symbolicated)
           "frame 0: %s %s, llvm-symbolizer %s", sget(f0, "status"), sget(f0, "symbol"), want);
     CHECK(strstr(sget(f0, "file"), "crash_macos.cpp") && json_integer_value(json_object_get(f0, "line")) > 0,
           "frame 0 file and line");
+    /* the callers, walked with the binary's unwind rows (CFI), named from
+     * the dSYM as minidump_stackwalk names them with crash_macos.sym */
+    json_t *fr = json_object_get(json_array_get(json_object_get(j, "threads"), 0), "frames");
+    static const char *const callers[] = {"(anonymous namespace)::start()", "main"};
+    for (size_t i = 1; i <= 2; i++) {
+        json_t *f = json_array_get(fr, i);
+        CHECK(!strcmp(sget(f, "trust"), "cfi") && !strcmp(sget(f, "symbol"), callers[i - 1]),
+              "frame %zu: trust %s, %s (want cfi, %s)", i, sget(f, "trust"), sget(f, "symbol"),
+              callers[i - 1]);
+    }
     char *text = NULL;
     char url[96];
     snprintf(url, sizeof url, "/v1/crashes/%lld?format=text",
