@@ -60,6 +60,9 @@ const char *real_reports_dir(void);
  * (SYMD_DYLD_CACHE), found the same way. */
 const char *reporters_dir(void);
 const char *dyld_cache_dir(void);
+/* ../shared/minidumps (SYMD_MINIDUMPS): real dumps with their binaries,
+ * dSYMs and Breakpad .sym files; NULL when absent. */
+const char *minidumps_dir(void);
 /* Calls fn(name, bytes, len, ctx) for every report file of real_crashes_dir()
  * and real_reports_dir() (READMEs and the manifest aside), in name order
  * within each; returns how many, 0 when neither exists. */

@@ -86,6 +86,12 @@ const char *dyld_cache_dir(void)
     return shared_dir("SYMD_DYLD_CACHE", "dyld-cache", found);
 }
 
+const char *minidumps_dir(void)
+{
+    static char found[512];
+    return shared_dir("SYMD_MINIDUMPS", "minidumps", found);
+}
+
 const char *real_reports_dir(void)
 {
     static char found[512];
