@@ -76,7 +76,7 @@ out:
     return st;
 }
 
-static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
+symd_status assemble_index(ctx *x, uint8_t **blob, size_t *len)
 {
     fentry *f = x->funcs.v;
     size_t n = x->funcs.n, k = 0;
@@ -123,7 +123,8 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
     st_u32le(p + 28, (uint32_t)x->data.len);
     st_u32le(p + 32, (uint32_t)x->strings.len);
     st_u32le(p + 36, x->shift);
-    memset(p + 40, 0, 8);
+    st_u32le(p + 40, x->flags);
+    st_u32le(p + 44, 0);
     p += 48;
     for (size_t i = 0; i < n; i++, p += 12) {
         st_u32le(p, f[i].start);
@@ -144,7 +145,7 @@ static symd_status assemble(ctx *x, uint8_t **blob, size_t *len)
     return SYMD_OK;
 }
 
-static void ctx_free(ctx *x)
+void ctx_free(ctx *x)
 {
     for (size_t i = 0; i < x->tables.n; i++) {
         free(x->tables.v[i].a);
@@ -232,7 +233,7 @@ symd_status lineindex_build(const macho_image *img, const symindex *syms,
     for (size_t i = 0; i < x.units.n; i++)
         if ((st = walk_unit(&x, &x.units.v[i])) != SYMD_OK)
             goto out;
-    st = assemble(&x, blob, len);
+    st = assemble_index(&x, blob, len);
     *stats = x.stats;
 out:
     ctx_free(&x);

@@ -67,7 +67,8 @@ static bool encode_rows(ctx *x, const range *r, size_t nr, uint64_t origin, dynb
     for (size_t k = 0; k < nr; k++) {
         ptrdiff_t i = row_at(x, r[k].lo);
         for (;; i++) {
-            if (++x->work_rows > 4 * (uint64_t)x->s[S_LINE].len + x->s[S_INFO].len + WORK_SLACK)
+            if (++x->work_rows >
+                4 * (uint64_t)x->s[S_LINE].len + x->s[S_INFO].len + x->row_budget + WORK_SLACK)
                 return BAD(x, "functions overlap too much to index"), false;
             uint64_t addr;
             lrow row = {0, 0, 0, 0, 0};
@@ -149,8 +150,7 @@ static uint64_t root_name(ctx *x, const node *root, uint64_t origin)
     return (uint64_t)fin + 2;
 }
 
-/* Encodes every function of the unit walked last into x->data. */
-static symd_status encode_unit(ctx *x, uint32_t nfuncs)
+symd_status encode_unit(ctx *x, uint32_t nfuncs)
 {
     if (!nfuncs)
         return SYMD_OK;

@@ -188,6 +188,9 @@ typedef struct {
     uint32_t shift; /* row address deltas in 1 << shift units (arm64: 4) */
     size_t display_bytes, display_budget; /* demangled names so far, limit */
     uint64_t work_lines, work_ranges, work_rows; /* see WORK_SLACK */
+    uint64_t row_budget; /* more rows encode_rows may visit (records read
+                            elsewhere: lineindex_writer) */
+    uint32_t flags;      /* the header's flags (LINEINDEX_F_*) */
 } ctx;
 
 /* Records that memory ran out (SYMD_E_NOMEM); VEC_PUSH calls it, so its
@@ -261,6 +264,9 @@ symd_status prepare_unit(ctx *x, unit *u);
 
 /* ---- strings, names, files ----------------------------------------------- */
 
+/* The name id of a raw (linkage) name, demangled once. A name whose display
+ * form differs is stored as "raw\0display\0" and its table entry flagged. */
+bool name_id(ctx *x, const char *raw, uint32_t *id);
 /* The file id of a full path (interned once per path). */
 bool file_id(ctx *x, const char *path, size_t n, uint32_t *id);
 /* Name of the subroutine DIE d (read from unit u), following
@@ -316,5 +322,17 @@ bool use_name(ctx *x, uint32_t id, uint32_t *fin);
 /* Walks one unit's DIEs into function and inline nodes and encodes its
  * functions into x->data; a unit prepare_unit marks skipped adds nothing. */
 symd_status walk_unit(ctx *x, unit *u);
+/* Encodes the nfuncs functions whose nodes are in x->nodes (each
+ * function's in preorder, root first; ranges in x->cu_ranges) with the rows
+ * of x->rows into x->data and x->funcs. */
+symd_status encode_unit(ctx *x, uint32_t nfuncs);
+
+/* ---- the blob (dwarf.c) -------------------------------------------------- */
+
+/* The index of every function encoded so far: header, tables, data,
+ * strings (only those records use). *blob is malloc'ed. */
+symd_status assemble_index(ctx *x, uint8_t **blob, size_t *len);
+/* Frees everything x holds. */
+void ctx_free(ctx *x);
 
 #endif

@@ -710,9 +710,7 @@ static char *display_name(ctx *x, const char *raw)
     return d;
 }
 
-/* The name id of a raw (linkage) name, demangled once. A name whose display
- * form differs is stored as "raw\0display\0" and its table entry flagged. */
-static bool name_id(ctx *x, const char *raw, uint32_t *id)
+bool name_id(ctx *x, const char *raw, uint32_t *id)
 {
     size_t n = strlen(raw), slot;
     uint32_t h = hash_str(raw, n), off;

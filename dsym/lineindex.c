@@ -1,9 +1,11 @@
 /* The line index: open (validate) a blob and look addresses up in place. */
 #include "lineindex.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/cursor.h"
+#include "../util/util.h"
 #include "../util/metered.h" /* last: counts this file's allocations */
 
 #define HDR 48u
@@ -31,6 +33,9 @@ symd_status lineindex_open(const uint8_t *blob, size_t len, lineindex *ix,
     ix->datasize = ld_u32le(blob + 28);
     ix->strsize = ld_u32le(blob + 32);
     ix->shift = ld_u32le(blob + 36);
+    ix->flags = ld_u32le(blob + 40);
+    if (ix->flags & ~LINEINDEX_F_RELATIVE)
+        return SYMD_CORRUPT(err, "line index: flags 0x%x unknown", ix->flags);
     if (ix->shift > 3)
         return SYMD_CORRUPT(err, "line index: address shift %u", ix->shift);
     uint64_t need = HDR + (uint64_t)ix->nfuncs * 12 + (uint64_t)ix->nnames * 4 +
@@ -259,4 +264,159 @@ bool lineindex_lookup(const lineindex *ix, uint64_t vmaddr, linelook *out)
     out->n = n + 1;
     out->func_start = ix->base + origin;
     return true;
+}
+
+/* ---- whole records (dump-syms) ------------------------------------------- */
+
+void lineindex_xfunc_free(lineindex_xfunc *f)
+{
+    free(f->rows);
+    free(f->nodes);
+    free(f->ranges);
+    memset(f, 0, sizeof *f);
+}
+
+typedef struct {
+    const lineindex *ix;
+    lineindex_xfunc *f;
+    size_t rows_cap, nodes_cap, ranges_cap;
+} xdec;
+
+/* The siblings in t (one level), their ranges counted from pos; each
+ * node's children decoded after it (preorder), one level deeper. */
+static bool decode_level(xdec *d, cursor t, uint64_t pos, uint32_t depth, uint32_t parent)
+{
+    uint64_t cline = 0, cfile = 0;
+    while (cur_left(&t)) {
+        uint64_t nr, a, b;
+        if (!cur_uleb(&t, &nr))
+            return false;
+        unsigned sh = (nr & 4) ? d->ix->shift : 0;
+        bool has_kids = nr & 2, same_file = nr & 1;
+        nr >>= 3;
+        if (nr > cur_left(&t)) /* each range takes two bytes at least */
+            return false;
+        lineindex_xfunc *f = d->f;
+        if (!array_grow((void **)&f->nodes, &d->nodes_cap, f->nnodes + 1, sizeof *f->nodes) ||
+            !array_grow((void **)&f->ranges, &d->ranges_cap, f->nranges + (size_t)nr,
+                        sizeof *f->ranges))
+            return false;
+        lineindex_xnode *n = &f->nodes[f->nnodes];
+        memset(n, 0, sizeof *n);
+        n->depth = depth;
+        n->parent = parent;
+        n->range0 = f->nranges;
+        uint64_t prev = pos, first = pos;
+        for (uint64_t i = 0; i < nr; i++) {
+            if (!cur_uleb(&t, &a) || !cur_uleb(&t, &b))
+                return false;
+            uint64_t lo = prev + ((uint64_t)lix_unzigzag(a) << sh);
+            if (i == 0)
+                first = lo;
+            prev = lo + (b << sh);
+            f->ranges[f->nranges++] = (lineindex_range){d->ix->base + lo, d->ix->base + prev};
+        }
+        n->nranges = (size_t)nr;
+        uint64_t name, file = cfile, zl, col, cb = 0;
+        if (!cur_uleb(&t, &name) || (!same_file && !cur_uleb(&t, &file)) || !cur_uleb(&t, &zl) ||
+            !cur_uleb(&t, &col) || (has_kids && !cur_uleb(&t, &cb)) || cb > cur_left(&t))
+            return false;
+        lineframe lf;
+        set_name(d->ix, name, &lf);
+        n->name = lf.name;
+        n->mangled = lf.mangled;
+        n->call_file = file_name(d->ix, file);
+        cline += (uint64_t)lix_unzigzag(zl);
+        n->call_line = (uint32_t)cline;
+        n->call_column = (uint32_t)col;
+        uint32_t me = (uint32_t)f->nnodes++;
+        if (has_kids) {
+            cursor k = cur_make(t.p, t.pos + (size_t)cb);
+            k.pos = t.pos;
+            if (depth + 1 < LINEINDEX_MAX_DEPTH && !decode_level(d, k, first, depth + 1, me))
+                return false;
+            t.pos += (size_t)cb;
+        }
+        pos = prev;
+        cfile = file;
+    }
+    return true;
+}
+
+bool lineindex_function(const lineindex *ix, uint32_t i, lineindex_xfunc *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= ix->nfuncs)
+        return false;
+    const uint8_t *fe = ix->funcs + (size_t)i * 12;
+    uint64_t fstart = ld_u32le(fe);
+    out->start = ix->base + fstart;
+    out->size = ld_u32le(fe + 4);
+    cursor c = cur_make(ix->data, ix->datasize);
+    c.pos = ld_u32le(fe + 8);
+    uint64_t origin, name, rows_bytes, inl;
+    if (!cur_uleb(&c, &origin) || !cur_uleb(&c, &name) || !cur_uleb(&c, &rows_bytes) ||
+        rows_bytes > cur_left(&c))
+        return false;
+    origin = origin ? origin - 1 : fstart;
+    out->origin = ix->base + origin;
+    out->name_from_symbols = name == 1;
+    lineframe lf;
+    set_name(ix, name >= 2 ? name - 1 : 0, &lf);
+    out->name = lf.name;
+    out->mangled = lf.mangled;
+    xdec d = {ix, out, 0, 0, 0};
+    /* Rows: the state machine of lineindex_lookup, every row kept. */
+    cursor r = cur_make(c.p + c.pos, (size_t)rows_bytes);
+    c.pos += (size_t)rows_bytes;
+    uint64_t addr = 0, line = 0, file = 0, pline = 0, pfile = 0;
+    while (cur_left(&r)) {
+        uint64_t da, nline, nfile = file, npline = pline, npfile = pfile, cl;
+        uint8_t op;
+        cur_u8(&r, &op);
+        if (op < 0x80) {
+            da = (uint64_t)(op >> 3 & 7) << ix->shift;
+            if (op & 0x40) {
+                npfile = file, npline = line;
+                nfile = pfile, nline = pline;
+            } else {
+                nline = line;
+            }
+            nline += (uint64_t)((int64_t)(op & 7) - 3);
+        } else if (op != 0x80) {
+            uint64_t q;
+            if (!cur_uleb(&r, &q) || q > (UINT64_MAX >> 3))
+                goto bad;
+            da = q << ix->shift;
+            nline = line + (uint64_t)((int64_t)(op & 0x7f) - 64);
+        } else {
+            uint64_t v, f = file;
+            if (!cur_uleb(&r, &da) || !cur_uleb(&r, &v) || ((v & 1) && !cur_uleb(&r, &f)))
+                goto bad;
+            nline = line + (uint64_t)lix_unzigzag(v >> 1);
+            if (v & 1) {
+                npfile = file, npline = line;
+                nfile = f;
+            }
+        }
+        if (!cur_uleb(&r, &cl))
+            goto bad;
+        addr += da;
+        line = nline, file = nfile, pline = npline, pfile = npfile;
+        if (!array_grow((void **)&out->rows, &d.rows_cap, out->nrows + 1, sizeof *out->rows))
+            goto bad;
+        const char *fn = file_name(ix, file);
+        out->rows[out->nrows++] = (lineindex_xrow){ix->base + origin + addr, fn,
+                                                   fn ? (uint32_t)line : 0, fn ? (uint32_t)cl : 0};
+    }
+    if (!cur_uleb(&c, &inl) || inl > cur_left(&c))
+        goto bad;
+    cursor t = cur_make(c.p, c.pos + (size_t)inl);
+    t.pos = c.pos;
+    if (!decode_level(&d, t, origin, 0, UINT32_MAX))
+        goto bad;
+    return true;
+bad:
+    lineindex_xfunc_free(out);
+    return false;
 }

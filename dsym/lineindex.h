@@ -5,7 +5,8 @@
  * Layout (little-endian):
  *   header  "LINX" u32 version, u64 base, u32 nfuncs, u32 nnames,
  *           u32 nfiles, u32 datasize, u32 strsize, u32 shift,
- *           u32 reserved[2]                                   (48 bytes)
+ *           u32 flags, u32 reserved                           (48 bytes)
+ *           flags: LINEINDEX_F_RELATIVE (else 0)
  *   funcs   nfuncs x {u32 start - base, u32 size, u32 data}  ascending, disjoint
  *   names   nnames x u32 raw name's string offset; bit 31 set: the display
  *           (demangled) name is the string right after it
@@ -55,6 +56,11 @@
 /* 2: Swift linkage names carry their display name too (version 1 left
  * them raw; readers demangle those themselves). */
 #define LINEINDEX_VERSION 2
+/* Header flag: addresses count from the image's __TEXT vmaddr, not from 0
+ * (an index built from a Breakpad .sym, whose addresses are module-relative):
+ * whoever opens it for a stored image adds the image's text_vmaddr to base
+ * (store.c does), so it serves whatever vmaddr the image turns out to have. */
+#define LINEINDEX_F_RELATIVE 1u
 
 /* Signed numbers in records: zigzag, so small magnitudes take one byte. */
 static inline uint64_t lix_zigzag(int64_t v)
@@ -88,11 +94,65 @@ symd_status lineindex_build(const macho_image *img, const symindex *syms,
                             size_t max_bytes, uint8_t **blob, size_t *len,
                             lineindex_stats *stats, symd_err *err);
 
+/* ---- an index from records read elsewhere (a Breakpad .sym) ----
+ * Functions are added one at a time with their rows and inline trees, in
+ * any order; finish sorts them (overlapping ones: the lower start keeps the
+ * shared bytes, as for DWARF). */
+typedef struct lineindex_writer lineindex_writer;
+
+typedef struct {
+    uint64_t addr;
+    uint32_t file;       /* lineindex_writer_file id + 1; 0: no line from here */
+    uint32_t line, column;
+} lineindex_row;
+
+typedef struct {
+    uint64_t lo, hi;
+} lineindex_range;
+
+typedef struct {
+    uint32_t parent;     /* index of the parent node in the function's nodes,
+                            UINT32_MAX: the function itself; parents come first */
+    uint32_t name;       /* lineindex_writer_name id + 1, 0: none */
+    uint32_t call_file;  /* lineindex_writer_file id + 1, 0: none */
+    uint32_t call_line, call_column;
+    const lineindex_range *ranges; /* inside the parent's */
+    size_t nranges;
+} lineindex_node;
+
+/* A writer for an index whose addresses start at base (no function lower),
+ * rows quantized by 1 << shift bytes where they can be (arm64: 2), flags
+ * for the header. syms (may be NULL) is the image's symbol index: a function
+ * named as its symbol there keeps no name of its own (lineindex_build's
+ * rule). max_bytes bounds the index; work_hint (the input's size) bounds
+ * the rows visited. */
+symd_status lineindex_writer_new(uint64_t base, uint32_t shift, uint32_t flags,
+                                 const symindex *syms, size_t max_bytes, uint64_t work_hint,
+                                 lineindex_writer **out, symd_err *err);
+/* The id of a file path / of a function name (a raw name: demangled for
+ * display when it is mangled), interned. */
+symd_status lineindex_writer_file(lineindex_writer *w, const char *path, uint32_t *id,
+                                  symd_err *err);
+symd_status lineindex_writer_name(lineindex_writer *w, const char *name, uint32_t *id,
+                                  symd_err *err);
+/* Adds one function of range [lo, hi) named name (writer_name id + 1, 0:
+ * none): rows ascending by address (a row holds until the next; rows
+ * outside [lo, hi) are not kept), inline nodes in preorder. */
+symd_status lineindex_writer_function(lineindex_writer *w, uint64_t lo, uint64_t hi,
+                                      uint32_t name, const lineindex_row *rows, size_t nrows,
+                                      const lineindex_node *nodes, size_t nnodes,
+                                      symd_err *err);
+/* The blob (malloc'ed, the caller's; NULL when no function was added). */
+symd_status lineindex_writer_finish(lineindex_writer *w, uint8_t **blob, size_t *len,
+                                    lineindex_stats *stats, symd_err *err);
+void lineindex_writer_free(lineindex_writer *w);
+
 /* A validated view of a blob; points into it. */
 typedef struct {
     const uint8_t *blob;
     size_t len;
-    uint64_t base;
+    uint64_t base;    /* as stored; store.c adds text_vmaddr when RELATIVE */
+    uint32_t flags;   /* LINEINDEX_F_* */
     uint32_t version; /* 1 or 2 */
     uint32_t nfuncs, nnames, nfiles, datasize, strsize, shift;
     const uint8_t *funcs, *names, *files, *data;
@@ -118,6 +178,44 @@ typedef struct {
                                    at func_start (its name fields are NULL) */
     lineframe f[LINEINDEX_MAX_DEPTH + 1];
 } linelook;
+
+/* ---- a whole function record (symd dump-syms) ---- */
+
+typedef struct {
+    uint64_t addr;           /* vmaddr where the row starts */
+    const char *file;        /* NULL: no line information from here */
+    uint32_t line, column;
+} lineindex_xrow;
+
+typedef struct {
+    uint32_t depth;          /* 0: inlined into the function itself */
+    uint32_t parent;         /* index in nodes, UINT32_MAX: the function */
+    const char *name, *mangled; /* NULL when the index has none */
+    const char *call_file;   /* NULL when unknown */
+    uint32_t call_line, call_column;
+    size_t range0, nranges;  /* into ranges (vmaddrs) */
+} lineindex_xnode;
+
+/* Function entry i (i < nfuncs) of an index, decoded whole: its range, its
+ * own name, every row of its record and its inline tree in preorder.
+ * Arrays are malloc'ed (lineindex_xfunc_free). */
+typedef struct {
+    uint64_t start, size;    /* this entry's range (vmaddrs) */
+    uint64_t origin;         /* the record's lowest address */
+    bool name_from_symbols;  /* the symbol table's name at origin names it */
+    const char *name, *mangled; /* the record's own name, NULL when none */
+    lineindex_xrow *rows;
+    size_t nrows;
+    lineindex_xnode *nodes;
+    size_t nnodes;
+    lineindex_range *ranges;
+    size_t nranges;
+} lineindex_xfunc;
+
+/* false when the record does not decode (or memory runs out): a blob that
+ * lineindex_open accepted may still hold records that do not read. */
+bool lineindex_function(const lineindex *idx, uint32_t i, lineindex_xfunc *out);
+void lineindex_xfunc_free(lineindex_xfunc *f);
 
 /* Resolves a vmaddr to its inline chain. false when no DWARF function covers
  * it (or its record fails to decode: never trusted blindly). */

@@ -93,6 +93,15 @@ for t in "$@"; do
       cp -n fuzz/seeds/jsonbig/* "$corpus"/
       cp -n fuzz/regress/jsonbig-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_jsonbig.txt -max_len=65536) ;;
+    fuzz_breakpad_sym)
+      for d in ../shared/minidumps /work/shared/minidumps; do
+        for f in $d/*/*.sym $d/*/*.sym.original $d/symbolic-cfi-snapshots/*.snap; do
+          [ -f "$f" ] && cp -n "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")" 2>/dev/null
+        done
+      done
+      cp -n fuzz/seeds/breakpad/* "$corpus"/
+      cp -n fuzz/regress/breakpad-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_breakpad.txt -max_len=262144) ;;
     fuzz_devsupport)
       cp -n fixtures/bin/*.dylib fixtures/bin/bigapp-fat fixtures/bin/obj32-fat.o "$corpus"/ 2>/dev/null || true
       cp -n fuzz/seeds/devsupport/* "$corpus"/

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../breakpad/image.h"
 #include "../macho/macho.h"
 #include "../dsym/lineindex.h"
 #include "../util/cursor.h"
@@ -22,16 +23,26 @@ void ingest_batch_init(ingest_batch *b)
     memset(b, 0, sizeof *b);
 }
 
+/* Frees what slice i owns. */
+static void slice_free(ingest_batch *b, size_t i)
+{
+    free(b->blobs[i]);
+    free(b->lines[i]);
+    free(b->unwind[i]);
+    free(b->extra_data[i]);
+    free(b->warn[i]);
+}
+
 void ingest_batch_free(ingest_batch *b)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->blobs[i]);
-        free(b->lines[i]);
-        free(b->unwind[i]);
-    }
+    for (size_t i = 0; i < b->n; i++)
+        slice_free(b, i);
     free(b->blobs);
     free(b->lines);
     free(b->unwind);
+    free(b->extra_data);
+    free(b->extra);
+    free(b->warn);
     free(b->puts);
     memset(b, 0, sizeof *b);
 }
@@ -45,11 +56,8 @@ static const char *base_name(const char *path)
 /* Drops (and frees) every slice added after the first n. */
 static void batch_truncate(ingest_batch *b, size_t n)
 {
-    for (size_t i = n; i < b->n; i++) {
-        free(b->blobs[i]);
-        free(b->lines[i]);
-        free(b->unwind[i]);
-    }
+    for (size_t i = n; i < b->n; i++)
+        slice_free(b, i);
     b->n = n;
 }
 
@@ -76,8 +84,94 @@ static bool batch_reserve(ingest_batch *b, size_t more)
     if (!uw)
         return false;
     b->unwind = uw;
+    uint8_t **xd = realloc(b->extra_data, cap * sizeof *xd);
+    if (!xd)
+        return false;
+    b->extra_data = xd;
+    store_blob *x = realloc(b->extra, cap * sizeof *x);
+    if (!x)
+        return false;
+    b->extra = x;
+    ingest_warnings **w = realloc(b->warn, cap * sizeof *w);
+    if (!w)
+        return false;
+    b->warn = w;
     b->cap = cap;
     return true;
+}
+
+/* A new slice: p with its owned blobs (which the batch takes, or frees on
+ * failure); extra (may be NULL) is the kind of extra_data. Merges into a
+ * slice of the same (UUID, arch) already in the batch the way the store
+ * merges uploads (store_merge_plan), freeing what the merge does not keep. */
+static symd_status batch_add(ingest_batch *b, store_put *p, uint8_t *blob, uint8_t *lines,
+                             uint8_t *unwind, const char *extra, uint8_t *extra_data, size_t extra_len,
+                             ingest_warnings *warn, symd_err *err)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        store_put *q = &b->puts[i];
+        if (memcmp(q->meta.uuid, p->meta.uuid, 16) != 0 || strcmp(q->meta.arch, p->meta.arch) != 0)
+            continue;
+        store_merge m = store_merge_plan(&q->meta, p);
+        if (m.put_syms) {
+            free(b->blobs[i]);
+            b->blobs[i] = blob;
+            q->symidx = blob, q->symidx_len = p->symidx_len;
+            q->meta.symbols = p->meta.symbols, q->meta.functions = p->meta.functions;
+            blob = NULL;
+        }
+        if (m.set_place)
+            q->meta.text_vmaddr = p->meta.text_vmaddr, q->meta.text_size = p->meta.text_size;
+        if (m.take_kind)
+            memcpy(q->meta.kind, p->meta.kind, sizeof q->meta.kind);
+        /* the name as the store's UPDATE takes it */
+        if (strcmp(q->meta.name, "unknown") == 0 ||
+            (m.take_kind && strcmp(p->meta.name, "unknown") != 0))
+            memcpy(q->meta.name, p->meta.name, sizeof q->meta.name);
+        if (m.put_lines) {
+            b->lines[i] = lines;
+            q->lines = lines, q->lines_len = p->lines_len;
+            q->meta.debug_info = true;
+            lines = NULL;
+        }
+        if (unwind && !b->unwind[i]) { /* the binary after its dSYM */
+            b->unwind[i] = unwind;
+            q->unwind = unwind, q->unwind_len = p->unwind_len;
+            unwind = NULL;
+        }
+        if (extra_data && !b->extra_data[i]) {
+            b->extra_data[i] = extra_data;
+            b->extra[i] = (store_blob){extra, extra_data, extra_len};
+            extra_data = NULL;
+        }
+        if (warn && !b->warn[i]) {
+            b->warn[i] = warn;
+            warn = NULL;
+        }
+        free(blob);
+        free(lines);
+        free(unwind);
+        free(extra_data);
+        free(warn);
+        return SYMD_OK;
+    }
+    if (!batch_reserve(b, 1)) {
+        free(blob);
+        free(lines);
+        free(unwind);
+        free(extra_data);
+        free(warn);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    b->puts[b->n] = *p;
+    b->blobs[b->n] = blob;
+    b->lines[b->n] = lines;
+    b->unwind[b->n] = unwind;
+    b->extra_data[b->n] = extra_data;
+    b->extra[b->n] = (store_blob){extra, extra_data, extra_len};
+    b->warn[b->n] = warn;
+    b->n++;
+    return SYMD_OK;
 }
 
 static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
@@ -160,60 +254,60 @@ static symd_status add_slice(ingest_batch *b, const uint8_t *buf, size_t len,
 
     /* The same (UUID, arch) twice in one upload (a binary and its dSYM):
      * merge the way the store merges uploads. */
-    for (size_t i = 0; i < b->n; i++) {
-        store_put *q = &b->puts[i];
-        if (memcmp(q->meta.uuid, img.uuid, 16) != 0 || strcmp(q->meta.arch, arch) != 0)
-            continue;
-        bool q_dsym = strcmp(q->meta.kind, "dsym") == 0;
-        if (p.meta.symbols >= q->meta.symbols &&
-            (p.meta.symbols > q->meta.symbols || p.meta.functions > q->meta.functions)) {
-            free(b->blobs[i]);
-            b->blobs[i] = blob;
-            q->symidx = blob, q->symidx_len = blen;
-            q->meta.symbols = p.meta.symbols, q->meta.functions = p.meta.functions;
-            q->meta.text_vmaddr = p.meta.text_vmaddr, q->meta.text_size = p.meta.text_size;
-            blob = NULL;
-        }
-        if (q_dsym && strcmp(p.meta.kind, "dsym") != 0) {
-            memcpy(q->meta.kind, p.meta.kind, sizeof q->meta.kind);
-            memcpy(q->meta.name, p.meta.name, sizeof q->meta.name);
-        }
-        if (lines && !b->lines[i]) {
-            b->lines[i] = lines;
-            q->lines = lines, q->lines_len = llen;
-            q->meta.debug_info = true;
-            lines = NULL;
-        }
-        if (unwind && !b->unwind[i]) { /* the binary after its dSYM */
-            b->unwind[i] = unwind;
-            q->unwind = unwind, q->unwind_len = ulen;
-            unwind = NULL;
-        }
-        free(blob);
-        free(lines);
-        free(unwind);
-        goto out;
-    }
-    if (!batch_reserve(b, 1)) {
-        free(blob);
-        free(lines);
-        free(unwind);
-        st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
-        goto out;
-    }
-    b->puts[b->n] = p;
-    b->blobs[b->n] = blob;
-    b->lines[b->n] = lines;
-    b->unwind[b->n] = unwind;
-    b->n++;
+    st = batch_add(b, &p, blob, lines, unwind, NULL, NULL, 0, NULL, err);
 out:
     macho_image_free(&img);
     return st;
 }
 
+/* A Breakpad .sym: one slice, its indexes built by breakpad/image.c. */
+static symd_status add_breakpad(ingest_batch *b, const uint8_t *buf, size_t len, symd_err *err)
+{
+    bp_image im;
+    symd_err e = {0};
+    symd_status st = bp_image_build(buf, len, INGEST_MAX_LINE_INDEX, &im, &e);
+    if (st != SYMD_OK)
+        return symd_fail_at(err, st, e.src_file, e.src_line, "Breakpad .sym: %s", e.msg);
+    ingest_warnings *w = NULL;
+    if (im.nwarnings) {
+        if (!(w = calloc(1, sizeof *w))) {
+            bp_image_free(&im);
+            return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+        }
+        w->n = im.nwarnings;
+        for (size_t i = 0; i < im.nwarnings && i < INGEST_MAX_WARNINGS; i++)
+            memcpy(w->text[i], im.warnings[i], sizeof w->text[i]);
+    }
+    store_put p;
+    memset(&p, 0, sizeof p);
+    memcpy(p.meta.uuid, im.uuid, 16);
+    snprintf(p.meta.arch, sizeof p.meta.arch, "%s", im.arch);
+    snprintf(p.meta.name, sizeof p.meta.name, "%s", im.name);
+    snprintf(p.meta.kind, sizeof p.meta.kind, "%s", BP_IMAGE_KIND);
+    p.meta.text_vmaddr = 0; /* module-relative: see breakpad/image.h */
+    p.meta.text_size = im.text_size;
+    p.meta.symbols = im.symbols;
+    p.meta.functions = im.functions;
+    p.meta.debug_info = im.lines != NULL;
+    p.symidx = im.symidx;
+    p.symidx_len = im.symidx_len;
+    p.lines = im.lines;
+    p.lines_len = im.lines_len;
+    /* batch_add owns the blobs from here */
+    return batch_add(b, &p, im.symidx, im.lines, NULL, BP_IMAGE_CFI_BLOB, im.cfi, im.cfi_len, w,
+                     err);
+}
+
 symd_status ingest_add_file(ingest_batch *b, const uint8_t *buf, size_t len,
                             const char *name_hint, symd_err *err)
 {
+    if (bp_sym_detect(buf, len)) {
+        size_t before = b->n;
+        symd_status st = add_breakpad(b, buf, len, err);
+        if (st != SYMD_OK)
+            batch_truncate(b, before);
+        return st;
+    }
     macho_slice slices[MACHO_MAX_SLICES];
     size_t nslices, before = b->n;
     symd_status st = macho_parse_slices(buf, len, slices, &nslices, err);
@@ -241,6 +335,8 @@ symd_status ingest_add_indexed(ingest_batch *b, const store_image *meta, uint8_t
     b->blobs[b->n] = blob;
     b->lines[b->n] = NULL;
     b->unwind[b->n] = NULL;
+    b->extra_data[b->n] = NULL;
+    b->warn[b->n] = NULL;
     b->n++;
     return SYMD_OK;
 }
@@ -248,6 +344,10 @@ symd_status ingest_add_indexed(ingest_batch *b, const store_image *meta, uint8_t
 symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,
                           store_image *stored, symd_err *err)
 {
+    for (size_t i = 0; i < b->n; i++) {
+        b->puts[i].extra = b->extra_data[i] ? &b->extra[i] : NULL;
+        b->puts[i].nextra = b->extra_data[i] ? 1 : 0;
+    }
     return store_put_images(s, b->puts, b->n, results, stored, err);
 }
 
@@ -256,7 +356,7 @@ symd_status ingest_commit(store *s, ingest_batch *b, store_put_result *results,
 typedef struct {
     ingest_batch *b;
     ingest_upload_info *info;
-    bool member_failed; /* the error came from a member's Mach-O */
+    bool member_failed; /* the error came from a member's Mach-O or .sym */
 } upload_ctx;
 
 /* Whether a member is for the Mach-O reader: anything but SYMD_E_NOT_MACHO
@@ -306,7 +406,8 @@ static symd_status add_member(void *vctx, const char *name, const uint8_t *data,
 {
     upload_ctx *c = vctx;
     c->info->members++;
-    if (!member_is_macho(data, len))
+    bool sym = bp_sym_detect(data, len);
+    if (!sym && !member_is_macho(data, len))
         return SYMD_OK;
     char image_name[256];
     member_image_name(name, image_name, sizeof image_name);
@@ -317,9 +418,13 @@ static symd_status add_member(void *vctx, const char *name, const uint8_t *data,
         symd_fail_at(err, st, e.src_file, e.src_line, "zip member '%.96s': %s", name,
                      e.msg);
         c->member_failed = true;
+        c->info->sym_failed = sym;
         return st;
     }
-    c->info->macho++;
+    if (sym)
+        c->info->sym++;
+    else
+        c->info->macho++;
     return SYMD_OK;
 }
 
@@ -331,18 +436,23 @@ symd_status ingest_add_upload(ingest_batch *b, const uint8_t *buf, size_t len,
     if (!info)
         info = &scratch;
     memset(info, 0, sizeof *info);
-    if (!unzip_is_zip(buf, len))
-        return ingest_add_file(b, buf, len, name_hint, err);
+    if (!unzip_is_zip(buf, len)) {
+        bool sym = bp_sym_detect(buf, len);
+        symd_status st = ingest_add_file(b, buf, len, name_hint, err);
+        info->sym = sym && st == SYMD_OK;
+        info->sym_failed = sym && st != SYMD_OK;
+        return st;
+    }
 
     info->zip = true;
     unzip_limits defaults = unzip_default_limits();
     upload_ctx c = {b, info, false};
     size_t before = b->n;
     symd_status st = unzip_each(buf, len, lim ? lim : &defaults, add_member, &c, err);
-    if (st == SYMD_OK && info->macho == 0)
+    if (st == SYMD_OK && info->macho == 0 && info->sym == 0)
         st = symd_fail(err, SYMD_E_NOT_MACHO,
                        "the zip archive holds no Mach-O file (%zu member%s, none "
-                       "Mach-O or fat)",
+                       "Mach-O, fat or Breakpad .sym)",
                        info->members, info->members == 1 ? "" : "s");
     if (st != SYMD_OK) {
         info->zip_corrupt = st == SYMD_E_CORRUPT && !c.member_failed;

@@ -189,6 +189,9 @@ symd_status symindex_open(const uint8_t *blob, size_t len, symindex *idx,
     idx->nsyms = ld_u32le(blob + 16);
     idx->nstarts = ld_u32le(blob + 20);
     idx->strsize = ld_u32le(blob + 24);
+    idx->flags = ld_u32le(blob + 28);
+    if (idx->flags & ~SYMINDEX_F_RELATIVE)
+        return SYMD_CORRUPT(err, "symbol index: flags 0x%x unknown", idx->flags);
     size_t need = HDR + (size_t)idx->nsyms * SYM + (size_t)idx->nstarts * 4 +
                   idx->strsize; /* each term < 2^36: no overflow in size_t */
     if (need != len)

@@ -3,7 +3,8 @@
  *
  * Layout (little-endian):
  *   header  "SYMX" u32 version, u64 base, u32 nsyms, u32 nstarts,
- *           u32 strsize, u32 reserved                           (32 bytes)
+ *           u32 strsize, u32 flags                              (32 bytes)
+ *           flags: SYMINDEX_F_RELATIVE (else 0; "reserved" before)
  *   syms    nsyms   x {u32 start - base, u32 size, u32 name}     ascending
  *   starts  nstarts x  u32 function start - base                 ascending
  *   strings strsize bytes of NUL-terminated names
@@ -29,6 +30,11 @@
 
 #define SYMINDEX_VERSION 3
 #define SYMINDEX_DEMANGLED 0x80000000u /* versions 2, 3: flag in the size field */
+/* Header flag: addresses count from the image's __TEXT vmaddr (an index
+ * built from a Breakpad .sym, whose addresses are module-relative): whoever
+ * opens it for a stored image adds the image's text_vmaddr to base (store.c
+ * does). */
+#define SYMINDEX_F_RELATIVE 1u
 /* Bytes all display names of an image may add to raw names of raw bytes
  * (real binaries: 0.7x for Rust, 2x for libstdc++). */
 #define SYMINDEX_DISPLAY_BUDGET(raw) (4 * (size_t)(raw) + ((size_t)64 << 10))
@@ -51,11 +57,21 @@ symd_status symindex_build_symbols(macho_symbol *syms, size_t n, uint64_t text_v
                                    uint8_t **blob, size_t *len, uint32_t *nsyms,
                                    uint32_t *nstarts, symd_err *err);
 
+/* Sets a built blob's header flags (SYMINDEX_F_*). */
+static inline void symindex_set_flags(uint8_t *blob, uint32_t flags)
+{
+    blob[28] = (uint8_t)flags;
+    blob[29] = (uint8_t)(flags >> 8);
+    blob[30] = (uint8_t)(flags >> 16);
+    blob[31] = (uint8_t)(flags >> 24);
+}
+
 /* A validated view of a blob; points into it. */
 typedef struct {
     const uint8_t *blob;
     size_t len;
-    uint64_t base;
+    uint64_t base;     /* as stored; store.c adds text_vmaddr when RELATIVE */
+    uint32_t flags;    /* SYMINDEX_F_* */
     uint32_t version, nsyms, nstarts, strsize;
     uint32_t size_mask; /* of the size field: 0x7fffffff (v2, v3), 0xffffffff (v1) */
     const uint8_t *syms, *starts;

@@ -1,5 +1,5 @@
-/* The image store over HTTP: uploads (raw, multipart, zips), listing, one
- * UUID's slices and their deletion. */
+/* The image store over HTTP: uploads (raw, multipart, zips, Breakpad .sym
+ * files), listing, one UUID's slices and their deletion. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,7 +86,10 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
         st = ingest_commit(srv->st, &batch, results, stored, &err);
     enum MHD_Result ret;
     if (st != SYMD_OK) {
-        ret = reply_status(c, &err, info.zip_corrupt ? "malformed_zip" : "malformed_macho");
+        ret = reply_status(c, &err,
+                           info.zip_corrupt  ? "malformed_zip"
+                           : info.sym_failed ? "malformed_sym"
+                                             : "malformed_macho");
     } else {
         bool any_new = false;
         json_t *arr = json_array();
@@ -95,7 +98,15 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
                             : results[i] == STORE_UPDATED ? "updated"
                                                           : "exists";
             any_new |= results[i] != STORE_EXISTS;
-            json_array_append_new(arr, image_json(&stored[i], s));
+            json_t *o = image_json(&stored[i], s);
+            const ingest_warnings *w = batch.warn[i];
+            if (o && w) { /* what a .sym's reader resolved on its own */
+                json_t *wa = json_array();
+                for (size_t k = 0; k < w->n && k < INGEST_MAX_WARNINGS; k++)
+                    json_array_append_new(wa, json_string(w->text[k]));
+                json_object_set_new(o, "warnings", wa);
+            }
+            json_array_append_new(arr, o);
         }
         ret = reply_json(c, any_new ? 201 : 200, json_pack("{s:o}", "images", arr));
     }

@@ -1,4 +1,5 @@
-/* symd command line: serve, upload, import, atos, info, crash, demangle, migrate. */
+/* symd command line: serve, upload, import, atos, info, crash, demangle, migrate,
+ * dump-syms. */
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -9,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include "../breakpad/dumpsyms.h"
 #include "../macho/macho.h"
 #include "../macho/dyld_cache.h"
 #include "../demangle/demangle.h"
@@ -44,7 +48,8 @@ static void usage(FILE *f)
           "         [--request-mem-mb N] [--admission-wait S]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
-          "  upload [--db FILE] FILE...          store binaries (or zips of them) in the DB\n"
+          "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
+          "                                      (or zips of them) in the DB\n"
           "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
           "                                      Apple's system libraries as symbol sets:\n"
           "                                      a DeviceSupport folder, a folder of them,\n"
@@ -58,6 +63,10 @@ static void usage(FILE *f)
           "  demangle [--style full|simplified]  names on stdin, one per line, demangled\n"
           "  migrate --from FILE|URI --to URI      copy a store (SQLite) into an empty one\n"
           "                                      (PostgreSQL), then verify it\n"
+          "  dump-syms [--arch A] [-o OUT] BINARY [DSYM]\n"
+          "                                      a Breakpad .sym of a Mach-O slice and its\n"
+          "                                      dSYM (a .dSYM bundle or its DWARF file);\n"
+          "                                      no STACK CFI records yet\n"
           "\n"
           "--db is a SQLite file or a postgresql:// (postgres://) URI: symd nodes on one\n"
           "PostgreSQL database serve the same images and crashes. --db-pool is the\n"
@@ -412,7 +421,9 @@ static int cmd_upload(int argc, char **argv)
             st = ingest_commit(s, &b, res, stored, &e);
         if (st != SYMD_OK) {
             fprintf(stderr, "symd: %s: %s (%s)\n", argv[i], e.msg,
-                    info.zip_corrupt ? "malformed_zip" : symd_status_name(e.kind));
+                    info.zip_corrupt                               ? "malformed_zip"
+                    : info.sym_failed && e.kind == SYMD_E_CORRUPT ? "malformed_sym"
+                                                                   : symd_status_name(e.kind));
             rc = 1;
         } else {
             for (size_t k = 0; k < b.n; k++) {
@@ -422,6 +433,8 @@ static int cmd_upload(int argc, char **argv)
                        res[k] == STORE_CREATED ? "created" :
                        res[k] == STORE_UPDATED ? "updated" : "exists",
                        u, stored[k].arch, stored[k].name, stored[k].symbols);
+                for (size_t w = 0; b.warn[k] && w < b.warn[k]->n && w < INGEST_MAX_WARNINGS; w++)
+                    fprintf(stderr, "symd: %s: warning: %s\n", argv[i], b.warn[k]->text[w]);
             }
         }
         free(res);
@@ -958,6 +971,98 @@ static int cmd_info(int argc, char **argv)
     return rc;
 }
 
+/* The DWARF file of a .dSYM bundle (path/Contents/Resources/DWARF/ holds
+ * one file), or path itself when it is a file. */
+static const char *dsym_file(const char *path, char *buf, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return path;
+    snprintf(buf, cap, "%s/Contents/Resources/DWARF", path);
+    DIR *d = opendir(buf);
+    if (!d)
+        return path;
+    const char *found = path;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "/%s", e->d_name);
+        found = buf;
+        break;
+    }
+    closedir(d);
+    return found;
+}
+
+/* symd dump-syms: a Breakpad .sym of a Mach-O slice and its dSYM on stdout
+ * (or -o OUT). 0 on success, 1 on an error, 2 on a usage error. */
+static int cmd_dump_syms(int argc, char **argv)
+{
+    const char *arch = NULL, *outp = NULL, *paths[2] = {NULL, NULL};
+    int np = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc)
+            arch = argv[++i];
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            outp = argv[++i];
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            np = -1;
+        else if (np >= 0 && np < 2 && argv[i][0] != '-')
+            paths[np++] = argv[i];
+        else
+            np = -1;
+        if (np < 0)
+            break;
+    }
+    if (np < 1) {
+        fprintf(np < 0 && argc == 1 ? stdout : stderr,
+                "usage: symd dump-syms [--arch A] [-o OUT] BINARY [DSYM]\n"
+                "\n"
+                "Writes a Breakpad symbol file for the slice of BINARY (--arch for a fat\n"
+                "file) with the DWARF of DSYM (a .dSYM bundle or its DWARF file; without\n"
+                "it, the binary's own): MODULE, INFO CODE_ID, FILE, INLINE_ORIGIN, FUNC\n"
+                "with INLINE and line records, PUBLIC for symbols no FUNC covers.\n"
+                "No STACK CFI records yet: the unwind-table readers (unwind/) are not\n"
+                "wired in. Addresses are relative to the __TEXT segment's vmaddr.\n");
+        return np < 0 && argc == 1 ? 0 : 2;
+    }
+    char dbuf[4096];
+    mapped bin = {0}, ds = {0};
+    if (map_file(paths[0], &bin) != 0)
+        return 1;
+    if (paths[1] && map_file(dsym_file(paths[1], dbuf, sizeof dbuf), &ds) != 0) {
+        unmap_file(&bin);
+        return 1;
+    }
+    FILE *out = outp ? fopen(outp, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "symd: %s: %s\n", outp, strerror(errno));
+        unmap_file(&bin);
+        unmap_file(&ds);
+        return 1;
+    }
+    const char *base = strrchr(paths[0], '/');
+    bp_dump_opts o = {arch, base ? base + 1 : paths[0], NULL, NULL};
+    symd_err err = {0};
+    bp_dump_stats stats;
+    symd_status st = bp_dump_syms(bin.data, bin.len, paths[1] ? ds.data : NULL, ds.len, &o, out,
+                                  &stats, &err);
+    if (outp && fclose(out) != 0 && st == SYMD_OK)
+        st = symd_fail(&err, SYMD_E_IO, "%s: %s", outp, strerror(errno));
+    unmap_file(&bin);
+    unmap_file(&ds);
+    if (st != SYMD_OK) {
+        fprintf(stderr, "symd: dump-syms: %s\n", err.msg);
+        return 1;
+    }
+    fprintf(stderr, "symd: dump-syms: %zu FUNC, %zu line, %zu INLINE, %zu PUBLIC records; %zu "
+                    "files, %zu inline origins\n",
+            stats.funcs, stats.lines, stats.inlines, stats.publics, stats.files, stats.origins);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -994,6 +1099,8 @@ int main(int argc, char **argv)
         return cmd_demangle(argc - 2, argv + 2);
     if (strcmp(cmd, "migrate") == 0)
         return cmd_migrate(argc - 2, argv + 2);
+    if (strcmp(cmd, "dump-syms") == 0)
+        return cmd_dump_syms(argc - 2, argv + 2);
     fprintf(stderr, "symd: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

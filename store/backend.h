@@ -149,6 +149,11 @@ typedef struct store_backend {
                               uint8_t **lines, size_t *lines_len, uint8_t **unwind,
                               size_t *unwind_len, symd_err *err);
 
+    /* A copy of (uuid, arch)'s blob of kind (malloc'ed, the caller's).
+     * SYMD_E_NOT_FOUND when the image or the blob is not stored. */
+    symd_status (*load_blob)(store_db *db, const uint8_t uuid[16], const char *arch,
+                             const char *kind, uint8_t **data, size_t *len, symd_err *err);
+
     /* ---- system symbol sets ---- */
     symd_status (*symbol_set_open)(store_db *db, const store_symbol_set *want,
                                    store_symbol_set *out, bool *created, symd_err *err);

@@ -644,6 +644,28 @@ static symd_status find_locked(pgc *c, const uint8_t uuid[16], const char *arch,
  * first's row, as if it came after. system: an import creates it
  * (images.system); an upload (false) of a slice an import created makes it
  * the user's. */
+/* Stores pt's extra blobs the image id has none of yet; *added says how
+ * many were new. false (err set) on a database error. */
+static bool put_extras(pgc *c, int64_t id, const store_put *pt, size_t *added, symd_err *err)
+{
+    *added = 0;
+    for (size_t i = 0; i < pt->nextra; i++) {
+        params p = {0};
+        p_i64(&p, id);
+        p_text(&p, pt->extra[i].kind);
+        p_bytes(&p, pt->extra[i].data, pt->extra[i].len);
+        PGresult *res = run(c,
+                            "INSERT INTO image_data(image_id, kind, data) VALUES ($1, $2, $3) "
+                            "ON CONFLICT (image_id, kind) DO NOTHING RETURNING 1",
+                            &p, "writing image data", err);
+        if (!res)
+            return false;
+        *added += (size_t)PQntuples(res);
+        PQclear(res);
+    }
+    return true;
+}
+
 static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
                            store_put_result *result, store_image *stored, symd_err *err)
 {
@@ -685,6 +707,7 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
         }
     }
     bool put_syms = true, put_lines = pt->lines != NULL, put_unwind = pt->unwind != NULL;
+    bool extras_done = false;
     if (found && put_unwind) {
         /* The first unwind table stored for a (UUID, arch) stays: every
          * binary of that UUID has the same one. */
@@ -705,18 +728,20 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
             return err->kind;
     }
     if (found) {
-        /* Never fewer symbols: a line index may leave function names to
-         * the symbol index it was built beside. */
-        put_syms = pt->meta.symbols >= old.symbols &&
-                   (pt->meta.symbols > old.symbols || pt->meta.functions > old.functions);
-        put_lines = pt->lines && !old.debug_info;
-        if (!put_syms && !put_lines && !put_unwind) {
-            *result = STORE_EXISTS;
-            *stored = old;
-            return SYMD_OK;
+        store_merge m = store_merge_plan(&old, pt);
+        put_syms = m.put_syms;
+        put_lines = m.put_lines;
+        if (!put_syms && !put_lines && !put_unwind && !m.take_kind) {
+            size_t added;
+            if (!put_extras(c, old.id, pt, &added, err))
+                return err->kind;
+            if (!added) {
+                *result = STORE_EXISTS;
+                *stored = old;
+                return SYMD_OK;
+            }
+            extras_done = true;
         }
-        /* The binary's kind and name win over its dSYM's. */
-        bool take_kind = strcmp(old.kind, "dsym") == 0 && strcmp(pt->meta.kind, "dsym") != 0;
         params p = {0};
         p_i64(&p, old.id);
         p_text(&p, pt->meta.kind);
@@ -726,13 +751,14 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
         p_i64(&p, pt->meta.functions);
         p_i64(&p, now);
         p_text(&p, pt->meta.name);
-        p_bool(&p, take_kind);
+        p_bool(&p, m.take_kind);
         p_bool(&p, put_syms);
         p_bool(&p, put_lines);
+        p_bool(&p, m.set_place);
         res = run(c,
                   "UPDATE images SET kind = CASE WHEN $9 THEN $2 ELSE kind END, "
-                  "text_vmaddr = CASE WHEN $10 THEN $3 ELSE text_vmaddr END, "
-                  "text_size = CASE WHEN $10 THEN $4 ELSE text_size END, "
+                  "text_vmaddr = CASE WHEN $12 THEN $3 ELSE text_vmaddr END, "
+                  "text_size = CASE WHEN $12 THEN $4 ELSE text_size END, "
                   "symbols = CASE WHEN $10 THEN $5 ELSE symbols END, "
                   "functions = CASE WHEN $10 THEN $6 ELSE functions END, "
                   "debug_info = debug_info OR $11, updated_at = $7, "
@@ -766,6 +792,9 @@ static symd_status put_one(pgc *c, store_put *pt, int64_t now, bool system,
                    &p, whats[k], err))
             return err->kind;
     }
+    size_t added;
+    if (!extras_done && !put_extras(c, stored->id, pt, &added, err))
+        return err->kind;
     return notify(c, pt->meta.uuid, err) ? SYMD_OK : err->kind;
 }
 
@@ -969,6 +998,34 @@ static symd_status pg_load_index(store_db *s, const uint8_t uuid[16], const char
         free(*unwind);
         *sym = *lines = *unwind = NULL;
     }
+    return r;
+}
+
+static symd_status pg_load_blob(store_db *s, const uint8_t uuid[16], const char *arch,
+                                const char *kind, uint8_t **data, size_t *len, symd_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    p_text(&p, arch);
+    p_text(&p, kind);
+    PGresult *res = run(&c,
+                        "SELECT d.data FROM images i JOIN image_data d ON d.image_id = i.id "
+                        "WHERE i.uuid = $1 AND i.arch = $2 AND d.kind = $3",
+                        &p, "loading image data", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res && PQntuples(res) == 0)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "no %s data stored for this image", kind);
+    if (r == SYMD_OK) {
+        rd x = {res, 0, false};
+        r = copy_bytes(&x, 0, data, len, err);
+    }
+    PQclear(res);
+    conn_put(&c);
     return r;
 }
 
@@ -2364,6 +2421,7 @@ const store_backend store_backend_postgres = {
     .list_images = pg_list_images,
     .counts = pg_counts,
     .load_index = pg_load_index,
+    .load_blob = pg_load_blob,
     .symbol_set_open = pg_symbol_set_open,
     .symbol_set_add = pg_symbol_set_add,
     .list_symbol_sets = pg_list_symbol_sets,

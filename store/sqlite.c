@@ -309,6 +309,30 @@ static int has_data(sqlite3 *db, int64_t id, const char *kind)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Stores p's extra blobs the image id has none of yet; *added says how
+ * many were new. false on a database error. */
+static bool put_extras(sqlite3 *db, int64_t id, const store_put *p, size_t *added)
+{
+    *added = 0;
+    for (size_t i = 0; i < p->nextra; i++) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db,
+                               "INSERT OR IGNORE INTO image_data(image_id, kind, data) "
+                               "VALUES (?1, ?2, ?3)",
+                               -1, &st, NULL) != SQLITE_OK)
+            return false;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, p->extra[i].kind, -1, SQLITE_STATIC);
+        sqlite3_bind_blob64(st, 3, p->extra[i].data, p->extra[i].len, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            return false;
+        *added += (size_t)sqlite3_changes(db);
+    }
+    return true;
+}
+
 /* One slice, merged as store_put_images says, inside the caller's
  * transaction. system: an import creates it (images.system); an upload
  * (false) of a slice an import created makes it the user's. */
@@ -323,6 +347,7 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
     sqlite3_stmt *st = NULL;
     int64_t id;
     bool put_syms = true, put_lines = p->lines != NULL, put_unwind = p->unwind != NULL;
+    bool extras_done = false;
     if (rc == SQLITE_ROW && !system && !clear_system(db, old.id))
         return db_fail(err, db, "marking image as uploaded");
     if (rc == SQLITE_ROW && put_unwind) {
@@ -334,26 +359,26 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
         put_unwind = !has;
     }
     if (rc == SQLITE_ROW) {
-        /* Never fewer symbols: a line index may leave function names to
-         * the symbol index it was built beside. */
-        put_syms = p->meta.symbols >= old.symbols &&
-                   (p->meta.symbols > old.symbols || p->meta.functions > old.functions);
-        put_lines = p->lines && !old.debug_info;
-        if (!put_syms && !put_lines && !put_unwind) {
-            *result = STORE_EXISTS;
-            *stored = old;
-            return SYMD_OK;
-        }
+        store_merge m = store_merge_plan(&old, p);
+        put_syms = m.put_syms;
+        put_lines = m.put_lines;
         id = old.id;
-        /* The binary's kind and name win over its dSYM's. */
-        bool was_dsym = strcmp(old.kind, "dsym") == 0;
-        bool new_dsym = strcmp(p->meta.kind, "dsym") == 0;
-        bool take_kind = was_dsym && !new_dsym;
+        if (!put_syms && !put_lines && !put_unwind && !m.take_kind) {
+            size_t added;
+            if (!put_extras(db, id, p, &added))
+                return db_fail(err, db, "writing image data");
+            if (!added) {
+                *result = STORE_EXISTS;
+                *stored = old;
+                return SYMD_OK;
+            }
+            extras_done = true;
+        }
         rc = sqlite3_prepare_v2(db,
                                 "UPDATE images SET "
                                 "kind = CASE WHEN ?9 THEN ?2 ELSE kind END, "
-                                "text_vmaddr = CASE WHEN ?10 THEN ?3 ELSE text_vmaddr END, "
-                                "text_size = CASE WHEN ?10 THEN ?4 ELSE text_size END, "
+                                "text_vmaddr = CASE WHEN ?12 THEN ?3 ELSE text_vmaddr END, "
+                                "text_size = CASE WHEN ?12 THEN ?4 ELSE text_size END, "
                                 "symbols = CASE WHEN ?10 THEN ?5 ELSE symbols END, "
                                 "functions = CASE WHEN ?10 THEN ?6 ELSE functions END, "
                                 "debug_info = debug_info OR ?11, updated_at = ?7, "
@@ -370,9 +395,10 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
         sqlite3_bind_int64(st, 6, p->meta.functions);
         sqlite3_bind_int64(st, 7, now);
         sqlite3_bind_text(st, 8, p->meta.name, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 9, take_kind);
+        sqlite3_bind_int(st, 9, m.take_kind);
         sqlite3_bind_int(st, 10, put_syms);
         sqlite3_bind_int(st, 11, put_lines);
+        sqlite3_bind_int(st, 12, m.set_place);
         *result = STORE_UPDATED;
     } else {
         rc = sqlite3_prepare_v2(db,
@@ -427,6 +453,9 @@ static symd_status put_one(sqlite3 *db, store_put *p, int64_t now, bool system,
         if (rc != SQLITE_DONE)
             return db_fail(err, db, whats[k]);
     }
+    size_t added;
+    if (!extras_done && !put_extras(db, id, p, &added))
+        return db_fail(err, db, "writing image data");
     rc = find_row(db, p->meta.uuid, p->meta.arch, stored);
     if (rc != SQLITE_ROW)
         return db_fail(err, db, "reading back image");
@@ -2084,6 +2113,38 @@ out:
     return r;
 }
 
+static symd_status sq_load_blob(store_db *s, const uint8_t uuid[16], const char *arch,
+                                const char *kind, uint8_t **data, size_t *len, symd_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT d.data FROM images i JOIN image_data d ON d.image_id = i.id "
+                           "WHERE i.uuid = ?1 AND i.arch = ?2 AND d.kind = ?3",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "loading image data");
+        goto out;
+    }
+    sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, arch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "no %s data stored for this image", kind);
+    else if (rc != SQLITE_ROW)
+        r = db_fail(err, db, "loading image data");
+    else
+        r = column_copy(st, 0, data, len, err);
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
 /* ---- copying (symd migrate) --------------------------------------------- */
 
 static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
@@ -2229,6 +2290,7 @@ const store_backend store_backend_sqlite = {
     .list_images = sq_list_images,
     .counts = sq_counts,
     .load_index = sq_load_index,
+    .load_blob = sq_load_blob,
     .symbol_set_open = sq_symbol_set_open,
     .symbol_set_add = sq_symbol_set_add,
     .list_symbol_sets = sq_list_symbol_sets,

@@ -262,6 +262,11 @@ static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const ch
             r = symd_fail(err, SYMD_E_DB, "stored unwind table is damaged: %s", ierr.msg);
         e->has_unwind = r == SYMD_OK;
     }
+    /* A .sym's indexes count from the image's vmaddr, whatever it is. */
+    if (r == SYMD_OK && (e->sym.flags & SYMINDEX_F_RELATIVE))
+        e->sym.base += e->meta.text_vmaddr;
+    if (r == SYMD_OK && e->has_lines && (e->lines.flags & LINEINDEX_F_RELATIVE))
+        e->lines.base += e->meta.text_vmaddr;
     if (r != SYMD_OK) {
         cache_free_entry(e);
         return r;
@@ -424,6 +429,14 @@ symd_status store_list_images(store *s, const char *query, const char *arch,
                               bool *more, symd_err *err)
 {
     return s->be->list_images(s->db, query, arch, before_id, limit, out, n, more, err);
+}
+
+symd_status store_get_blob(store *s, const uint8_t uuid[16], const char *arch, const char *kind,
+                           uint8_t **data, size_t *len, symd_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    return s->be->load_blob(s->db, uuid, arch, kind, data, len, err);
 }
 
 symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *crashes,

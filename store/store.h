@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../util/err.h"
 #include "../dsym/lineindex.h"
@@ -51,11 +52,20 @@ typedef struct {
 
 typedef enum { STORE_CREATED, STORE_EXISTS, STORE_UPDATED } store_put_result;
 
+/* A blob stored beside an image's indexes under a kind of its own (e.g.
+ * "breakpad_cfi": a Breakpad .sym's STACK CFI rows, breakpad/cfi.h). */
+typedef struct {
+    const char *kind; /* not "symbols" or "lines"; at most 63 bytes */
+    const uint8_t *data;
+    size_t len;
+} store_blob;
+
 /* A slice ready to store: its metadata (id and times are set by the store),
- * its symbol index blob, from DWARF its line index blob, and from a
+ * its symbol index blob, from DWARF (or a .sym) its line index blob, from a
  * binary's __unwind_info/__eh_frame its unwind table (unwind/unwind.h),
- * all borrowed; lines NULL when the slice has no debug info, unwind NULL
- * when it has no unwind tables (a dSYM). */
+ * and extra blobs (nextra of them, each kind once), all borrowed; lines
+ * NULL when the slice has no debug info, unwind NULL when it has no unwind
+ * tables (a dSYM). */
 typedef struct {
     store_image meta;
     const uint8_t *symidx;
@@ -64,7 +74,44 @@ typedef struct {
     size_t lines_len;
     const uint8_t *unwind;
     size_t unwind_len;
+    const store_blob *extra;
+    size_t nextra;
 } store_put;
+
+/* How a put merges into the row (UUID, arch) already stored, old (see
+ * store_put_images): what both backends decide alike, and an upload
+ * holding one slice twice (ingest.c). A Breakpad .sym's
+ * slice (kind "breakpad") has module-relative indexes that read right at
+ * any text_vmaddr, so a Mach-O's vmaddr (and kind and name) wins over it,
+ * and it never moves a Mach-O's. */
+typedef struct {
+    bool put_syms;  /* replace the symbol index (and symbols, functions) */
+    bool put_lines; /* add the line index */
+    bool take_kind; /* take the put's kind (and its name, unless "unknown") */
+    bool set_place; /* take the put's text_vmaddr and text_size */
+} store_merge;
+
+static inline store_merge store_merge_plan(const store_image *old, const store_put *p)
+{
+    store_merge m;
+    bool old_bp = strcmp(old->kind, "breakpad") == 0, new_bp = strcmp(p->meta.kind, "breakpad") == 0;
+    bool old_dsym = strcmp(old->kind, "dsym") == 0, new_dsym = strcmp(p->meta.kind, "dsym") == 0;
+    /* Never fewer symbols: a line index may leave function names to the
+     * symbol index it was built beside. */
+    m.put_syms = p->meta.symbols >= old->symbols &&
+                 (p->meta.symbols > old->symbols || p->meta.functions > old->functions);
+    /* Between a .sym and a Mach-O, the Mach-O's symbol table wins unless it
+     * names fewer functions than the .sym has FUNC records (a stripped
+     * binary): a .sym's names are a dump_syms tool's ("<name omitted>"),
+     * its PUBLIC records count data symbols too. */
+    if (old_bp != new_bp)
+        m.put_syms = new_bp ? p->meta.functions > old->symbols
+                            : p->meta.symbols >= old->functions;
+    m.put_lines = p->lines && !old->debug_info;
+    m.take_kind = (old_bp && !new_bp) || (old_dsym && !new_dsym && !new_bp);
+    m.set_place = !new_bp && (m.put_syms || old_bp);
+    return m;
+}
 
 /* Stores n slices in one transaction: all or none. A (UUID, arch) already
  * present merges with the new slice, which is then reported UPDATED: the
@@ -74,9 +121,14 @@ typedef struct {
  * on), the
  * line index is added when the image had none (the dSYM after its binary),
  * and so is the unwind table (the binary after its dSYM, or a binary stored
- * before symd kept unwind tables, uploaded again); a dSYM never overrides a
- * binary's kind or name. Nothing new: EXISTS. On
- * success stored[i] holds the stored rows. */
+ * before symd kept unwind tables, uploaded again), and an extra blob when
+ * the image has none of its kind; a dSYM never overrides a binary's kind or
+ * name. A Breakpad .sym's slice (kind "breakpad", its indexes
+ * module-relative) never overrides a Mach-O's kind, name or
+ * text_vmaddr/text_size, while a Mach-O's (binary or dSYM) always overrides
+ * a .sym's: its vmaddr is the image's real one; between the two, the
+ * Mach-O's symbol index wins unless it is stripped (see store_merge_plan).
+ * Nothing new: EXISTS. On success stored[i] holds the stored rows. */
 symd_status store_put_images(store *s, store_put *puts, size_t n,
                              store_put_result *results, store_image *stored,
                              symd_err *err);
@@ -114,6 +166,12 @@ typedef struct {
 symd_status store_slices(store *s, const uint8_t uuid[16], store_slice *out, size_t max,
                          size_t *n, symd_err *err);
 
+/* A copy of the blob of kind (e.g. "breakpad_cfi") stored beside (uuid,
+ * arch)'s indexes: *data malloc'ed, the caller's. SYMD_E_NOT_FOUND when the
+ * image or the blob is not stored. Read each time (not cached). */
+symd_status store_get_blob(store *s, const uint8_t uuid[16], const char *arch, const char *kind,
+                           uint8_t **data, size_t *len, symd_err *err);
+
 /* Row counts for tests and /metrics: image slices, their index blobs and
  * stored crash reports (crashes may be NULL). */
 symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *crashes,
@@ -141,7 +199,9 @@ typedef struct {
 symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
                           symd_err *err);
 
-/* A slice with its index loaded, shared through the cache. */
+/* A slice with its index loaded, shared through the cache. Indexes flagged
+ * RELATIVE (a Breakpad .sym's) are opened with the image's text_vmaddr
+ * added to their base, so lookups take vmaddrs as for any image. */
 typedef struct {
     store_image meta;
     symindex sym;

@@ -92,6 +92,7 @@ const char *dyld_cache_dir(void)
     return shared_dir("SYMD_DYLD_CACHE", "dyld-cache", found);
 }
 
+
 const char *real_reports_dir(void)
 {
     static char found[512];
