@@ -50,6 +50,7 @@ typedef struct {
     tstate st, asi_back;   /* asi_back: the state a blank line ends ASI into */
     bool in_header;        /* no section yet: lines belong to text_header */
     bool has_header;       /* a key naming the process or device was read */
+    bool deadlock;         /* KSCrash's "Application main thread deadlocked" line */
     bool seen_images, seen_regs, bad_magic;
     size_t bad_magic_line, fp_skipped; /* "Bad magic" line; frame pointers left out after it */
     long crashed_number;   /* "Crashed Thread:" / "Triggered by Thread:" */
@@ -1058,6 +1059,10 @@ static symd_status text_line(tp *t, const char *ls, const char *le)
     }
     switch (t->st) {
     case ST_HEADER:
+        /* KSCrash's Apple-format text of a main-thread deadlock (its JSON
+         * says error.type "deadlock"): a hang, as the JSON reads */
+        if ((size_t)(e - s) == 34 && memcmp(s, "Application main thread deadlocked", 34) == 0)
+            t->deadlock = true;
         if (starts_bare_frames(s, e)) {
             end_header(t);
             if (new_thread(t, -1, false, CRASH_THREAD_NORMAL, NULL, NULL))
@@ -1321,7 +1326,12 @@ symd_status crash_parse_text(cp *p, const char *body, size_t n, size_t first_lin
     if (st)
         return st;
     if (r->format == CRASH_FORMAT_CRASH)
-        r->kind = t.has_header ? CRASH_KIND_CRASH : CRASH_KIND_FRAGMENT;
+        r->kind = t.has_header ? t.deadlock ? CRASH_KIND_HANG : CRASH_KIND_CRASH
+                               : CRASH_KIND_FRAGMENT;
+    static const char why[] = "Main thread deadlock (KSCrash watchdog)"; /* as the JSON's */
+    if (r->kind == CRASH_KIND_HANG && t.deadlock && !r->termination &&
+        cp_set_str(p, &r->termination, why, sizeof why - 1))
+        return p->err->kind;
     find_crashed(r, t.crashed_number);
     /* A crash with no thread section at all is kept (its header may be all
      * someone has), but not without a word. */

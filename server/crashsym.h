@@ -103,10 +103,13 @@ long crash_app_image(const crash_report *r);
  * symbolication or into r: both must outlive their use.
  *
  * The signature (the group key; groups are per kind) by kind:
- *   - crash, fragment: the first frame of the app's own image with a name
- *     in the Last Exception Backtrace when there is one (the cause), else
- *     the same in the crashed thread, else that thread's first frame with a
- *     name, else "image + 0xoffset" of its first frame;
+ *   - crash, fragment: the top app frame and the exception type,
+ *     "-[Crasher doAbort] | EXC_CRASH (SIGABRT)": the first frame of the
+ *     app's own images that is no crash machinery, in the exception
+ *     backtraces and the crashed thread, by its function name or, unnamed,
+ *     its "image + 0xoffset"; else the first named frame that is no
+ *     machinery; else "image + 0xoffset" of the crashed thread's first
+ *     frame (server/signature.c: the rule, its order and its list);
  *   - sample, spindump, hang, resource: the heaviest app frame (the app
  *     image's node with the highest count, the deepest on ties, the first in
  *     report order after that), else the heaviest frame with a name, else

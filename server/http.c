@@ -1447,22 +1447,13 @@ int server_run(const server_config *cfg)
 
     symd_err err = {0};
     /* a connection for each thread that runs handlers (libmicrohttpd's
-     * and the work pool's) and one for retention */
-    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + work_threads() + 1;
+     * and the work pool's), one for retention and one for refiling */
+    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + work_threads() + 2;
     if (store_open(cfg->db, pool, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
         return 1;
     }
     mdwalk_install(srv.st); /* minidumps walk with the stored unwind rows */
-    /* Groups an older release named by raw Swift names join the groups
-     * crashes of the same cause get now; the server works either way. */
-    size_t rg, rc;
-    if (regroup_swift_signatures(srv.st, &rg, &rc, &err) != SYMD_OK)
-        fprintf(stderr, "symd: crash groups named by raw Swift names stay as they are: %s\n",
-                err.msg);
-    else if (rc)
-        fprintf(stderr, "symd: %zu crashes of %zu groups named by raw Swift names refiled under "
-                        "their display names\n", rc, rg);
 
     /* Signals go to the waiting main thread only. */
     sigset_t set;
@@ -1478,6 +1469,16 @@ int server_run(const server_config *cfg)
                                      cfg->prune_every, &err);
     if (!ret && (cfg->keep_days || cfg->max_crashes)) {
         fprintf(stderr, "symd: %s\n", err.msg);
+        mdwalk_install(NULL);
+        store_close(srv.st);
+        return 1;
+    }
+    /* Crashes the store lists to file again (all of them after an upgrade
+     * to a new grouping rule) are refiled beside the requests. */
+    srv.regroup = regroup_start(srv.st, &err);
+    if (!srv.regroup) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        retention_stop(ret);
         mdwalk_install(NULL);
         store_close(srv.st);
         return 1;
@@ -1500,6 +1501,7 @@ int server_run(const server_config *cfg)
     srv.acc = acceptor_listen((struct sockaddr *)&ss, sslen, &acfg, &port);
     if (!srv.acc) {
         fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
+        regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
         store_close(srv.st);
@@ -1538,6 +1540,7 @@ int server_run(const server_config *cfg)
         if (d)
             MHD_stop_daemon(d);
         acceptor_free(srv.acc);
+        regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
         store_close(srv.st);
@@ -1594,6 +1597,7 @@ int server_run(const server_config *cfg)
         pthread_mutex_unlock(&srv.conns_mu);
         pthread_join(reaper_thread, NULL);
     }
+    regroup_stop(srv.regroup);
     retention_stop(ret);
     mdwalk_install(NULL);
     store_close(srv.st);

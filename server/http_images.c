@@ -7,6 +7,7 @@
 #include "../ingest/ingest.h"
 #include "../util/hex.h"
 #include "http_int.h"
+#include "regroup.h"
 
 /* A stored slice as the API describes it; status ("created", ...) when not
  * NULL. */
@@ -107,6 +108,9 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
                 json_object_set_new(o, "warnings", wa);
             }
             json_array_append_new(arr, o);
+            /* crashes grouped under a place in it may have a name now */
+            if (results[i] != STORE_EXISTS)
+                regroup_image(srv->regroup, stored[i].name, stored[i].uuid);
         }
         ret = reply_json(c, any_new ? 201 : 200, json_pack("{s:o}", "images", arr));
     }

@@ -85,6 +85,7 @@ typedef struct {
     pthread_cond_t reaper_cv;
     bool reaper_stop;          /* under conns_mu */
     struct acceptor *acc;      /* admission: slots by address (acceptor.c) */
+    struct regroup *regroup;   /* refiles crashes in the background (regroup.c) */
 } server;
 
 typedef enum {

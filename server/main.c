@@ -26,6 +26,7 @@
 #include "mdwalk.h"
 #include "http.h"
 #include "mdwalk.h"
+#include "regroup.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_DB "symd.db"
@@ -429,6 +430,9 @@ static int cmd_upload(int argc, char **argv)
             for (size_t k = 0; k < b.n; k++) {
                 char u[37];
                 uuid_format(stored[k].uuid, u);
+                /* crashes grouped under a place in it: a server refiles them */
+                if (res[k] != STORE_EXISTS)
+                    regroup_list_image(s, stored[k].name, stored[k].uuid);
                 printf("%s %s %s %s %u symbols\n",
                        res[k] == STORE_CREATED ? "created" :
                        res[k] == STORE_UPDATED ? "updated" : "exists",

@@ -102,7 +102,7 @@ typedef struct {
     const char *cols[18];
     const char *key;
 } store_table_def;
-#define STORE_NTABLES 11
+#define STORE_NTABLES 12
 extern const store_table_def store_tables[STORE_NTABLES];
 /* "SELECT cols FROM t ORDER BY key", or "INSERT INTO t(cols) VALUES
  * (P1, P2..)" with param ('$' for PostgreSQL, '?' for SQLite) as P, of
@@ -210,6 +210,16 @@ typedef struct store_backend {
     symd_status (*import_begin)(store_db *db, symd_err *err);
     symd_status (*import_row)(store_db *db, int t, const store_value *cols, symd_err *err);
     symd_status (*import_end)(store_db *db, bool commit, symd_err *err);
+
+    /* ---- crashes to file again ---- */
+    symd_status (*regroup_next)(store_db *db, int64_t *ids, size_t max, size_t *n,
+                                symd_err *err);
+    symd_status (*regroup_done)(store_db *db, const int64_t *ids, size_t n, symd_err *err);
+    /* Queues the crashes of every group whose signature lies in [lo, hi). */
+    symd_status (*regroup_queue)(store_db *db, const char *lo, const char *hi, size_t *queued,
+                                 symd_err *err);
+    symd_status (*image_ref_names)(store_db *db, const uint8_t uuid[16], char (*names)[256],
+                                   size_t max, size_t *n, symd_err *err);
 } store_backend;
 
 /* The backends, in the order store_open asks them whether they claim a

@@ -36,6 +36,7 @@ const store_table_def store_tables[STORE_NTABLES] = {
     {"crash_group_dims", 8,
      {"kind", "signature", "dim", "value", "count", "first_seen", "last_seen", "example_id"},
      "kind, signature, dim, value"},
+    {"crash_regroup", 1, {"id"}, "id"},
 };
 
 _Static_assert(STORE_NTABLES == STORE_COPY_TABLES, "store.h and backend.h count the same tables");

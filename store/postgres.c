@@ -2289,6 +2289,105 @@ static symd_status pg_missing_system(store_db *s, size_t limit, store_missing_os
 
 /* ---- copying (symd migrate) ------------------------------------------------- */
 
+/* ---- crashes to file again (server/regroup.c) ---------------------------- */
+
+static symd_status pg_regroup_next(store_db *s, int64_t *ids, size_t max, size_t *n,
+                                   symd_err *err)
+{
+    *n = 0;
+    params p = {0};
+    p_i64(&p, (int64_t)max);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c, "SELECT id FROM crash_regroup ORDER BY id DESC LIMIT $1", &p,
+                        "reading the crashes to file again", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < max; i++) {
+        rd x = {res, i, false};
+        ids[*n] = rd_i64(&x, 0);
+        if (x.bad) {
+            r = bad_value(err, "reading the crashes to file again");
+            break;
+        }
+        (*n)++;
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+typedef struct {
+    const int64_t *ids;
+    size_t n;
+} regroup_done_args;
+
+static symd_status regroup_done_tx(pgc *c, void *arg, symd_err *err)
+{
+    regroup_done_args *a = arg;
+    for (size_t i = 0; i < a->n; i++) {
+        params p = {0};
+        p_i64(&p, a->ids[i]);
+        if (!exec0(c, "DELETE FROM crash_regroup WHERE id = $1", &p,
+                   "taking crashes off the refile list", err))
+            return err->kind;
+    }
+    return SYMD_OK;
+}
+
+static symd_status pg_regroup_done(store_db *s, const int64_t *ids, size_t n, symd_err *err)
+{
+    regroup_done_args a = {ids, n};
+    return n ? in_tx(s, regroup_done_tx, &a, "taking crashes off the refile list", err) : SYMD_OK;
+}
+
+static symd_status pg_image_ref_names(store_db *s, const uint8_t uuid[16], char (*names)[256],
+                                      size_t max, size_t *n, symd_err *err)
+{
+    *n = 0;
+    params p = {0};
+    p_bytes(&p, uuid, 16);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT DISTINCT name FROM crash_image_refs WHERE uuid = $1 AND "
+                        "name <> '' ORDER BY name",
+                        &p, "reading the names crashes give an image", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res) && *n < max; i++) {
+        rd x = {res, i, false};
+        rd_text(&x, 0, names[(*n)++], 256);
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_regroup_queue(store_db *s, const char *lo, const char *hi, size_t *queued,
+                                    symd_err *err)
+{
+    *queued = 0;
+    params p = {0};
+    p_text(&p, lo);
+    p_text(&p, hi);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    /* the groups table is small; each group's crashes by the crashes_group index */
+    PGresult *res = run(&c,
+                        "INSERT INTO crash_regroup(id) SELECT c.id FROM crash_groups g "
+                        "JOIN crashes c ON c.kind = g.kind AND c.signature = g.signature "
+                        "WHERE g.signature >= $1 AND g.signature < $2 ON CONFLICT DO NOTHING",
+                        &p, "listing crashes to file again", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res)
+        *queued = (size_t)strtoull(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
 /* Streams the rows (single-row mode: a table of blobs never sits in memory
  * whole). */
 static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
@@ -2441,4 +2540,8 @@ const store_backend store_backend_postgres = {
     .import_begin = pg_import_begin,
     .import_row = pg_import_row,
     .import_end = pg_import_end,
+    .regroup_next = pg_regroup_next,
+    .regroup_done = pg_regroup_done,
+    .regroup_queue = pg_regroup_queue,
+    .image_ref_names = pg_image_ref_names,
 };

@@ -77,6 +77,10 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "CREATE INDEX symbol_set_images_image ON symbol_set_images(image_id);"
     "ALTER TABLE images ADD COLUMN system boolean NOT NULL DEFAULT false;"
     "ALTER TABLE crash_image_refs ADD COLUMN system boolean NOT NULL DEFAULT false;",
+    /* 7: crashes to file again under this symd's grouping rule (see
+     * store/sqlite_schema.c) */
+    "CREATE TABLE crash_regroup(id bigint PRIMARY KEY);"
+    "INSERT INTO crash_regroup SELECT id FROM crashes;",
 };
 #undef T
 

@@ -2147,6 +2147,119 @@ out:
 
 /* ---- copying (symd migrate) --------------------------------------------- */
 
+/* ---- crashes to file again (server/regroup.c) ---------------------------- */
+
+static symd_status sq_regroup_next(store_db *s, int64_t *ids, size_t max, size_t *n,
+                                   symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM crash_regroup ORDER BY id DESC LIMIT ?1", -1, &st,
+                           NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the crashes to file again");
+    } else {
+        sqlite3_bind_int64(st, 1, (int64_t)max);
+        int rc;
+        while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+            ids[(*n)++] = sqlite3_column_int64(st, 0);
+        if (*n < max && rc != SQLITE_DONE)
+            r = db_fail(err, db, "reading the crashes to file again");
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+/* Runs sql (binding ?1 to each id, or ?1 and ?2 to lo and hi when ids is
+ * NULL) in one write transaction; *changed counts the rows it changed. */
+static symd_status regroup_write(store_db *s, const char *sql, const int64_t *ids, size_t n,
+                                 const char *lo, const char *hi, size_t *changed,
+                                 const char *what, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    *changed = 0;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, what);
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, what);
+    } else {
+        for (size_t i = 0; i < (ids ? n : 1) && r == SYMD_OK; i++) {
+            sqlite3_reset(st);
+            if (ids) {
+                sqlite3_bind_int64(st, 1, ids[i]);
+            } else {
+                sqlite3_bind_text(st, 1, lo, -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, hi, -1, SQLITE_STATIC);
+            }
+            if (sqlite3_step(st) != SQLITE_DONE)
+                r = db_fail(err, db, what);
+            else
+                *changed += (size_t)sqlite3_changes(db);
+        }
+        sqlite3_finalize(st);
+    }
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, what);
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_regroup_done(store_db *s, const int64_t *ids, size_t n, symd_err *err)
+{
+    size_t changed;
+    return n ? regroup_write(s, "DELETE FROM crash_regroup WHERE id = ?1", ids, n, NULL, NULL,
+                             &changed, "taking crashes off the refile list", err)
+             : SYMD_OK;
+}
+
+static symd_status sq_image_ref_names(store_db *s, const uint8_t uuid[16], char (*names)[256],
+                                      size_t max, size_t *n, symd_err *err)
+{
+    *n = 0;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT DISTINCT name FROM crash_image_refs WHERE uuid = ?1 AND "
+                           "name <> '' ORDER BY name",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the names crashes give an image");
+    } else {
+        sqlite3_bind_blob(st, 1, uuid, 16, SQLITE_STATIC);
+        int rc;
+        while (*n < max && (rc = sqlite3_step(st)) == SQLITE_ROW)
+            copy_text(names[(*n)++], 256, sqlite3_column_text(st, 0));
+        if (*n < max && rc != SQLITE_DONE)
+            r = db_fail(err, db, "reading the names crashes give an image");
+        sqlite3_finalize(st);
+    }
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_regroup_queue(store_db *s, const char *lo, const char *hi, size_t *queued,
+                                    symd_err *err)
+{
+    /* the groups table is small; each group's crashes by the crashes_group index */
+    return regroup_write(s,
+                         "INSERT OR IGNORE INTO crash_regroup(id) SELECT c.id FROM crash_groups g "
+                         "JOIN crashes c ON c.kind = g.kind AND c.signature = g.signature "
+                         "WHERE g.signature >= ?1 AND g.signature < ?2",
+                         NULL, 0, lo, hi, queued, "listing crashes to file again", err);
+}
+
 static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
 {
     char *sql = store_copy_sql(t, false, '?');
@@ -2310,4 +2423,8 @@ const store_backend store_backend_sqlite = {
     .import_begin = sq_import_begin,
     .import_row = sq_import_row,
     .import_end = sq_import_end,
+    .regroup_next = sq_regroup_next,
+    .regroup_done = sq_regroup_done,
+    .regroup_queue = sq_regroup_queue,
+    .image_ref_names = sq_image_ref_names,
 };

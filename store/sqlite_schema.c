@@ -154,6 +154,12 @@ static const char *const migrations[] = {
     "CREATE INDEX symbol_set_images_image ON symbol_set_images(image_id);"
     "ALTER TABLE images ADD COLUMN system INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE crash_image_refs ADD COLUMN system INTEGER NOT NULL DEFAULT 0;",
+    /* 7: crashes to file again under the grouping rule of this symd (by the
+     * app's own frames and the exception type: server/signature.c), which
+     * the server does in the background (server/regroup.c), taking each
+     * off as it goes; uploads add those an image now names. */
+    "CREATE TABLE crash_regroup(id INTEGER PRIMARY KEY);"
+    "INSERT INTO crash_regroup SELECT id FROM crashes;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -612,6 +612,44 @@ symd_status store_update_crash(store *s, int64_t id, const char *signature, cons
     return s->be->update_crash(s->db, id, signature, kind, bug_type, err);
 }
 
+symd_status store_regroup_next(store *s, int64_t *ids, size_t max, size_t *n, symd_err *err)
+{
+    return s->be->regroup_next(s->db, ids, max, n, err);
+}
+
+symd_status store_regroup_done(store *s, const int64_t *ids, size_t n, symd_err *err)
+{
+    return s->be->regroup_done(s->db, ids, n, err);
+}
+
+symd_status store_regroup_queue_prefix(store *s, const char *prefix, size_t *queued,
+                                       symd_err *err)
+{
+    *queued = 0;
+    size_t n = strlen(prefix);
+    /* [prefix, prefix with its last byte one up): every string starting
+     * with prefix, bytewise (both backends compare text so) */
+    while (n > 0 && (unsigned char)prefix[n - 1] == 0xff)
+        n--;
+    if (n == 0)
+        return symd_fail(err, SYMD_E_INVALID, "no prefix to refile groups by");
+    char *hi = malloc(n + 1);
+    if (!hi)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    memcpy(hi, prefix, n);
+    hi[n - 1] = (char)((unsigned char)hi[n - 1] + 1);
+    hi[n] = 0;
+    symd_status r = s->be->regroup_queue(s->db, prefix, hi, queued, err);
+    free(hi);
+    return r;
+}
+
+symd_status store_crash_image_names(store *s, const uint8_t uuid[16], char (*names)[256],
+                                    size_t max, size_t *n, symd_err *err)
+{
+    return s->be->image_ref_names(s->db, uuid, names, max, n, err);
+}
+
 symd_status store_delete_crash(store *s, int64_t id, bool *deleted, symd_err *err)
 {
     return s->be->delete_crash(s->db, id, deleted, err);

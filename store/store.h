@@ -19,8 +19,9 @@
  * older ones in place (3: crashes gained kind and bug_type; 4: originals
  * compressed, the stored result dropped, group, day, dimension and
  * needed-image counters; 5: a crash's part of its original; 6: system
- * symbol sets). Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 6
+ * symbol sets; 7: crashes to file again under a new grouping rule).
+ * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct store store;
 
@@ -195,7 +196,7 @@ typedef struct {
  * reads both again and compares row counts and checksums of every row, blobs
  * included. tables (STORE_COPY_TABLES of them) say what was copied.
  * SYMD_E_INVALID when the target holds data; SYMD_E_DB on a mismatch. */
-#define STORE_COPY_TABLES 11
+#define STORE_COPY_TABLES 12
 symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
                           symd_err *err);
 
@@ -347,6 +348,24 @@ symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *
  * group to the new one in the same transaction. */
 symd_status store_update_crash(store *s, int64_t id, const char *signature, const char *kind,
                                int bug_type, symd_err *err);
+/* Crashes to file again (server/regroup.c): a list the store keeps of
+ * crashes whose signature may have changed since they were filed, filled
+ * with every stored crash by the migration that brings in a new grouping
+ * rule, and by store_regroup_queue_prefix. The list may name crashes
+ * deleted since. store_regroup_next reads up to max ids of it (the newest
+ * first) without taking them off; store_regroup_done takes ids off. */
+symd_status store_regroup_next(store *s, int64_t *ids, size_t max, size_t *n, symd_err *err);
+symd_status store_regroup_done(store *s, const int64_t *ids, size_t n, symd_err *err);
+/* Adds to the list every crash of the groups (any kind) whose signature
+ * starts with prefix (not empty): the groups keyed "Image + 0x1a2b" once
+ * Image is uploaded. *queued says how many were added (not on it yet).
+ * Costs a scan of the groups, not of the crashes. */
+symd_status store_regroup_queue_prefix(store *s, const char *prefix, size_t *queued,
+                                       symd_err *err);
+/* The names stored crashes give the image uuid (at most max, each cut at
+ * 255 bytes), which an upload of it may not share. */
+symd_status store_crash_image_names(store *s, const uint8_t uuid[16], char (*names)[256],
+                                    size_t max, size_t *n, symd_err *err);
 /* Deletes crash id and takes it out of every counter, in one transaction;
  * *deleted false when there was no such crash. */
 symd_status store_delete_crash(store *s, int64_t id, bool *deleted, symd_err *err);

@@ -196,7 +196,9 @@ TEST(e2e_metrickit_xccrashpoint_zip_stores_each_log)
     for (size_t i = 0; i < json_array_size(reps); i++) {
         json_t *a = json_object_get(json_array_get(reps, i), "answer");
         json_int_t id = json_integer_value(json_object_get(a, "id"));
-        CHECK(id > 0 && !strcmp(sget(a, "signature"), "static_square"), "log %zu: id %lld, %s", i,
+        /* libfix.dylib, a library of the app's own, crashed in fix_mul */
+        CHECK(id > 0 && !strcmp(sget(a, "signature"), "fix_mul | EXC_BAD_ACCESS (SIGSEGV)"),
+              "log %zu: id %lld, %s", i,
               (long long)id, sget(a, "signature"));
         json_t *g = get_crash(id, &status);
         CHECK(status == 200 && !strcmp(sget(g, "format"), i ? "ips" : "crash"),

@@ -369,7 +369,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
     if (!s)
         return;
     CHECK(query_int(file, "PRAGMA user_version") == STORE_SCHEMA_VERSION &&
-              STORE_SCHEMA_VERSION == 6,
+              STORE_SCHEMA_VERSION == 7,
           "user_version after the migration");
     const char *db = file;
     if (pg_server()) { /* the migrated file, copied into PostgreSQL (symd migrate) */
@@ -382,6 +382,18 @@ TEST(store_crash_kinds_migrate_from_version_2)
         if (!s)
             return;
     }
+
+    /* the old crashes are listed to file again under this symd's grouping
+     * rule (schema 7), newest first; symd migrate copies the list */
+    int64_t todo[4];
+    size_t ntodo = 0;
+    CHECK(store_regroup_next(s, todo, 4, &ntodo, &err) == SYMD_OK && ntodo == 2 &&
+              todo[0] == 2 && todo[1] == 1,
+          "crashes to file again: %zu (%s)", ntodo, err.msg);
+    CHECK(store_regroup_done(s, todo, 1, &err) == SYMD_OK &&
+              store_regroup_next(s, todo, 4, &ntodo, &err) == SYMD_OK && ntodo == 1 &&
+              todo[0] == 1,
+          "one taken off the list: %zu left", ntodo);
 
     store_crash c;
     CHECK(store_get_crash(s, 1, true, &c, &err) == SYMD_OK, "old crash: %s", err.msg);

@@ -2,11 +2,13 @@
  * was written by that release itself (fixtures/make_old_db.sh: schema 2,
  * symbol index version 2, line index version 1, Swift names raw, crash
  * groups keyed by raw Swift names). The current server opens a copy,
- * migrates it, and answers as if everything had been stored today. */
+ * migrates it, and answers as if everything had been stored today: its
+ * crashes refiled (in the background) under the grouping rule of today. */
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../store/store.h"
 #include "harness.h"
@@ -15,6 +17,13 @@
 #define OLD_DB "fixtures/db/release-3851845.sqlite"
 #define SWIFTY_UUID "4C4C4420-5555-3144-A1AE-5EE30CB351F6"
 #define PLEASE_CRASH "specialized static CrashClass.pleaseCrash()"
+/* the groups of the old crashes under this symd's rule (the app's own
+ * frames and the exception type): Swift's by its display name, and the C
+ * crashes, which the old rule filed under the main binary's static_square,
+ * under libfix.dylib's fix_mul, a library of the app's own */
+#define EXC " | EXC_BAD_ACCESS (SIGSEGV)"
+#define PLEASE_GROUP PLEASE_CRASH EXC
+#define FIX_GROUP "fix_mul" EXC
 
 static server_proc up;
 static bool up_running;
@@ -52,23 +61,39 @@ static int user_version(const char *path)
 }
 
 /* The count of group (kind crash, signature), -1 when there is none; *raw
- * counts groups still named by a raw Swift name. */
-static long long group_count(const char *signature, int *raw)
+ * counts groups still named by a raw Swift name, *old those of the old
+ * rule (no exception type). */
+static long long group_count(const char *signature, int *raw, int *old)
 {
     int status;
     json_t *j = request("GET", "/v1/crashes/groups", NULL, 0, &status, NULL);
     CHECK(status == 200, "groups: %d", status);
     long long count = -1;
-    *raw = 0;
+    *raw = *old = 0;
     json_t *g = json_object_get(j, "groups");
     for (size_t i = 0; i < json_array_size(g); i++) {
         const char *s = sget(json_array_get(g, i), "signature");
         if (strcmp(s, signature) == 0)
             count = json_integer_value(json_object_get(json_array_get(g, i), "count"));
         *raw += strstr(s, "$s") != NULL;
+        *old += strstr(s, " | EXC_") == NULL;
     }
     json_decref(j);
     return count;
+}
+
+/* Waits (at most 30 s) for the background refile: until no group of the
+ * old rule is left. */
+static void wait_refiled(void)
+{
+    int raw, old = 1;
+    for (int i = 0; i < 300 && old; i++) {
+        group_count("", &raw, &old);
+        struct timespec ts = {0, 100 * 1000000L};
+        if (old)
+            nanosleep(&ts, NULL);
+    }
+    CHECK(old == 0, "%d groups of the old rule left", old);
 }
 
 TEST(upgrade_from_release_3851845)
@@ -121,19 +146,24 @@ TEST(upgrade_from_release_3851845)
               "full, old line index: %s", sget(json_array_get(fr, 1), "symbol"));
         json_decref(j);
 
-        /* the crashes: all there, regrouped, symbolicated again */
+        /* the crashes: all there, refiled in the background under this
+         * symd's rule (their counts kept), symbolicated again */
+        wait_refiled();
         j = request("GET", "/v1/crashes?limit=50", NULL, 0, &status, NULL);
         json_t *cr = json_object_get(j, "crashes");
         size_t swift = 0;
         for (size_t i = 0; i < json_array_size(cr); i++)
-            swift += strcmp(sget(json_array_get(cr, i), "signature"), PLEASE_CRASH) == 0;
+            swift += strcmp(sget(json_array_get(cr, i), "signature"), PLEASE_GROUP) == 0;
         CHECK(status == 200 && json_array_size(cr) == (size_t)(4 + start) && swift == 2u + start,
               "crashes: %d, %zu listed, %zu under the display name", status,
               json_array_size(cr), swift);
         json_decref(j);
-        long long n = group_count(PLEASE_CRASH, &raw);
+        int old;
+        long long n = group_count(PLEASE_GROUP, &raw, &old);
         CHECK(n == 2 + start && raw == 0, "the Swift group counts %lld, %d groups raw", n, raw);
-        CHECK(group_count("static_square", &raw) == 2, "the C group lost crashes");
+        CHECK(group_count(FIX_GROUP, &raw, &old) == 2 &&
+                  group_count("static_square", &raw, &old) == -1,
+              "the C group lost crashes");
         char *text = NULL;
         request("GET", "/v1/crashes/1?format=text", NULL, 0, &status, &text);
         CHECK(status == 200 && strstr(text, PLEASE_CRASH " + 16 (swifty.c:39)\n"),
@@ -155,7 +185,7 @@ TEST(upgrade_from_release_3851845)
             size_t blen;
             uint8_t *body = read_fixture("fixtures/crashes/swifty-twin.crash", &blen);
             j = body ? request("POST", "/v1/crashes", body, blen, &status, NULL) : NULL;
-            CHECK(status == 201 && strcmp(sget(j, "signature"), PLEASE_CRASH) == 0,
+            CHECK(status == 201 && strcmp(sget(j, "signature"), PLEASE_GROUP) == 0,
                   "new crash: %d %s", status, sget(j, "signature"));
             json_decref(j);
             free(body);
