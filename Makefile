@@ -28,7 +28,7 @@ LIB_SRC := util/err.c util/membudget.c util/dynbuf.c util/hex.c util/jsonw.c uti
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c parser/crash_kscrash.c parser/crash_plcrash.c parser/crash_metrickit.c parser/crash_minidump.c minidump/minidump.c minidump/walk.c util/multipart.c util/gzip.c util/protowire.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
            server/crashtext.c server/metrics.c server/http.c server/http_framing.c server/acceptor.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_ops.c server/http_system.c server/retention.c server/regroup.c server/signature.c server/mdwalk.c \
            unwind/unwind.c unwind/compact.c unwind/ehframe.c unwind/build.c unwind/walk.c \
-           breakpad/sym.c breakpad/cfi.c breakpad/image.c breakpad/dumpsyms.c \
+           breakpad/sym.c breakpad/cfi.c breakpad/image.c breakpad/dumpsyms.c breakpad/unwrows.c \
            swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c
 # The dashboard (web/, its script modules in web/js/) and docs/openapi.yaml are
 # compiled into the binary.

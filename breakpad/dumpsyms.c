@@ -101,8 +101,11 @@ void bp_cfi_write_rules(FILE *out, bp_cfi_arch arch, bool cfa_changed, uint16_t 
         fprintf(out, ".cfa: %s %d +", bp_cfi_reg_name(arch, cfa_reg), cfa_off);
         sep = " ";
     }
-    for (size_t i = 0; i < n; i++) {
-        const bp_cfi_rule *r = &rules[i];
+    /* ".ra" right after the CFA, as dump_syms writes it, then the rest */
+    for (size_t j = 0; j < 2 * n; j++) {
+        const bp_cfi_rule *r = &rules[j % n];
+        if ((j < n) != (r->reg == BP_REG_RA))
+            continue;
         const char *name = bp_cfi_reg_name(arch, r->reg);
         if (!name)
             continue;

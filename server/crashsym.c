@@ -98,6 +98,7 @@ void crash_symbolication_free(crash_symbolication *s)
     free(s->image_system);
     free(s->image_status);
     free(s->image_debug_info);
+    free(s->image_unwind);
     free(s->signature);
     memset(s, 0, sizeof *s);
 }
@@ -399,6 +400,29 @@ static bool outside_text(const img_info *ii, const crash_image *im, uint64_t add
     return vm - ii->slice.text_vmaddr >= ii->slice.text_size;
 }
 
+/* For a minidump, each stored image holding a walked frame: why the walker
+ * had no unwind rows for it (a dSYM alone holds none), so the answer can
+ * say what to upload; out->image_unwind[i] stays NULL otherwise. */
+static void note_unwind(struct store *st, const crash_report *r, const img_info *ii,
+                        crash_symbolication *out)
+{
+    if (r->format != CRASH_FORMAT_MINIDUMP || !st)
+        return;
+    for (size_t t = 0; t < r->nthreads; t++)
+        for (size_t f = 0; f < r->threads[t].nframes; f++) {
+            long i = r->threads[t].frames[f].image;
+            if (i < 0 || (size_t)i >= r->nimages || !ii[i].match || out->image_unwind[i] ||
+                !r->images[i].has_uuid)
+                continue;
+            store_loaded *img = NULL;
+            symd_err e = {0};
+            if (store_acquire(st, r->images[i].uuid, ii[i].slice.arch, &img, &e) != SYMD_OK)
+                continue;
+            out->image_unwind[i] = store_unwind_missing(img);
+            store_release(st, img);
+        }
+}
+
 symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full_names,
                               crash_symbolication *out, symd_err *err)
 {
@@ -434,7 +458,8 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     out->image_status = calloc(nimg ? nimg : 1, sizeof *out->image_status);
     out->image_debug_info = calloc(nimg ? nimg : 1, sizeof(bool));
     out->image_system = calloc(nimg ? nimg : 1, sizeof(bool));
-    if (!ii || !first || !req_to_img || !req->images || !req->threads || !dd.slot ||
+    out->image_unwind = calloc(nimg ? nimg : 1, sizeof *out->image_unwind);
+    if (!out->image_unwind || !ii || !first || !req_to_img || !req->images || !req->threads || !dd.slot ||
         !a->frame_key || !a->frame_report || !a->frame_lv0 || !a->frame_nlv || !out->frames ||
         !out->image_found || !out->image_status || !out->image_debug_info ||
         !out->image_system || placer_init(&pl, r) != 0) {
@@ -623,6 +648,7 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
         /* the report's word, or the store's: symd import stored it */
         out->image_system[i] = r->images[i].system || ii[i].stored_system;
     }
+    note_unwind(st, r, ii, out);
     out->signature = sig_make(r, out, first);
     if (!out->signature)
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -1124,6 +1150,10 @@ symd_status crash_write_json(const crash_report *r, const crash_symbolication *s
         jw_raw(&w, s->image_debug_info[i] ? ",\"debug_info\":true" : ",\"debug_info\":false");
         jw_raw(&w, (long)i == app ? ",\"app\":true" : ",\"app\":false");
         jw_raw(&w, s->image_system[i] ? ",\"system\":true" : ",\"system\":false");
+        if (s->image_unwind && s->image_unwind[i]) {
+            JW_LIT(&w, ",\"unwind\":");
+            jw_str(&w, s->image_unwind[i]);
+        }
         JW_LIT(&w, ",\"process\":");
         write_index_or_null(&w, im->process, r->nprocesses);
         JW_LIT(&w, "}");

@@ -57,6 +57,12 @@ typedef struct {
     bool *image_debug_info; /* per report image: its dSYM was uploaded */
     bool *image_system;     /* per report image: the OS's (the report says so,
                                crash_classify_images, or symd import stored it) */
+    /* per report image of a minidump holding a walked frame: why the stack
+     * walker had no unwind rows for it (store_unwind_missing: "binary
+     * needed for unwinding" when only its dSYM is stored), NULL when it had
+     * them, is not stored, or the report is no minidump (its threads came
+     * walked). Static strings. */
+    const char **image_unwind;
     char *signature;        /* the group key (see crash_symbolicate) */
     /* private: strings and arrays the above point into */
     void *arena;

@@ -13,6 +13,7 @@
 #include <dirent.h>
 
 #include "../breakpad/dumpsyms.h"
+#include "../breakpad/unwrows.h"
 #include "../macho/macho.h"
 #include "../macho/dyld_cache.h"
 #include "../demangle/demangle.h"
@@ -66,8 +67,8 @@ static void usage(FILE *f)
           "                                      (PostgreSQL), then verify it\n"
           "  dump-syms [--arch A] [-o OUT] BINARY [DSYM]\n"
           "                                      a Breakpad .sym of a Mach-O slice and its\n"
-          "                                      dSYM (a .dSYM bundle or its DWARF file);\n"
-          "                                      no STACK CFI records yet\n"
+          "                                      dSYM (a .dSYM bundle or its DWARF file),\n"
+          "                                      STACK CFI from its unwind tables\n"
           "\n"
           "--db is a SQLite file or a postgresql:// (postgres://) URI: symd nodes on one\n"
           "PostgreSQL database serve the same images and crashes. --db-pool is the\n"
@@ -1027,9 +1028,10 @@ static int cmd_dump_syms(int argc, char **argv)
                 "Writes a Breakpad symbol file for the slice of BINARY (--arch for a fat\n"
                 "file) with the DWARF of DSYM (a .dSYM bundle or its DWARF file; without\n"
                 "it, the binary's own): MODULE, INFO CODE_ID, FILE, INLINE_ORIGIN, FUNC\n"
-                "with INLINE and line records, PUBLIC for symbols no FUNC covers.\n"
-                "No STACK CFI records yet: the unwind-table readers (unwind/) are not\n"
-                "wired in. Addresses are relative to the __TEXT segment's vmaddr.\n");
+                "with INLINE and line records, PUBLIC for symbols no FUNC covers, and\n"
+                "STACK CFI INIT / STACK CFI records from the binary's __unwind_info and\n"
+                "__eh_frame (a STACK CFI INIT per function). Addresses are relative to\n"
+                "the __TEXT segment's vmaddr.\n");
         return np < 0 && argc == 1 ? 0 : 2;
     }
     char dbuf[4096];
@@ -1048,7 +1050,8 @@ static int cmd_dump_syms(int argc, char **argv)
         return 1;
     }
     const char *base = strrchr(paths[0], '/');
-    bp_dump_opts o = {arch, base ? base + 1 : paths[0], NULL, NULL};
+    /* STACK CFI from the rows an upload of the binary would store */
+    bp_dump_opts o = {arch, base ? base + 1 : paths[0], bp_dump_cfi_unwind, NULL};
     symd_err err = {0};
     bp_dump_stats stats;
     symd_status st = bp_dump_syms(bin.data, bin.len, paths[1] ? ds.data : NULL, ds.len, &o, out,
@@ -1062,8 +1065,9 @@ static int cmd_dump_syms(int argc, char **argv)
         return 1;
     }
     fprintf(stderr, "symd: dump-syms: %zu FUNC, %zu line, %zu INLINE, %zu PUBLIC records; %zu "
-                    "files, %zu inline origins\n",
-            stats.funcs, stats.lines, stats.inlines, stats.publics, stats.files, stats.origins);
+                    "files, %zu inline origins; %zu STACK CFI INIT, %zu CFI rows\n",
+            stats.funcs, stats.lines, stats.inlines, stats.publics, stats.files, stats.origins,
+            stats.cfi_entries, stats.cfi_rows);
     return 0;
 }
 

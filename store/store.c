@@ -12,6 +12,8 @@
 #include <zstd.h>
 
 #include "backend.h"
+#include "../breakpad/image.h"
+#include "../breakpad/unwrows.h"
 
 #define CACHE_BUCKETS 1024
 
@@ -238,6 +240,31 @@ static symd_status load_entry(store *s, const uint8_t uuid[16], const char *arch
     return st;
 }
 
+/* e's unwind rows from its "breakpad_cfi" blob, when it has one: sets
+ * unwind_blob and has_unwind, or leaves e as it was. */
+static void load_breakpad_rows(store *s, store_loaded *e)
+{
+    uint8_t *cfi = NULL, *rows = NULL;
+    size_t cfi_len = 0, rows_len = 0;
+    symd_err ierr = {0};
+    bp_cfi_blob b;
+    unw_arch fallback = !strcmp(e->meta.arch, "x86_64") ? UNW_ARCH_X86_64
+                        : !strncmp(e->meta.arch, "arm64", 5) ? UNW_ARCH_ARM64
+                                                             : UNW_ARCH_NONE;
+    if (s->be->load_blob(s->db, e->meta.uuid, e->meta.arch, BP_IMAGE_CFI_BLOB, &cfi, &cfi_len,
+                         &ierr) == SYMD_OK &&
+        bp_cfi_open(cfi, cfi_len, &b, &ierr) == SYMD_OK &&
+        bp_cfi_to_unwind(&b, fallback, &rows, &rows_len, NULL, &ierr) == SYMD_OK && rows &&
+        unw_table_open(rows, rows_len, &e->unwind, &ierr) == SYMD_OK) {
+        e->unwind_blob = rows;
+        e->unwind_len = rows_len;
+        e->has_unwind = true;
+        rows = NULL;
+    }
+    free(rows);
+    free(cfi);
+}
+
 static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const char *arch,
                                      store_loaded **out, symd_err *err)
 {
@@ -262,6 +289,12 @@ static symd_status load_entry_metered(store *s, const uint8_t uuid[16], const ch
             r = symd_fail(err, SYMD_E_DB, "stored unwind table is damaged: %s", ierr.msg);
         e->has_unwind = r == SYMD_OK;
     }
+    /* Without a binary's rows, a .sym's STACK CFI (the module's binary is
+     * not at hand) unwinds it: converted here, once per load, so the walker
+     * reads the cached rows as a binary's. A damaged or unconvertible blob
+     * leaves the image without rows rather than unable to symbolicate. */
+    if (r == SYMD_OK && !e->unwind_blob)
+        load_breakpad_rows(s, e);
     /* A .sym's indexes count from the image's vmaddr, whatever it is. */
     if (r == SYMD_OK && (e->sym.flags & SYMINDEX_F_RELATIVE))
         e->sym.base += e->meta.text_vmaddr;

@@ -14,6 +14,7 @@
 #include "../breakpad/dumpsyms.h"
 #include "../breakpad/image.h"
 #include "../breakpad/sym.h"
+#include "../breakpad/unwrows.h"
 #include "../ingest/ingest.h"
 #include "../macho/symindex.h"
 #include "../store/store.h"
@@ -241,6 +242,172 @@ TEST(breakpad_cfi_matches_symbolic_snapshot)
     bp_sym_free(&b);
     free(snap);
     free(sym);
+}
+
+/* ---- dump-syms STACK CFI against symbolic's and Breakpad's ---------------- */
+
+/* The body of an insta snapshot (after its "---" header). */
+static const uint8_t *snap_body(const uint8_t *snap, size_t slen)
+{
+    const uint8_t *body = snap;
+    for (int dashes = 0; dashes < 2 && body < snap + slen;) {
+        const uint8_t *nl = memchr(body, '\n', (size_t)(snap + slen - body));
+        if (!nl)
+            break;
+        dashes += nl - body == 3 && memcmp(body, "---", 3) == 0;
+        body = nl + 1;
+    }
+    return body;
+}
+
+/* Two rows unwind alike (wherever they start). */
+static bool same_rules(const bp_cfi_lookup *a, const bp_cfi_lookup *b)
+{
+    bp_cfi_lookup x = *a;
+    x.start = b->start;
+    return same_row(&x, b);
+}
+
+/* The CFA offset at the body of the x86_64 function at vmaddr addr as
+ * llvm-objdump disassembles its prologue: 8 (the return address) + 8 per
+ * push + the immediate of `subq $N, %rsp`; -1 when objdump did not run. */
+static long prologue_cfa(const char *binary, uint64_t addr)
+{
+    char cmd[1400], line[512];
+    snprintf(cmd, sizeof cmd,
+             "llvm-objdump-14 -d --no-show-raw-insn --start-address=0x%llx "
+             "--stop-address=0x%llx '%s' 2>/dev/null",
+             (unsigned long long)addr, (unsigned long long)addr + 0x30, binary);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    long cfa = 8, insns = 0;
+    bool done = false;
+    while (fgets(line, sizeof line, p)) {
+        unsigned long long at;
+        char colon;
+        /* instruction lines only: "100001b70:     \tpushq\t%rbp" */
+        if (done || sscanf(line, "%llx%c", &at, &colon) != 2 || colon != ':' ||
+            !strchr(line, '\t'))
+            continue;
+        insns++;
+        long imm;
+        const char *sub = strstr(line, "subq\t$");
+        if (strstr(line, "pushq\t%"))
+            cfa += 8;
+        else if (sub && sscanf(sub + 6, "%ld, %%rsp", &imm) == 1 && strstr(sub, "%rsp"))
+            cfa += imm, done = true;
+        else
+            done = true;
+    }
+    pclose(p);
+    return insns ? cfa : -1;
+}
+
+/* symd dump-syms' STACK CFI of symbolicator-macos/crash (from its
+ * __unwind_info and __eh_frame) against symbolic's snapshot of the CFI it
+ * extracts from the same binary (same entries, same rows, except functions
+ * whose compact encoding says the stack size is in the code: symbolic
+ * leaves those at the entry's CFA, symd reads the `sub rsp`, checked here
+ * against llvm-objdump's disassembly), and against Breakpad's crash.sym
+ * (__eh_frame only: every address of its entries finds a row that unwinds
+ * alike in ours). */
+TEST(breakpad_dump_syms_cfi_matches_snapshot)
+{
+    size_t blen, slen, clen;
+    uint8_t *bin = md_file("symbolicator-macos/crash", &blen);
+    uint8_t *snap = bin ? md_file("symbolic-cfi-snapshots/test_cfi__cfi_macho.snap", &slen) : NULL;
+    uint8_t *csym = snap ? md_file("symbolicator-macos/crash.sym", &clen) : NULL;
+    if (!csym) {
+        free(bin);
+        free(snap);
+        return;
+    }
+    char *out = NULL;
+    size_t olen = 0;
+    FILE *f = open_memstream(&out, &olen);
+    bp_dump_opts o = {NULL, "crash", bp_dump_cfi_unwind, NULL};
+    bp_dump_stats ds;
+    symd_err err = {0};
+    CHECK(f && bp_dump_syms(bin, blen, NULL, 0, &o, f, &ds, &err) == SYMD_OK, "dump: %s",
+          err.msg);
+    if (f)
+        fclose(f);
+    const uint8_t *body = snap_body(snap, slen);
+    bp_sym ours, theirs, bk;
+    CHECK(bp_sym_parse((uint8_t *)out, olen, true, &ours, &err) == SYMD_OK, "ours: %s", err.msg);
+    CHECK(bp_sym_parse(body, (size_t)(snap + slen - body), false, &theirs, &err) == SYMD_OK,
+          "snapshot: %s", err.msg);
+    CHECK(bp_sym_parse(csym, clen, true, &bk, &err) == SYMD_OK, "crash.sym: %s", err.msg);
+    CHECK(total_warnings(&ours) == 0, "our .sym reads back with %zu warnings",
+          total_warnings(&ours));
+    CHECK(ds.cfi_entries == ours.cfi.nentries && ds.cfi_entries == theirs.cfi.nentries &&
+              ours.cfi.nrows == theirs.cfi.nrows,
+          "entries/rows: ours %zu/%zu, snapshot %zu/%zu", ours.cfi.nentries, ours.cfi.nrows,
+          theirs.cfi.nentries, theirs.cfi.nrows);
+    size_t rows = 0, equal = 0, from_code = 0;
+    for (size_t e = 0; e < ours.cfi.nentries && e < theirs.cfi.nentries; e++) {
+        const bp_cfi_entry *a = &ours.cfi.entries[e], *b = &theirs.cfi.entries[e];
+        CHECK(a->addr == b->addr && a->size == b->size && a->nrows == b->nrows,
+              "entry %zu: %x+%x (%u rows), snapshot %x+%x (%u rows)", e, a->addr, a->size,
+              a->nrows, b->addr, b->size, b->nrows);
+        for (uint32_t k = 0; k < a->nrows && k < b->nrows; k++) {
+            bp_cfi_lookup ra, rb;
+            row_of(&ours.cfi, e, k, &ra);
+            row_of(&theirs.cfi, e, k, &rb);
+            rows++;
+            if (same_row(&ra, &rb)) {
+                equal++;
+                continue;
+            }
+            /* symbolic's default for a stack size it would read from code */
+            long want = prologue_cfa(md_path("symbolicator-macos/crash"), CRASH_TEXT + a->addr);
+            bool ok = a->nrows == 1 && rb.cfa_reg == 7 && rb.cfa_off == 8 && ra.cfa_reg == 7 &&
+                      ra.cfa_off == want;
+            from_code += ok;
+            CHECK(ok, "entry %x row %u: CFA $rsp%+d, snapshot $rsp%+d, objdump's prologue %ld",
+                  a->addr, k, ra.cfa_off, rb.cfa_off, want);
+        }
+    }
+    /* Breakpad's dump_syms reads __eh_frame alone: its rows hold in ours */
+    uint8_t *blob = NULL;
+    size_t bl;
+    bp_cfi_blob cb;
+    CHECK(bp_cfi_encode(&ours.cfi, &blob, &bl, &err) == SYMD_OK &&
+              bp_cfi_open(blob, bl, &cb, &err) == SYMD_OK,
+          "blob: %s", err.msg);
+    size_t addrs = 0, addrs_same = 0, bk_rows_same = 0;
+    for (size_t e = 0; blob && e < bk.cfi.nentries; e++) {
+        const bp_cfi_entry *x = &bk.cfi.entries[e];
+        bool entry_rows_same = true;
+        for (uint32_t a = x->addr; a < x->addr + x->size; a++) {
+            uint32_t k = 0;
+            while (k + 1 < x->nrows && bk.cfi.rows[x->row0 + k + 1].addr <= a)
+                k++;
+            bp_cfi_lookup want, got;
+            row_of(&bk.cfi, e, k, &want);
+            bool ok = bp_cfi_find(&cb, a, &got) && same_rules(&got, &want);
+            addrs++;
+            addrs_same += ok;
+            entry_rows_same &= ok;
+        }
+        bk_rows_same += entry_rows_same ? x->nrows : 0;
+        CHECK(entry_rows_same, "crash.sym entry %x: an address unwinds otherwise in ours", x->addr);
+    }
+    printf("    dump-syms STACK CFI of crash: %zu INIT / %zu rows (snapshot %zu / %zu): %zu rows "
+           "equal, %zu with the stack size read from code (objdump agrees); crash.sym's %zu "
+           "INIT / %zu rows: %zu rows, %zu/%zu addresses unwind alike\n",
+           ours.cfi.nentries, ours.cfi.nrows, theirs.cfi.nentries, theirs.cfi.nrows, equal,
+           from_code, bk.cfi.nentries, bk.cfi.nrows, bk_rows_same, addrs_same, addrs);
+    CHECK(equal + from_code == rows && addrs_same == addrs, "rows differ");
+    free(blob);
+    bp_sym_free(&ours);
+    bp_sym_free(&theirs);
+    bp_sym_free(&bk);
+    free(out);
+    free(bin);
+    free(snap);
+    free(csym);
 }
 
 /* A damaged CFI blob (every byte flipped in turn, every truncation) is
@@ -1316,15 +1483,15 @@ TEST(cli_breakpad_dump_syms)
     bp_sym s;
     symd_err err = {0};
     CHECK(b && bp_sym_parse(b, len, true, &s, &err) == SYMD_OK && s.nfuncs > 0 &&
-              s.ninlines > 0 && total_warnings(&s) == 0,
+              s.ninlines > 0 && s.cfi.nentries > 0 && total_warnings(&s) == 0,
           "dump-syms output: %s", err.msg);
     if (err.kind == SYMD_OK && b)
         bp_sym_free(&s);
     free(b);
     snprintf(cmd, sizeof cmd, "'%s' dump-syms > /dev/null 2>&1", bin ? bin : "./symd");
     CHECK(WEXITSTATUS(system(cmd)) == 2, "no arguments: not a usage error");
-    snprintf(cmd, sizeof cmd, "'%s' dump-syms --help 2>&1 | grep -q 'No STACK CFI'", bin ? bin : "./symd");
-    CHECK(system(cmd) == 0, "--help does not say STACK CFI is not written yet");
+    snprintf(cmd, sizeof cmd, "'%s' dump-syms --help 2>&1 | grep -q 'STACK CFI INIT'", bin ? bin : "./symd");
+    CHECK(system(cmd) == 0, "--help does not say STACK CFI is written");
     snprintf(cmd, sizeof cmd, "'%s' dump-syms '%s' '%s' > /dev/null 2>&1", bin ? bin : "./symd",
              md_path("symbolicator-macos/crash"), md_path("symbolic-crash_macos/crash_macos"));
     CHECK(WEXITSTATUS(system(cmd)) == 1, "a dSYM of another UUID accepted");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "harness.h"
@@ -507,4 +508,238 @@ TEST(e2e_minidump_report_token_as_basic_password)
     lazy_stop(&ts);
     free(body);
     free(buf);
+}
+
+/* ---- walking with a .sym's CFI; saying when the binary is needed ---------- */
+
+static lazy_server symsrv = {"e2e-minidump-sym.db", extra, {0}, false};
+static lazy_server dsymsrv = {"e2e-minidump-dsym.db", extra, {0}, false};
+
+__attribute__((destructor)) static void stop_sym_servers(void)
+{
+    lazy_stop(&symsrv);
+    lazy_stop(&dsymsrv);
+}
+
+#define STACKWALK "tests/oracle/node_modules/minidump/bin/linux-x64/minidump_stackwalk"
+
+/* One frame of minidump_stackwalk's readable output. */
+typedef struct {
+    char module[128];
+    uint64_t pc;
+    char trust[32];
+} oracle_frame;
+
+/* The crashed thread of dmp walked by minidump_stackwalk with the symbol
+ * folder syms: *n frames (at most max) with module, pc and how found. */
+static void oracle_walk(const char *dmp, const char *syms, oracle_frame *of, size_t max,
+                        size_t *n)
+{
+    char out[700], cmd[2400];
+    *n = 0;
+    snprintf(out, sizeof out, "%s/stackwalk-crashed.txt", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s' '%s' 2>/dev/null | sed -n '/^Thread .*(crashed)/,/^$/p' > '%s'",
+             root_path(STACKWALK), dmp, syms, out);
+    CHECK(system(cmd) == 0, "minidump_stackwalk ran");
+    size_t len;
+    char *o = (char *)read_file(out, &len);
+    for (char *line = o ? strtok(o, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+        unsigned idx;
+        char rest[512];
+        const char *pc = strstr(line, " pc = 0x");
+        if (sscanf(line, " %u %511[^\n]", &idx, rest) == 2 && idx == *n && *n < max) {
+            /* "module + 0xOFF" or "module!function [file : line + 0xN]" */
+            size_t m = strcspn(rest, "! ");
+            snprintf(of[*n].module, sizeof of[*n].module, "%.*s", (int)m, rest);
+            of[*n].pc = 0;
+            of[*n].trust[0] = 0;
+            (*n)++;
+        } else if (*n && pc) {
+            of[*n - 1].pc = strtoull(pc + 6, NULL, 16);
+        } else if (*n && strstr(line, "Found by: ")) {
+            const char *f = strstr(line, "Found by: ") + 10;
+            snprintf(of[*n - 1].trust, sizeof of[*n - 1].trust, "%s",
+                     strstr(f, "instruction pointer") ? "context"
+                     : strstr(f, "call frame info")   ? "cfi"
+                     : strstr(f, "frame pointer")     ? "frame_pointer"
+                     : strstr(f, "scanning")          ? "scan"
+                                                      : f);
+        }
+    }
+    free(o);
+}
+
+static int trust_rank(const char *t)
+{
+    static const char *const order[] = {"context", "cfi", "frame_pointer", "scan"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(t, order[i]))
+            return i;
+    return 4;
+}
+
+/* macos-no-fp.dmp (arm64, built without frame pointers) with only
+ * sentry_example's Breakpad .sym uploaded (no binary): its STACK CFI is
+ * what the walker unwinds sentry_example's frames with. The crashed
+ * thread's frames equal minidump_stackwalk's over the same .sym (module,
+ * pc, trust as good or better); past where it stops, the frames ours finds
+ * by the .sym's CFI are listed. */
+TEST(e2e_minidump_walks_with_sym_cfi)
+{
+    const char *dir = minidumps_dir();
+    struct stat sb;
+    if (!dir || stat(root_path(STACKWALK), &sb)) {
+        test_skip(!dir ? "../shared/minidumps not found"
+                       : "minidump_stackwalk not installed (scripts/deps.sh: npm ci in tests/oracle)");
+        return;
+    }
+    /* the .sym keeps its source's name (.sym.original): uploads go by
+     * content; minidump_stackwalk wants NAME/DEBUGID/NAME.sym */
+    size_t len;
+    uint8_t *sym = load("symbolicator-macos-no-fp/sentry_example.sym.original", &len);
+    if (!sym)
+        return;
+    int status;
+    json_t *u = http_json(lazy_port(&symsrv), "POST", "/v1/images?name=sentry_example", NULL, sym,
+                          len, &status, NULL);
+    CHECK(status == 201, "upload .sym: %d", status);
+    json_decref(u);
+    char syms[600], cmd[2000];
+    snprintf(syms, sizeof syms, "%s/syms-no-fp", test_tmpdir());
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/sentry_example/73781EDEBF5B34EC81B2749A0F1FA5FD0' && cp '%s/%s' "
+             "'%s/sentry_example/73781EDEBF5B34EC81B2749A0F1FA5FD0/sentry_example.sym'",
+             syms, dir, "symbolicator-macos-no-fp/sentry_example.sym.original", syms);
+    CHECK(system(cmd) == 0, "sym laid out");
+    free(sym);
+
+    uint8_t *buf = load(files[3], &len);
+    if (!buf)
+        return;
+    json_t *j = http_json(lazy_port(&symsrv), "POST", "/v1/crashes", NULL, buf, len, &status, NULL);
+    CHECK(status == 201, "POST %d", status);
+    json_t *th = NULL, *threads = json_object_get(j, "threads");
+    for (size_t i = 0; i < json_array_size(threads); i++)
+        if (json_is_true(json_object_get(json_array_get(threads, i), "crashed")))
+            th = json_array_get(threads, i);
+    json_t *fr = json_object_get(th, "frames");
+    CHECK(json_array_size(fr) > 0, "no crashed thread frames");
+    json_t *images = json_object_get(j, "images");
+
+    char path[800];
+    snprintf(path, sizeof path, "%s/%s", dir, files[3]);
+    oracle_frame of[64];
+    size_t on;
+    oracle_walk(path, syms, of, 64, &on);
+    CHECK(on > 0, "the oracle walked no frame");
+    size_t match = 0, by_sym_cfi = 0;
+    bool scanned = false;
+    for (size_t i = 0; i < json_array_size(fr); i++) {
+        json_t *f = json_array_get(fr, i);
+        uint64_t pc = strtoull(sget(f, "address"), NULL, 16);
+        json_t *im = json_array_get(images, (size_t)json_integer_value(json_object_get(f, "image_index")));
+        uint64_t base = strtoull(sget(im, "load_address"), NULL, 16);
+        const char *mod = sget(f, "image");
+        /* a caller found by CFI whose callee lies in sentry_example: the
+         * .sym's rows did it (counted up to the first scanned frame: past
+         * one, a callee may be a stack word that only looks like code) */
+        json_t *callee = i ? json_array_get(fr, i - 1) : NULL;
+        scanned |= !strcmp(sget(f, "trust"), "scan");
+        if (callee && !scanned && !strcmp(sget(f, "trust"), "cfi") &&
+            !strcmp(sget(callee, "image"), "sentry_example"))
+            by_sym_cfi++;
+        if (i < on) {
+            bool same = !strcmp(mod, of[i].module) && pc == of[i].pc;
+            bool trusted = trust_rank(sget(f, "trust")) <= trust_rank(of[i].trust);
+            match += same && trusted;
+            CHECK(same && trusted, "frame %zu: ours %s 0x%llx (%s), minidump_stackwalk %s 0x%llx (%s)",
+                  i, mod, (unsigned long long)pc, sget(f, "trust"), of[i].module,
+                  (unsigned long long)of[i].pc, of[i].trust);
+        }
+        printf("    macos-no-fp frame %zu: ours %s+0x%llx %s (%s)%s", i, mod,
+               (unsigned long long)(pc - base), sget(f, "symbol"), sget(f, "trust"),
+               i < on ? "" : "  (past the oracle)\n");
+        if (i < on)
+            printf(", minidump_stackwalk %s pc 0x%llx (%s)\n", of[i].module,
+                   (unsigned long long)of[i].pc, of[i].trust);
+    }
+    CHECK(json_array_size(fr) >= on, "ours %zu frames, the oracle %zu", json_array_size(fr), on);
+    CHECK(by_sym_cfi > 0, "no caller of a sentry_example frame was found by the .sym's CFI");
+    printf("    macos-no-fp.dmp with sentry_example.sym: %zu of %zu minidump_stackwalk frames "
+           "match; ours %zu frames, %zu found by the .sym's STACK CFI before any scan\n",
+           match, on, json_array_size(fr), by_sym_cfi);
+    /* the image has rows: nothing to say about unwinding */
+    for (size_t i = 0; i < json_array_size(images); i++)
+        if (!strcmp(sget(json_array_get(images, i), "name"), "sentry_example"))
+            CHECK(!json_object_get(json_array_get(images, i), "unwind"),
+                  "sentry_example: unwind \"%s\"", sget(json_array_get(images, i), "unwind"));
+    json_decref(j);
+    free(buf);
+}
+
+/* crash_macos.dmp with only crash_macos's dSYM uploaded: a dSYM holds no
+ * unwind tables, so the answer says on the image that the binary is
+ * needed (a key and value docs/openapi.yaml documents); once the binary is
+ * uploaded too, it says nothing and the callers are found by CFI. */
+TEST(e2e_minidump_says_binary_needed)
+{
+    const char *dir = minidumps_dir();
+    if (!dir) {
+        test_skip("../shared/minidumps is absent");
+        return;
+    }
+    static const char *const up[] = {
+        "symbolic-crash_macos/crash_macos.dSYM/Contents/Resources/DWARF/crash_macos",
+        "symbolic-crash_macos/crash_macos",
+    };
+    size_t dlen;
+    uint8_t *dump = load(files[0], &dlen);
+    size_t doclen;
+    char *doc = (char *)read_fixture("docs/openapi.yaml", &doclen);
+    for (size_t step = 0; step < 2 && dump; step++) {
+        size_t len;
+        int status;
+        uint8_t *b = load(up[step], &len);
+        if (!b)
+            break;
+        json_t *u = http_json(lazy_port(&dsymsrv), "POST", "/v1/images?name=crash_macos", NULL, b,
+                              len, &status, NULL);
+        CHECK(status == 201 || status == 200, "upload %s: %d", up[step], status);
+        json_decref(u);
+        free(b);
+        json_t *j = http_json(lazy_port(&dsymsrv), "POST", "/v1/crashes", NULL, dump, dlen,
+                              &status, NULL);
+        CHECK(status == 201, "POST %d", status);
+        json_t *images = json_object_get(j, "images"), *im = NULL;
+        size_t noted = 0;
+        for (size_t i = 0; i < json_array_size(images); i++) {
+            json_t *x = json_array_get(images, i);
+            noted += json_object_get(x, "unwind") != NULL;
+            if (!strcmp(sget(x, "name"), "crash_macos"))
+                im = x;
+        }
+        json_t *f1 = json_array_get(
+            json_object_get(json_array_get(json_object_get(j, "threads"), 0), "frames"), 1);
+        if (step == 0) {
+            CHECK(im && !strcmp(sget(im, "unwind"), "binary needed for unwinding") && noted == 1,
+                  "dSYM only: crash_macos unwind \"%s\", %zu images noted", sget(im, "unwind"),
+                  noted);
+            CHECK(doc && strstr(doc, "\n              unwind:") &&
+                      strstr(doc, "binary needed for unwinding"),
+                  "the image's unwind key and value are not in docs/openapi.yaml");
+            CHECK(strcmp(sget(f1, "trust"), "cfi") != 0, "frame 1 found by CFI without rows");
+        } else {
+            CHECK(im && !json_object_get(im, "unwind") && noted == 0,
+                  "with the binary: unwind \"%s\", %zu images noted", sget(im, "unwind"), noted);
+            CHECK(!strcmp(sget(f1, "trust"), "cfi"), "frame 1: trust %s", sget(f1, "trust"));
+        }
+        printf("    crash_macos.dmp, %s: image unwind %s, frame 1 %s (%s)\n",
+               step ? "dSYM + binary" : "dSYM only",
+               json_object_get(im, "unwind") ? sget(im, "unwind") : "(absent)",
+               sget(f1, "symbol"), sget(f1, "trust"));
+        json_decref(j);
+    }
+    free(doc);
+    free(dump);
 }

@@ -86,9 +86,33 @@ static bool covered(const unw_rows *r, uint64_t off)
     return lo > 0 && off < r->v[lo - 1].end;
 }
 
-/* Adds the rows of the FDE at off; a damaged FDE is a warning. */
-static symd_status add_fde(const unw_eh *eh, size_t off, unw_rows *rows, unw_build_stats *st,
-                           symd_err *err)
+/* Appends start to the function starts; false when out of memory. */
+static bool add_start(unw_starts *s, uint32_t start)
+{
+    if (!s)
+        return true;
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 256;
+        uint32_t *p = realloc(s->v, nc * sizeof *p);
+        if (!p)
+            return false;
+        s->v = p;
+        s->cap = nc;
+    }
+    s->v[s->n++] = start;
+    return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Adds the rows of the FDE at off (its first row's start to starts); a
+ * damaged FDE is a warning. */
+static symd_status add_fde(const unw_eh *eh, size_t off, unw_rows *rows, unw_starts *starts,
+                           unw_build_stats *st, symd_err *err)
 {
     unw_fde fde;
     unw_cie cie;
@@ -99,6 +123,8 @@ static symd_status add_fde(const unw_eh *eh, size_t off, unw_rows *rows, unw_bui
         s = unw_eh_rows(eh, &fde, &cie, rows, &st->diag, &e);
         st->eh_rows += rows->n - before;
         st->fdes++;
+        if (s == SYMD_OK && rows->n > before && !add_start(starts, rows->v[before].start))
+            s = SYMD_E_NOMEM;
     }
     if (s == SYMD_E_NOMEM)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -107,12 +133,12 @@ static symd_status add_fde(const unw_eh *eh, size_t off, unw_rows *rows, unw_bui
     return SYMD_OK;
 }
 
-symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
-                            unw_build_stats *stats, symd_err *err)
+/* Contract in unwind.h. */
+symd_status unw_build_rows(const macho_image *img, unw_arch *arch_out, unw_rows *rows,
+                           unw_starts *starts, unw_build_stats *stats, symd_err *err)
 {
-    *blob = NULL;
-    *len = 0;
     memset(stats, 0, sizeof *stats);
+    *arch_out = UNW_ARCH_NONE;
     unw_arch arch = unw_arch_of_cputype(img->cputype);
     if (arch == UNW_ARCH_NONE || img->kind == MACHO_KIND_DSYM || !img->is64)
         return SYMD_OK;
@@ -122,9 +148,9 @@ symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
     const uint8_t *ehb = section_bytes(img, "__eh_frame", &eh_len, &eh_addr);
     if (!ui && !ehb)
         return SYMD_OK;
+    *arch_out = arch;
     image_ctx ctx = {img, macho_text_vmaddr(img)};
     unw_eh eh = {ehb, eh_len, eh_addr, ctx.text_vmaddr, arch, read64_at, &ctx};
-    unw_rows rows = {0};
     size_t *used = NULL, nused = 0;
     symd_status st = SYMD_OK;
 
@@ -152,7 +178,7 @@ symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
             switch (unw_compact_row(arch, &ents[i], text_at, &ctx, &row, &fde_off,
                                     &stats->diag)) {
             case UNW_COMPACT_ROW:
-                if (!unw_rows_push(&rows, &row))
+                if (!unw_rows_push(rows, &row) || !add_start(starts, row.start))
                     st = symd_fail(err, SYMD_E_NOMEM, "out of memory");
                 stats->compact_rows++;
                 break;
@@ -166,7 +192,7 @@ symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
                 if (nused && used[nused - 1] == fde_off)
                     break; /* one FDE named by consecutive entries */
                 used[nused++] = fde_off;
-                st = add_fde(&eh, fde_off, &rows, stats, err);
+                st = add_fde(&eh, fde_off, rows, starts, stats, err);
                 break;
             default:
                 break;
@@ -179,10 +205,10 @@ symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
     if (ehb) {
         /* The FDEs no compact entry covers: an image linked without
          * __unwind_info, or code the compact table leaves out. */
-        unw_rows_normalize(&rows, &stats->diag);
+        unw_rows_normalize(rows, &stats->diag);
         if (nused)
             qsort(used, nused, sizeof *used, cmp_size);
-        size_t ncovered = rows.n;
+        size_t ncovered = rows->n;
         size_t off = 0;
         while (off < eh_len && st == SYMD_OK) {
             unw_eh_kind kind;
@@ -199,23 +225,37 @@ symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
                 if (unw_eh_fde(&eh, off, &fde, &cie, &e) != SYMD_OK) {
                     unw_warn(&stats->diag, "%s", e.msg);
                 } else if (fde.pc_begin >= ctx.text_vmaddr) {
-                    unw_rows head = {rows.v, ncovered, ncovered};
+                    unw_rows head = {rows->v, ncovered, ncovered};
                     if (!covered(&head, fde.pc_begin - ctx.text_vmaddr))
-                        st = add_fde(&eh, off, &rows, stats, err);
+                        st = add_fde(&eh, off, rows, starts, stats, err);
                 }
             }
             off = next;
         }
     }
     if (st == SYMD_OK) {
-        unw_rows_normalize(&rows, &stats->diag);
+        unw_rows_normalize(rows, &stats->diag);
+        if (starts && starts->n)
+            qsort(starts->v, starts->n, sizeof *starts->v, cmp_u32);
+    }
+out:
+    free(used);
+    return st;
+}
+
+symd_status unw_build_image(const macho_image *img, uint8_t **blob, size_t *len,
+                            unw_build_stats *stats, symd_err *err)
+{
+    *blob = NULL;
+    *len = 0;
+    unw_arch arch;
+    unw_rows rows = {0};
+    symd_status st = unw_build_rows(img, &arch, &rows, NULL, stats, err);
+    if (st == SYMD_OK && arch != UNW_ARCH_NONE) /* NONE: neither table */
         st = unw_table_build(arch, &rows,
                              stats->diag.count > UINT32_MAX ? UINT32_MAX
                                                             : (uint32_t)stats->diag.count,
                              blob, len, err);
-    }
-out:
-    free(used);
     unw_rows_free(&rows);
     return st;
 }

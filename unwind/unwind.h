@@ -159,6 +159,23 @@ typedef struct {
     unw_diag diag;
 } unw_build_stats;
 
+/* Where each function's rows begin (image-relative, ascending): a compact
+ * entry's start, an FDE's first row. */
+typedef struct {
+    uint32_t *v;
+    size_t n, cap;
+} unw_starts;
+
+/* The rows unw_build_image serializes, before it does: normalized (sorted,
+ * disjoint) into *rows (the caller frees them, on error too), and, when
+ * starts is not NULL, where each function's rows begin (the caller frees
+ * starts->v): rows alone cannot tell two adjacent functions apart, and a
+ * writer of per-function records (dump-syms' STACK CFI INIT) needs to.
+ * *arch is UNW_ARCH_NONE when the slice has neither table (or is a dSYM,
+ * or another arch). Errors as unw_build_image's. */
+symd_status unw_build_rows(const macho_image *img, unw_arch *arch, unw_rows *rows,
+                           unw_starts *starts, unw_build_stats *stats, symd_err *err);
+
 /* The rows of one parsed slice (macho/macho.h): every function of its
  * __unwind_info, the FDE a DWARF escape names, then every FDE of __eh_frame
  * covering code no compact entry covers. *blob NULL (and SYMD_OK) when the

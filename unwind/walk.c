@@ -164,6 +164,36 @@ static bool step_fp(const unw_walker *w, const unw_frame *callee, unw_frame *cal
     return true;
 }
 
+/* arm64, from the context frame only: the caller's pc is lr, as Breakpad's
+ * frame-pointer step takes it. A leaf (most crashes in libsystem's string
+ * and memory routines) keeps its return address in lr and neither pushes a
+ * frame record nor moves sp, so its fp is still its caller's: the caller
+ * keeps sp, fp and the callee-saved registers. Tried after CFI and the
+ * frame record, before scanning: a function that has called since its
+ * prologue holds a return address into itself in lr. */
+static bool step_lr(const unw_walker *w, const unw_frame *callee, unw_frame *caller)
+{
+    uint64_t lr;
+    if (callee->regs.arch != UNW_ARCH_ARM64 || !unw_regs_get(&callee->regs, UNW_A64_LR, &lr))
+        return false;
+    lr = strip(w, UNW_ARCH_ARM64, lr);
+    if (!in_code(w, lr))
+        return false;
+    memset(caller, 0, sizeof *caller);
+    caller->regs.arch = UNW_ARCH_ARM64;
+    for (unsigned r = 0; r < UNW_NREGS; r++) {
+        uint64_t v;
+        if (callee_saved(UNW_ARCH_ARM64, r) && unw_regs_get(&callee->regs, r, &v))
+            unw_regs_set(&caller->regs, r, v);
+    }
+    caller->pc = lr;
+    caller->sp = callee->sp;
+    unw_regs_set(&caller->regs, UNW_A64_PC, lr);
+    unw_regs_set(&caller->regs, UNW_A64_SP, caller->sp);
+    caller->trust = UNW_TRUST_FP;
+    return true;
+}
+
 /* The caller by scanning the stack for a return address into code. */
 static bool step_scan(const unw_walker *w, const unw_frame *callee, bool is_context,
                       unw_frame *caller)
@@ -230,6 +260,8 @@ unw_stop unw_walk(const unw_walker *w, const unw_regs *ctx, unw_frame *frames, s
             found = false;
         if (!found)
             found = step_fp(w, callee, &caller);
+        if (!found && is_context)
+            found = step_lr(w, callee, &caller);
         if (!found)
             found = step_scan(w, callee, is_context, &caller);
         if (!found)

@@ -9,10 +9,14 @@
  *                  address, so the row of pc-1 (the call) is used;
  *   frame_pointer  x86_64: caller rbp = [rbp], pc = [rbp+8], sp = rbp+16;
  *                  arm64: caller fp = [fp], pc = [fp+8], sp = fp+16;
+ *   lr             arm64, from the context frame only: the caller's pc is
+ *                  lr (a leaf keeps its return address there, as Breakpad
+ *                  walks it), sp, fp and callee-saved registers unchanged;
  *   scan           the stack words above sp (UNW_SCAN_WORDS of them, four
  *                  times as many from the context frame) for the first value
  *                  that is an address in some image's code (module callback).
- * A frame_pointer or scan result must also point into known code.
+ * A frame_pointer, lr or scan result must also point into known code; an lr
+ * result's trust is frame_pointer (Breakpad's name for it).
  *
  * Stop rules (unw_walk, all in one place): a caller pc below 4096; a
  * caller sp not above the callee's (equal allowed once, from the context
