@@ -766,7 +766,6 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         if ((has_cl || chunked) && atomic_load(&srv->draining) &&
             (chunked || declared > ADMIT_SMALL))
             return reply_busy(c); /* stopping: no new large bodies */
-        rs->has_body = (has_cl && declared > 0) || chunked;
         if (has_cl || chunked) /* a large body may wait, suspended, for room */
             admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked);
         return MHD_YES;
@@ -1063,6 +1062,17 @@ static conn_track *track_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
+/* Whether the request on c declares a body (a Content-Length above 0, or a
+ * Transfer-Encoding). */
+static bool declares_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    uint64_t n = 0;
+    return (cl && (!num_parse_u64(cl, &n) || n > 0)) ||
+           MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -1085,8 +1095,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         t->served = true;
         t->rx_mark = rx;
         t->tx_mark = tx;
-        /* libmicrohttpd closes after an answer sent before the body was read */
-        t->closing = rs->close || (rs->has_body && !rs->body_done);
+        /* libmicrohttpd closes after an answer sent before the body was read
+         * (an early 401 or 413 can go before the body's first byte came) */
+        t->closing = rs->close || (!rs->body_done && declares_body(c));
         pthread_mutex_unlock(&srv->conns_mu);
     }
     if (rs->pp)

@@ -143,7 +143,6 @@ typedef struct req_state {
     struct req_state *work_next;
     bool close;          /* the answer says Connection: close (libmicrohttpd closes after it) */
     bool basic_challenge; /* a 401 also offers Basic (a crash reporter's upload) */
-    bool has_body;       /* a Content-Length above 0, or chunked */
     bool body_done;      /* the last call came: the whole body was read */
     char method[12];
     char path[256];      /* for the access log, cut */
