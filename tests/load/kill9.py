@@ -79,7 +79,8 @@ SCHEMA_VERSION = schema_version()
 # Each query must return no rows (or 0) on a consistent database. From the
 # schema in store/store.c: every image has its 'symbols' blob; 'lines' exists
 # exactly when debug_info = 1; no image_data row outlives its image; blobs are
-# non-empty and of a known kind; crash_images belong to crashes.
+# non-empty and of a known kind (a binary's 'unwind' rows, a .sym's
+# 'breakpad_cfi'); crash_images belong to crashes.
 CONSISTENCY = [
     ("images without a symbols blob",
      "SELECT count(*) FROM images i WHERE NOT EXISTS (SELECT 1 FROM image_data d "
@@ -94,7 +95,8 @@ CONSISTENCY = [
      "SELECT count(*) FROM image_data d JOIN images i ON i.id = d.image_id "
      "WHERE d.kind = 'lines' AND i.debug_info = 0"),
     ("image_data of an unknown kind",
-     "SELECT count(*) FROM image_data WHERE kind NOT IN ('symbols', 'lines')"),
+     "SELECT count(*) FROM image_data WHERE kind NOT IN ('symbols', 'lines', 'unwind', "
+     "'breakpad_cfi')"),
     ("empty or NULL blobs",
      "SELECT count(*) FROM image_data WHERE data IS NULL OR length(data) = 0"),
     ("images with a bad uuid, arch or counts",
@@ -234,7 +236,7 @@ def crash_check(port, acked, label):
             return f"crash {c[3]}: GET {st}, expected {want}"
         if st == 200:
             doc = json.loads(body)
-            if doc.get("id") != c[3] or doc.get("signature") != L.CRASH_GROUPS[c[1]]:
+            if doc.get("id") != c[3] or doc.get("signature") != L.CRASH_SIGNATURES[c[1]]:
                 return f"crash {c[3]}: read back as {body[:200]!r}"
         return None
 

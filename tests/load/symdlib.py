@@ -233,6 +233,8 @@ def symbolicate_body(uuid, frames, load_address=LOAD_ADDRESS, adjust=None, arch=
 # ---- crash reports -------------------------------------------------------------
 
 CRASH_GROUPS = ("churn_alpha", "churn_beta", "churn_gamma", "churn_delta")
+# their signatures: the app's top frame and the exception (server/signature.c)
+CRASH_SIGNATURES = tuple(g + " | EXC_BAD_ACCESS (SIGSEGV)" for g in CRASH_GROUPS)
 
 
 def synthetic_crash(n, group=None):
