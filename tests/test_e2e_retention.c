@@ -1111,7 +1111,8 @@ TEST(e2e_retention_large_prune_under_concurrent_traffic)
     }
     /* the store's count while the traffic runs: it must come down from
      * PREFILL while requests are answered (3.5 s of traffic at least, more
-     * until retention has caught up, 30 s at most) */
+     * until retention has caught up, 60 s at most: a PostgreSQL cluster on a
+     * machine busy with other work prunes at a fraction of its rate) */
     long long first = -1, low = -1;
     double start = now_ms(), secs = 0;
     for (;;) {
@@ -1124,7 +1125,7 @@ TEST(e2e_retention_large_prune_under_concurrent_traffic)
         for (int i = 0; i < THREADS; i++)
             posted += atomic_load(&args[i].posts_ok);
         secs = (now_ms() - start) / 1000;
-        if ((secs > 3.5 && low >= 0 && low <= MAX + posted) || secs > 30)
+        if ((secs > 3.5 && low >= 0 && low <= MAX + posted) || secs > 60)
             break;
         sleep_ms(25);
     }
