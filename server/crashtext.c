@@ -720,6 +720,34 @@ static void render_state(tw *w, const crash_report *r, bool is32)
     puts_(w, "\n\n");
 }
 
+/* Images whose stored files cannot unwind (a minidump's, with only a dSYM
+ * stored): the walk past their frames fell back to frame pointers or a
+ * scan, and the note says what to upload, as images[].unwind does. */
+static void render_unwind_notes(tw *w, const crash_report *r, const crash_symbolication *s)
+{
+    bool any = false;
+    for (size_t i = 0; s && s->image_unwind && i < r->nimages && w->st == SYMD_OK; i++) {
+        if (!s->image_unwind[i])
+            continue;
+        if (!any)
+            puts_(w, "Unwinding:\n");
+        any = true;
+        puts_(w, "  ");
+        put_field(w, r->images[i].name && *r->images[i].name ? r->images[i].name : "???");
+        if (r->images[i].has_uuid) {
+            puts_(w, " <");
+            for (int k = 0; k < 16; k++)
+                putf(w, "%02x", r->images[i].uuid[k]);
+            puts_(w, ">");
+        }
+        puts_(w, ": ");
+        put_field(w, s->image_unwind[i]);
+        puts_(w, "\n");
+    }
+    if (any)
+        puts_(w, "\n");
+}
+
 static void render_images(tw *w, const crash_report *r, bool is32)
 {
     puts_(w, "Binary Images:\n");
@@ -802,6 +830,7 @@ static void render_synth(tw *w, const crash_report *r, const crash_symbolication
     }
     if (listed)
         puts_(w, "\n");
+    render_unwind_notes(w, r, s);
     render_images(w, r, is32);
     if (w->st == SYMD_OK && r->nblocks) {
         bool any = false;

@@ -84,6 +84,22 @@ static bool find_module(void *ctx, uint64_t addr, unw_module *out)
     return addr - out->base < out->size;
 }
 
+/* Whether addr is where a function of its stored image begins (symbols
+ * or function starts of the symbol index). */
+static bool function_start(void *ctx, uint64_t addr)
+{
+    walk_state *w = ctx;
+    long m = w->in->module_at(w->in->dump, addr);
+    if (m < 0)
+        return false;
+    store_loaded *img = image_of(w, m);
+    if (!img)
+        return false;
+    symlook l;
+    symindex_lookup(&img->sym, addr - w->in->dump->modules[m].base + img->meta.text_vmaddr, &l);
+    return l.has_sym_addr && l.offset == 0;
+}
+
 static md_trust trust_of(unw_trust t)
 {
     switch (t) {
@@ -134,7 +150,8 @@ static symd_status walk_stored(void *self, const md_walk_input *in, md_frame *ou
     w->st = self;
     w->in = in;
     w->arch = md_cpu_name(in->ctx->cpu);
-    unw_walker uw = {.read = read_word, .find = find_module, .ctx = w, .pac_mask = 0};
+    unw_walker uw = {.read = read_word, .find = find_module,
+                      .function_start = function_start, .ctx = w, .pac_mask = 0};
     size_t got = 0;
     (void)unw_walk(&uw, &regs, fr, cap < UNW_MAX_FRAMES ? cap : UNW_MAX_FRAMES, &got);
     for (size_t i = 0; i < got; i++) {

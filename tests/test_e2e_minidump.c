@@ -657,6 +657,13 @@ TEST(e2e_minidump_walks_with_sym_cfi)
                   i, mod, (unsigned long long)pc, sget(f, "trust"), of[i].module,
                   (unsigned long long)of[i].pc, of[i].trust);
         }
+        /* past the oracle too: every frame in an image's code, none on an
+         * image's header or a function's first byte (a scanned pointer) */
+        const char *sym = sget(f, "symbol");
+        CHECK(*mod && pc - base >= 32 && (i == 0 || !*sym || json_integer_value(json_object_get(f, "offset")) != 0 ||
+                                          strcmp(sget(f, "trust"), "scan")),
+              "frame %zu: %s+0x%llx %s (%s) is no return address", i, mod,
+              (unsigned long long)(pc - base), sym, sget(f, "trust"));
         printf("    macos-no-fp frame %zu: ours %s+0x%llx %s (%s)%s", i, mod,
                (unsigned long long)(pc - base), sget(f, "symbol"), sget(f, "trust"),
                i < on ? "" : "  (past the oracle)\n");
@@ -734,6 +741,18 @@ TEST(e2e_minidump_says_binary_needed)
                   "with the binary: unwind \"%s\", %zu images noted", sget(im, "unwind"), noted);
             CHECK(!strcmp(sget(f1, "trust"), "cfi"), "frame 1: trust %s", sget(f1, "trust"));
         }
+        /* the text answer says it too, before the Binary Images */
+        char *text = NULL, url[96];
+        snprintf(url, sizeof url, "/v1/crashes/%lld?format=text",
+                 (long long)json_integer_value(json_object_get(j, "id")));
+        int ts;
+        http_json(lazy_port(&dsymsrv), "GET", url, NULL, NULL, 0, &ts, &text);
+        const char *note = text ? strstr(text, "\nUnwinding:\n  crash_macos <3f58bc3deabe3361b5fb52a676298598>: "
+                                               "binary needed for unwinding\n") : NULL;
+        CHECK(ts == 200 && text && (step == 0 ? note && note < strstr(text, "\nBinary Images:\n")
+                                              : !strstr(text, "\nUnwinding:\n")),
+              "step %zu: text note:\n%.3000s", step, text ? text : "");
+        free(text);
         printf("    crash_macos.dmp, %s: image unwind %s, frame 1 %s (%s)\n",
                step ? "dSYM + binary" : "dSYM only",
                json_object_get(im, "unwind") ? sget(im, "unwind") : "(absent)",

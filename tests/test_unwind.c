@@ -815,7 +815,7 @@ TEST(unwind_walker_hostile_stacks_end)
     for (size_t i = 0; i < 4096; i++)
         words[i] = 0x100000000ull + 0x5a5 + (i % 64); /* inside ext_sink..main */
     fake f = {0x7000000000ull, words, 4096, 0x100000000ull, 0x2000, &b.t, 0};
-    unw_walker w = {fake_read, fake_find, &f, 0};
+    unw_walker w = {.read = fake_read, .find = fake_find, .ctx = &f};
     unw_regs regs = {.arch = UNW_ARCH_X86_64};
     unw_regs_set(&regs, UNW_X86_RA, 0x1000009f0ull); /* fl_many: CFA = rsp+80 */
     unw_regs_set(&regs, UNW_X86_RSP, f.lo);
@@ -833,7 +833,7 @@ TEST(unwind_walker_hostile_stacks_end)
     words[0] = f.lo;
     words[1] = 0x100000600ull;
     fake g = {f.lo, words, 4096, 0x100000000ull, 0x2000, NULL, 0};
-    unw_walker wg = {fake_read, fake_find, &g, 0};
+    unw_walker wg = {.read = fake_read, .find = fake_find, .ctx = &g};
     unw_regs r2 = {.arch = UNW_ARCH_X86_64};
     unw_regs_set(&r2, UNW_X86_RA, 0x100000600ull);
     unw_regs_set(&r2, UNW_X86_RSP, f.lo);
@@ -858,7 +858,7 @@ TEST(unwind_walker_cfi_steps_arm64)
     words[2] = sp + 0x100;                  /* saved fp */
     words[3] = 0xa000000100000620ull;       /* signed return address into main */
     fake f = {sp, words, 64, 0x100000000ull, 0x1000, &b.t, 0};
-    unw_walker w = {fake_read, fake_find, &f, 0};
+    unw_walker w = {.read = fake_read, .find = fake_find, .ctx = &f};
     unw_regs regs = {.arch = UNW_ARCH_ARM64};
     unw_regs_set(&regs, UNW_A64_PC, 0x100000720ull); /* fr_one_saved */
     unw_regs_set(&regs, UNW_A64_SP, sp);
@@ -899,5 +899,65 @@ TEST(unwind_table_checks_its_blob)
     CHECK(bad > b.len / 4, "%zu of %zu flips refused", bad, b.len);
     for (size_t cut = 0; cut < b.len; cut++)
         CHECK(unw_table_open(b.blob, cut, &t, &e) != SYMD_OK, "cut at %zu refused", cut);
+    built_free(&b);
+}
+
+static bool fake_function_start(void *ctx, uint64_t addr)
+{
+    (void)ctx;
+    return addr == 0x100000600ull; /* a function's first byte */
+}
+
+/* What a scan takes for a return address: not the image's own load
+ * address (its Mach-O header), not a function's first byte (a function
+ * pointer), not a misaligned arm64 word; and a row applied to a scanned
+ * frame must lead into known code like any other method. */
+TEST(unwind_walker_scan_skips_what_is_no_return_address)
+{
+    uint64_t base = 0x100000000ull, sp = 0x16f000000ull;
+    uint64_t words[16] = {
+        base,               /* the image's header: dyld passes it around */
+        base + 0x600,       /* main's first byte: a function pointer */
+        base + 0x702,       /* not on an instruction (arm64) */
+        base + 0x704,       /* a return address */
+    };
+    fake f = {sp, words, 16, base, 0x1000, NULL, 0};
+    unw_walker w = {.read = fake_read, .find = fake_find, .ctx = &f,
+                    .function_start = fake_function_start};
+    unw_regs regs = {.arch = UNW_ARCH_ARM64};
+    unw_regs_set(&regs, UNW_A64_PC, base + 0x800);
+    unw_regs_set(&regs, UNW_A64_SP, sp);
+    unw_frame fr[4];
+    size_t n;
+    unw_walk(&w, &regs, fr, 2, &n);
+    CHECK(n == 2 && fr[1].trust == UNW_TRUST_SCAN && fr[1].pc == base + 0x704 && fr[1].sp == sp + 32,
+          "scan: %zu frames, pc 0x%llx sp 0x%llx", n, n > 1 ? (unsigned long long)fr[1].pc : 0ull,
+          n > 1 ? (unsigned long long)fr[1].sp : 0ull);
+    /* without the callback, the function pointer is taken */
+    w.function_start = NULL;
+    unw_walk(&w, &regs, fr, 2, &n);
+    CHECK(n == 2 && fr[1].pc == base + 0x600, "no callback: pc 0x%llx",
+          n > 1 ? (unsigned long long)fr[1].pc : 0ull);
+
+    /* CFI from a scanned frame into no image is not taken: x86_64, the
+     * fixture's rows (fl_many: CFA = rsp+80, ra at CFA-8) applied to a
+     * scanned return address whose row points at a word outside code */
+    built b;
+    CHECK(build_file(root_path("fixtures/unwind/unwind-x86_64"), &b), "rows");
+    uint64_t st[64] = {0};
+    st[0] = base + 0x9f1;          /* scanned: fl_many's row for its caller */
+    st[1 + 9] = 0xdead0000ull;     /* what that row gives: no image's code */
+    st[12] = base + 0x5a6;         /* a later word: a return address */
+    fake g = {sp, st, 64, base, 0x2000, &b.t, 0};
+    unw_walker wg = {.read = fake_read, .find = fake_find, .ctx = &g};
+    unw_regs r = {.arch = UNW_ARCH_X86_64};
+    unw_regs_set(&r, UNW_X86_RA, 0x7fff00001000ull); /* context pc in no image */
+    unw_regs_set(&r, UNW_X86_RSP, sp);
+    unw_frame fx[4];
+    unw_walk(&wg, &r, fx, 3, &n);
+    CHECK(n >= 2 && fx[1].trust == UNW_TRUST_SCAN && fx[1].pc == base + 0x9f1, "first scan: %zu", n);
+    CHECK(n == 3 && fx[2].pc != 0xdead0000ull && fx[2].pc - base < 0x2000,
+          "past a scanned frame: pc 0x%llx (%s)", n > 2 ? (unsigned long long)fx[2].pc : 0ull,
+          n > 2 ? unw_trust_name(fx[2].trust) : "-");
     built_free(&b);
 }

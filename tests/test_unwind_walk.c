@@ -158,7 +158,7 @@ static void compare_dump(const char *dir, const char *sub, const char *dmp, cons
         unw_regs_set(&regs, dwarf_of[i], u64(d.ctx + 0x78 + 8 * i));
     if (d.ctx_n >= 0x100)
         unw_regs_set(&regs, UNW_X86_RA, u64(d.ctx + 0xf8));
-    unw_walker w = {lite_mem, lite_find, &d, 0};
+    unw_walker w = {.read = lite_mem, .find = lite_find, .ctx = &d};
     unw_frame frames[64];
     size_t n;
     unw_stop why = unw_walk(&w, &regs, frames, 64, &n);

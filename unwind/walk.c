@@ -54,11 +54,17 @@ static bool callee_saved(unw_arch arch, unsigned reg)
     return (reg >= UNW_A64_X19 && reg <= UNW_A64_FP);
 }
 
-/* Whether pc is an address in some image's code. */
-static bool in_code(const unw_walker *w, uint64_t pc)
+/* Whether pc is an address in some image's code: past the image's Mach-O
+ * header (a return address follows a call, so it is never among the
+ * header's first UNW_HEADER_BYTES; stacks often hold an image's own load
+ * address, which dyld passes around), and on arm64 on an instruction. */
+static bool in_code(const unw_walker *w, unw_arch arch, uint64_t pc)
 {
     unw_module m;
-    return pc >= UNW_MIN_PC && w->find(w->ctx, pc, &m) && pc >= m.base && pc - m.base < m.size;
+    if (pc < UNW_MIN_PC || (arch == UNW_ARCH_ARM64 && (pc & 3)))
+        return false;
+    return w->find(w->ctx, pc, &m) && pc >= m.base && pc - m.base >= UNW_HEADER_BYTES &&
+           pc - m.base < m.size;
 }
 
 bool unw_step_cfi(const unw_walker *w, const unw_frame *callee, bool is_context,
@@ -155,7 +161,7 @@ static bool step_fp(const unw_walker *w, const unw_frame *callee, unw_frame *cal
     caller->regs.arch = arch;
     caller->pc = strip(w, arch, ra);
     caller->sp = fp + 16;
-    if (!in_code(w, caller->pc))
+    if (!in_code(w, arch, caller->pc))
         return false;
     unw_regs_set(&caller->regs, unw_fp_reg(arch), strip(w, arch, saved_fp));
     unw_regs_set(&caller->regs, unw_pc_reg(arch), caller->pc);
@@ -177,7 +183,7 @@ static bool step_lr(const unw_walker *w, const unw_frame *callee, unw_frame *cal
     if (callee->regs.arch != UNW_ARCH_ARM64 || !unw_regs_get(&callee->regs, UNW_A64_LR, &lr))
         return false;
     lr = strip(w, UNW_ARCH_ARM64, lr);
-    if (!in_code(w, lr))
+    if (!in_code(w, UNW_ARCH_ARM64, lr))
         return false;
     memset(caller, 0, sizeof *caller);
     caller->regs.arch = UNW_ARCH_ARM64;
@@ -209,7 +215,7 @@ static bool step_scan(const unw_walker *w, const unw_frame *callee, bool is_cont
         if (at > UINT64_MAX - 8 || !w->read(w->ctx, at, &v))
             return false;
         v = strip(w, arch, v);
-        if (!in_code(w, v))
+        if (!in_code(w, arch, v) || (w->function_start && w->function_start(w->ctx, v)))
             continue;
         memset(caller, 0, sizeof *caller);
         caller->regs.arch = arch;
@@ -257,6 +263,11 @@ unw_stop unw_walk(const unw_walker *w, const unw_regs *ctx, unw_frame *frames, s
          * other methods: a frame pointer or a scan may still do. */
         if (found && (caller.pc < UNW_MIN_PC || caller.sp < callee->sp ||
                       (caller.sp == callee->sp && !is_context)))
+            found = false;
+        /* A scanned frame may be a stale word that only looks like a return
+         * address; a row applied to it leads anywhere. From one, CFI must
+         * land in known code like the other methods. */
+        if (found && callee->trust == UNW_TRUST_SCAN && !in_code(w, arch, caller.pc))
             found = false;
         if (!found)
             found = step_fp(w, callee, &caller);

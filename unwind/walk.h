@@ -14,9 +14,14 @@
  *                  walks it), sp, fp and callee-saved registers unchanged;
  *   scan           the stack words above sp (UNW_SCAN_WORDS of them, four
  *                  times as many from the context frame) for the first value
- *                  that is an address in some image's code (module callback).
- * A frame_pointer, lr or scan result must also point into known code; an lr
- * result's trust is frame_pointer (Breakpad's name for it).
+ *                  that is an address in some image's code (module callback)
+ *                  and not a known function's first byte (function_start).
+ * A frame_pointer, lr or scan result must also point into known code, and so
+ * must a cfi result whose callee was found by scanning (the row of a stale
+ * word leads anywhere). Known code: inside an image (module callback) but
+ * not among its first UNW_HEADER_BYTES (the Mach-O header, whose address
+ * stacks often hold), and on arm64 4-byte aligned. An lr result's trust is
+ * frame_pointer (Breakpad's name for it).
  *
  * Stop rules (unw_walk, all in one place): a caller pc below 4096; a
  * caller sp not above the callee's (equal allowed once, from the context
@@ -106,6 +111,10 @@ typedef struct {
     bool (*find)(void *ctx, uint64_t addr, unw_module *out);
     void *ctx;
     uint64_t pac_mask; /* arm64; 0 means UNW_PAC_MASK_DEFAULT */
+    /* Optional: whether addr is the first byte of a known function. A
+     * scanned word there is a function pointer (dyld passes main's),
+     * never a return address, which follows a call. NULL: not known. */
+    bool (*function_start)(void *ctx, uint64_t addr);
 } unw_walker;
 
 #define UNW_PAC_MASK_DEFAULT 0x00007fffffffffffull
@@ -121,6 +130,7 @@ typedef struct {
 #define UNW_MAX_FRAMES 512
 #define UNW_SCAN_WORDS 40
 #define UNW_MIN_PC 4096
+#define UNW_HEADER_BYTES 32 /* sizeof(struct mach_header_64) */
 
 /* Why a walk ended. */
 typedef enum {
