@@ -18,6 +18,8 @@ module each, and register their subcommands here:
   crash_store   crash-seed-data, crash-seed, crash-gets, crash-db-size
   crash_images  crash-images-upload, crash-images-bodies, crash-state
   pg            pg-summary
+  minidump      md-prepare, md-upload, md-check, md-server, md-cli, md-dump-syms,
+                md-summary
 
 Every measurement goes through bench/benchlib/measure.py: a command run under
 a Meter (wall time; cores of the command, of the server it drives and of
@@ -26,9 +28,10 @@ each summary also writes as JSON beside its text (--out X.txt -> X.json).
 """
 import argparse
 
-from sections import crash, crash_images, crash_store, dwarf, load, pg, swift, symbolizer
+from sections import (crash, crash_images, crash_store, dwarf, load, minidump, pg, swift,
+                      symbolizer)
 
-SECTIONS = [symbolizer, load, dwarf, swift, crash, crash_store, crash_images, pg]
+SECTIONS = [symbolizer, load, dwarf, swift, crash, crash_store, crash_images, pg, minidump]
 
 
 def main():

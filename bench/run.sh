@@ -3,7 +3,9 @@
 # (symbol tables), then against llvm-symbolizer --inlining and llvm-gsymutil
 # on a generated program with a dSYM (DWARF: lines and inlined frames), Swift
 # names, the crash path and crash store at scale (crash section), and symd on
-# PostgreSQL against SQLite, one node and two (postgres section).
+# PostgreSQL against SQLite, one node and two (postgres section), and real
+# minidumps walked against Breakpad's minidump_stackwalk with symd dump-syms
+# (minidump section).
 # See bench/README.md for what is measured and how to read the output.
 #
 # Knobs (environment):
@@ -38,6 +40,14 @@
 #   BENCH_PG_ROUNDS=2      its rounds (best of each configuration)
 #   BENCH_PG_PORT=55433    the port of its throwaway cluster (tests/pg/start.sh)
 #   BENCH_PG_POOL=         symd serve --db-pool on PostgreSQL (default: symd's)
+#   BENCH_MD_DIR=          the real minidumps (default ../shared/minidumps)
+#   BENCH_MD_STACKWALK=    Breakpad's minidump_stackwalk (default: tests/oracle's npm package)
+#   BENCH_MD_SETS="sym binary"  symd's symbol sets: the .sym files; binaries + dSYMs
+#   BENCH_MD_SECONDS=2     length of each wrk run of the minidump section (one per dump)
+#   BENCH_MD_CONNS=2       its wrk connections, and minidump_stackwalk processes at once
+#   BENCH_MD_RUNS=60       processes per dump and round (minidump_stackwalk, symd crash)
+#   BENCH_MD_ROUNDS=2      its rounds (best of each side)
+#   BENCH_MD_DUMPSYMS_RUNS=3  symd dump-syms runs per binary (the best is kept)
 set -euo pipefail
 
 if [ -n "${BENCH_SYMD:-}" ]; then BENCH_SYMD=$(realpath "$BENCH_SYMD"); fi
@@ -57,7 +67,7 @@ BENCH_STRICT=${BENCH_STRICT:-}
 SYMD=${BENCH_SYMD:-$ROOT/symd}
 # a report's cost step by step, in-process (make bench builds it)
 CRASH_COSTS=${BENCH_CRASH_COSTS:-$ROOT/build/rel/crash-costs}
-BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash postgres"}
+BENCH_SECTIONS=${BENCH_SECTIONS:-"symtab dwarf swift crash postgres minidump"}
 BENCH_DWARF_FUNCTIONS=${BENCH_DWARF_FUNCTIONS:-6000}
 BENCH_DWARF_UNITS=${BENCH_DWARF_UNITS:-20}
 BENCH_DWARF_CXX_UNITS=${BENCH_DWARF_CXX_UNITS:-4}
@@ -80,6 +90,14 @@ BENCH_PG_CONNS=${BENCH_PG_CONNS:-8}
 BENCH_PG_ROUNDS=${BENCH_PG_ROUNDS:-2}
 BENCH_PG_PORT=${BENCH_PG_PORT:-55433}
 BENCH_PG_POOL=${BENCH_PG_POOL:-}
+BENCH_MD_DIR=${BENCH_MD_DIR:-}
+BENCH_MD_STACKWALK=${BENCH_MD_STACKWALK:-$ROOT/tests/oracle/node_modules/minidump/bin/linux-x64/minidump_stackwalk}
+BENCH_MD_SETS=${BENCH_MD_SETS:-"sym binary"}
+BENCH_MD_SECONDS=${BENCH_MD_SECONDS:-2}
+BENCH_MD_CONNS=${BENCH_MD_CONNS:-2}
+BENCH_MD_RUNS=${BENCH_MD_RUNS:-60}
+BENCH_MD_ROUNDS=${BENCH_MD_ROUNDS:-2}
+BENCH_MD_DUMPSYMS_RUNS=${BENCH_MD_DUMPSYMS_RUNS:-3}
 want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
 # wrk_rounds PREFIX BODIES SLICE [symbolizer args...]: for each connection
@@ -520,6 +538,53 @@ if want crash; then
     fi
 fi
 
+# ---- minidumps: symd against minidump_stackwalk; dump-syms ------------------------
+if want minidump; then
+    MDD=$BENCH_MD_DIR
+    if [ -z "$MDD" ]; then
+        for d in "$ROOT/../shared/minidumps" /work/shared/minidumps; do
+            [ -d "$d" ] && { MDD=$d; break; }
+        done
+    fi
+    if [ -z "$MDD" ] || [ ! -f "$MDD/MODULES.tsv" ]; then
+        # Not fatal: the other sections' summaries still come.
+        say "minidump: SKIPPED: no ../shared/minidumps (set BENCH_MD_DIR)"
+        printf '{"skipped": "no minidump folder (BENCH_MD_DIR)"}\n' >"$RES/md-skipped.json"
+    elif [ ! -x "$BENCH_MD_STACKWALK" ]; then
+        say "minidump: SKIPPED: no $BENCH_MD_STACKWALK (npm ci in tests/oracle)"
+        printf '{"skipped": "no minidump_stackwalk (npm ci in tests/oracle)"}\n' >"$RES/md-skipped.json"
+    else
+        MW=$WORK/minidump
+        mkdir -p "$MW"
+        say "minidump: $MDD against $BENCH_MD_STACKWALK"
+        $PY md-prepare --dir "$MDD" --stackwalk "$BENCH_MD_STACKWALK" --work "$MW" \
+            --out "$MW/prep.json"
+        cp "$MW/prep.json" "$RES/md-prepare.json"
+        for set in $BENCH_MD_SETS; do
+            start_server "md-$set"
+            say "minidump ($set): upload, then the crashed threads against minidump_stackwalk's"
+            $PY md-upload --url "$URL" --prep "$MW/prep.json" --set "$set" \
+                --out "$RES/md-upload-$set.json"
+            $PY md-check --url "$URL" --symd "$SYMD" --db "$DB" --prep "$MW/prep.json" \
+                --set "$set" --out "$RES/md-check-$set.json"
+            say "minidump ($set): wrk POST /v1/crashes?store=false, each run followed by minidump_stackwalk"
+            $PY md-server --url "$URL" --server-pid "$SERVER_PID" --prep "$MW/prep.json" \
+                --set "$set" --script "$BENCH/bodies.lua" --conns "$BENCH_MD_CONNS" \
+                --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_MD_SECONDS" \
+                --runs "$BENCH_MD_RUNS" --rounds "$BENCH_MD_ROUNDS" --work "$WORK" \
+                --out "$RES/md-server-$set.json"
+            stop_server
+            say "minidump ($set): one process per dump, symd crash against minidump_stackwalk"
+            $PY md-cli --symd "$SYMD" --db "$DB" --prep "$MW/prep.json" --set "$set" \
+                --runs "$BENCH_MD_RUNS" --rounds "$BENCH_MD_ROUNDS" --out "$RES/md-cli-$set.json"
+        done
+        say "minidump: symd dump-syms on real binaries with their dSYMs"
+        build_dwarf_program
+        $PY md-dump-syms --symd "$SYMD" --prep "$MW/prep.json" --program "$CACHE/dwarf/prog" \
+            --runs "$BENCH_MD_DUMPSYMS_RUNS" --work "$MW" --out "$RES/md-dump-syms.json"
+    fi
+fi
+
 # ---- PostgreSQL: one node against SQLite, two nodes against one -------------------
 # pg_wrk LABEL: BENCH_PG_ROUNDS wrk runs of the symtab bodies against the
 # current server; results $RES/pg-LABEL-R.json.
@@ -615,6 +680,9 @@ if want crash; then
 fi
 if want postgres; then
     $PY pg-summary --dir "$RES" --cores "$(nproc)" --out "$CACHE/last-summary-postgres.txt" || rc=1
+fi
+if want minidump; then
+    $PY md-summary --dir "$RES" --out "$CACHE/last-summary-minidump.txt" ${BENCH_STRICT:+--strict} || rc=1
 fi
 if want dwarf; then
     $PY dw-summary --dir "$RES" --out "$CACHE/last-summary-dwarf.txt" ${BENCH_STRICT:+--strict} || rc=1

@@ -170,6 +170,56 @@ def run_measured(cmd, stdin=None, stdout=None, merge_stderr=True, server_pid=Non
                     out, meter)
 
 
+class Repeated(NamedTuple):
+    """One command run as many processes under one Meter."""
+    runs: int          # processes run
+    par: int           # how many ran at once
+    seconds: float     # wall time of them all
+    cpu_s: float       # their user + sys CPU together (getrusage of the children)
+    failed: int        # processes that exited non-zero
+    meter: Meter
+
+    def per_s(self):
+        """Processes finished per second of wall time."""
+        return self.runs / self.seconds
+
+    def per_cpu_s(self):
+        """Processes finished per second of their own CPU."""
+        return self.runs / self.cpu_s if self.cpu_s else None
+
+
+def run_repeated(cmd, runs, par=1):
+    """Runs cmd `runs` times, each a fresh process (output discarded), `par`
+    of them at once (a thread each keeps one running), under one Meter: the
+    wall time of them all and their CPU from getrusage(RUSAGE_CHILDREN), so
+    nothing else of this process may wait for children meanwhile. A tool
+    that answers one input per process, as minidump_stackwalk does, is
+    measured the way it is used."""
+    lock = threading.Lock()
+    left = [runs]
+    failed = [0]
+
+    def worker():
+        while True:
+            with lock:
+                if left[0] == 0:
+                    return
+                left[0] -= 1
+            rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode
+            if rc != 0:
+                with lock:
+                    failed[0] += 1
+
+    with Meter() as meter:
+        threads = [threading.Thread(target=worker) for _ in range(max(1, par))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return Repeated(runs, max(1, par), meter.wall, meter.children_cpu_s, failed[0], meter)
+
+
 # ---- ours against the reference ------------------------------------------------------
 
 
