@@ -54,6 +54,7 @@ struct store_db {
     bool listening;
     int wake[2];
     int importing; /* the connection of an import under way */
+    struct stmt_cache *caches; /* one per pooled connection */
 };
 
 /* One pooled connection checked out, with the SQLSTATE of its last error. */
@@ -149,6 +150,107 @@ static void p_bytes(params *p, const void *b, size_t n)
     p_add(p, OID_BYTEA, b ? (const char *)b : "", (int)n, 1);
 }
 
+/* ---- prepared statements ----------------------------------------------------
+ * Each pooled connection keeps the statements it has run prepared, so a
+ * statement is parsed and planned once per connection, not on every call.
+ * A statement is known by its text and parameter types (texts built at run
+ * time, with a varying number of parameters, are distinct statements); a
+ * connection made again has none (the server forgot them). Past
+ * STMT_CACHE_MAX statements, the rest run unprepared. */
+#define STMT_CACHE_MAX 256
+
+typedef struct {
+    uint64_t hash;
+    char *sql;
+    int n;
+    Oid *types;
+    char name[16];
+} stmt_entry;
+
+struct stmt_cache {
+    stmt_entry *e;
+    size_t n;
+    unsigned next_id;
+};
+
+static uint64_t stmt_hash(const char *sql, const params *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const unsigned char *q = (const unsigned char *)sql; *q; q++)
+        h = (h ^ *q) * 0x100000001b3ull;
+    for (int i = 0; p && i < p->n; i++)
+        h = (h ^ p->type[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Forgets connection i's statements (it was made again). */
+static void stmt_cache_clear(store_db *s, int i)
+{
+    if (!s || !s->caches || i < 0 || i >= s->nconns)
+        return;
+    struct stmt_cache *sc = &s->caches[i];
+    for (size_t k = 0; k < sc->n; k++) {
+        free(sc->e[k].sql);
+        free(sc->e[k].types);
+    }
+    free(sc->e);
+    sc->e = NULL;
+    sc->n = 0;
+}
+
+/* The name of sql prepared on c (preparing it first), or NULL when it is
+ * to run unprepared (no cache for this connection, the cache is full, or
+ * the server refused to prepare it: running it says why). */
+static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
+{
+    store_db *s = c->db;
+    if (!s || !s->caches || c->i < 0 || c->i >= s->nconns)
+        return NULL;
+    struct stmt_cache *sc = &s->caches[c->i];
+    int n = p ? p->n : 0;
+    uint64_t h = stmt_hash(sql, p);
+    for (size_t k = 0; k < sc->n; k++) {
+        stmt_entry *e = &sc->e[k];
+        if (e->hash == h && e->n == n && !strcmp(e->sql, sql) &&
+            (!n || !memcmp(e->types, p->type, (size_t)n * sizeof(Oid))))
+            return e->name;
+    }
+    if (sc->n >= STMT_CACHE_MAX)
+        return NULL;
+    if (!sc->e && !(sc->e = calloc(STMT_CACHE_MAX, sizeof *sc->e)))
+        return NULL;
+    stmt_entry *e = &sc->e[sc->n];
+    e->sql = strdup(sql);
+    e->types = n ? malloc((size_t)n * sizeof(Oid)) : NULL;
+    if (!e->sql || (n && !e->types)) {
+        free(e->sql);
+        free(e->types);
+        return NULL;
+    }
+    if (n)
+        memcpy(e->types, p->type, (size_t)n * sizeof(Oid));
+    e->hash = h;
+    e->n = n;
+    snprintf(e->name, sizeof e->name, "symd_%u", sc->next_id++);
+    PGresult *res = PQprepare(c->c, e->name, sql, n, n ? e->types : NULL);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    if (!ok) {
+        free(e->sql);
+        free(e->types);
+        return NULL;
+    }
+    sc->n++;
+    return e->name;
+}
+
+/* Makes c's connection again; its prepared statements are gone with it. */
+static void conn_reset(pgc *c)
+{
+    stmt_cache_clear(c->db, c->i);
+    PQreset(c->c);
+}
+
 /* Runs one statement; its result (binary) when it succeeds, else NULL with
  * err set. */
 static PGresult *run(pgc *c, const char *sql, const params *p, const char *what, symd_err *err)
@@ -160,15 +262,24 @@ static PGresult *run(pgc *c, const char *sql, const params *p, const char *what,
     PGresult *res;
     ExecStatusType st;
     for (;;) {
-        res = PQexecParams(c->c, sql, p ? p->n : 0, p ? p->type : NULL, p ? p->v : NULL,
-                           p ? p->len : NULL, p ? p->fmt : NULL, 1);
+        /* inside a failed transaction nothing is prepared: running it
+         * unprepared reports the failure */
+        const char *name = PQtransactionStatus(c->c) == PQTRANS_INERROR
+                               ? NULL
+                               : stmt_prepared(c, sql, p);
+        if (name)
+            res = PQexecPrepared(c->c, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
+                                 p ? p->fmt : NULL, 1);
+        else
+            res = PQexecParams(c->c, sql, p ? p->n : 0, p ? p->type : NULL, p ? p->v : NULL,
+                               p ? p->len : NULL, p ? p->fmt : NULL, 1);
         st = PQresultStatus(res);
         if (!retry || st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK ||
             PQstatus(c->c) != CONNECTION_BAD)
             break;
         retry = false;
         c->fresh = true;
-        PQreset(c->c);
+        conn_reset(c);
         if (PQstatus(c->c) != CONNECTION_OK)
             break;
         PQclear(res);
@@ -349,8 +460,11 @@ static void pg_close(store_db *s)
         close(s->wake[0]);
         close(s->wake[1]);
     }
-    for (int i = 0; i < s->nconns; i++)
+    for (int i = 0; i < s->nconns; i++) {
+        stmt_cache_clear(s, i);
         PQfinish(s->conns[i]);
+    }
+    free(s->caches);
     free(s->conns);
     free(s->busy);
     free(s->uri);
@@ -392,9 +506,10 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
     s->uri = strdup(where);
     s->conns = calloc((size_t)pool, sizeof *s->conns);
     s->busy = calloc((size_t)pool, sizeof *s->busy);
+    s->caches = calloc((size_t)pool, sizeof *s->caches);
     s->on_change = on_change;
     s->ctx = ctx;
-    if (!s->uri || !s->conns || !s->busy) {
+    if (!s->uri || !s->conns || !s->busy || !s->caches) {
         pg_close(s);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
@@ -462,7 +577,7 @@ static symd_status conn_get(store_db *s, pgc *c, symd_err *err)
     struct pollfd pf = {PQsocket(c->c), POLLIN, 0};
     c->fresh = PQstatus(c->c) != CONNECTION_OK || pf.fd < 0 || poll(&pf, 1, 0) != 0;
     if (c->fresh)
-        PQreset(c->c);
+        conn_reset(c);
     if (PQstatus(c->c) != CONNECTION_OK) {
         const char *msg = PQerrorMessage(c->c);
         symd_fail(err, SYMD_E_UNAVAILABLE, "the database does not answer: %.*s",
