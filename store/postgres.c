@@ -55,6 +55,7 @@ struct store_db {
     int wake[2];
     int importing; /* the connection of an import under way */
     struct stmt_cache *caches; /* one per pooled connection */
+    size_t stmt_max;           /* statements each keeps prepared */
 };
 
 /* One pooled connection checked out, with the SQLSTATE of its last error. */
@@ -156,7 +157,9 @@ static void p_bytes(params *p, const void *b, size_t n)
  * A statement is known by its text and parameter types (texts built at run
  * time, with a varying number of parameters, are distinct statements); a
  * connection made again has none (the server forgot them). Past
- * STMT_CACHE_MAX statements, the rest run unprepared. */
+ * STMT_CACHE_MAX statements (or SYMD_PG_STATEMENTS, read at open: the
+ * tests make it small; 0 prepares none), the one used least recently is deallocated to make
+ * room (filters built at run time make many rare variants). */
 #define STMT_CACHE_MAX 256
 
 typedef struct {
@@ -165,12 +168,14 @@ typedef struct {
     int n;
     Oid *types;
     char name[16];
+    uint64_t used; /* the cache's clock when last used */
 } stmt_entry;
 
 struct stmt_cache {
     stmt_entry *e;
     size_t n;
     unsigned next_id;
+    uint64_t clock;
 };
 
 static uint64_t stmt_hash(const char *sql, const params *p)
@@ -204,7 +209,7 @@ static void stmt_cache_clear(store_db *s, int i)
 static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
 {
     store_db *s = c->db;
-    if (!s || !s->caches || c->i < 0 || c->i >= s->nconns)
+    if (!s || !s->caches || !s->stmt_max || c->i < 0 || c->i >= s->nconns)
         return NULL;
     struct stmt_cache *sc = &s->caches[c->i];
     int n = p ? p->n : 0;
@@ -212,13 +217,29 @@ static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
     for (size_t k = 0; k < sc->n; k++) {
         stmt_entry *e = &sc->e[k];
         if (e->hash == h && e->n == n && !strcmp(e->sql, sql) &&
-            (!n || !memcmp(e->types, p->type, (size_t)n * sizeof(Oid))))
+            (!n || !memcmp(e->types, p->type, (size_t)n * sizeof(Oid)))) {
+            e->used = ++sc->clock;
             return e->name;
+        }
     }
-    if (sc->n >= STMT_CACHE_MAX)
+    if (!sc->e && !(sc->e = calloc(s->stmt_max, sizeof *sc->e)))
         return NULL;
-    if (!sc->e && !(sc->e = calloc(STMT_CACHE_MAX, sizeof *sc->e)))
-        return NULL;
+    if (sc->n >= s->stmt_max) { /* room: the least recently used goes */
+        size_t old = 0;
+        for (size_t k = 1; k < sc->n; k++)
+            if (sc->e[k].used < sc->e[old].used)
+                old = k;
+        char cmd[40];
+        snprintf(cmd, sizeof cmd, "DEALLOCATE %s", sc->e[old].name);
+        PGresult *res = PQexec(c->c, cmd);
+        bool gone = PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+        if (!gone)
+            return NULL;
+        free(sc->e[old].sql);
+        free(sc->e[old].types);
+        sc->e[old] = sc->e[--sc->n];
+    }
     stmt_entry *e = &sc->e[sc->n];
     e->sql = strdup(sql);
     e->types = n ? malloc((size_t)n * sizeof(Oid)) : NULL;
@@ -231,6 +252,7 @@ static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
         memcpy(e->types, p->type, (size_t)n * sizeof(Oid));
     e->hash = h;
     e->n = n;
+    e->used = ++sc->clock;
     snprintf(e->name, sizeof e->name, "symd_%u", sc->next_id++);
     PGresult *res = PQprepare(c->c, e->name, sql, n, n ? e->types : NULL);
     bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
@@ -507,6 +529,10 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
     s->conns = calloc((size_t)pool, sizeof *s->conns);
     s->busy = calloc((size_t)pool, sizeof *s->busy);
     s->caches = calloc((size_t)pool, sizeof *s->caches);
+    const char *cap = getenv("SYMD_PG_STATEMENTS");
+    /* 0: none (a pooler in transaction mode, which cannot keep them) */
+    s->stmt_max = cap && *cap && atoi(cap) >= 0 && atoi(cap) <= 4096 ? (size_t)atoi(cap)
+                                                                       : STMT_CACHE_MAX;
     s->on_change = on_change;
     s->ctx = ctx;
     if (!s->uri || !s->conns || !s->busy || !s->caches) {

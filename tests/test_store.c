@@ -1253,3 +1253,48 @@ TEST(store_unwind_rows_follow_the_binary)
           "again: exists (%d)", res[0]);
     store_close(s);
 }
+
+/* Prepared statements past a connection's cap (SYMD_PG_STATEMENTS=3 here,
+ * 256 by default): the least recently used is deallocated and the answers
+ * stay right, every counter exact, with listings whose filters make
+ * statements of their own. */
+TEST(store_pg_prepared_statements_past_the_cap)
+{
+    if (!pg_server()) {
+        test_skip("SYMD_TEST_PG not set");
+        return;
+    }
+    const char *db = db_path("stmtcap");
+    store *s = NULL;
+    symd_err err = {0};
+    setenv("SYMD_PG_STATEMENTS", "3", 1);
+    CHECK(store_open(db, 1, 1 << 20, &s, &err) == SYMD_OK, "open: %s", err.msg);
+    unsetenv("SYMD_PG_STATEMENTS");
+    if (!s)
+        return;
+    writer_arg w = {.s = s, .node = 1, .n = 40};
+    pg_writer(&w);
+    CHECK(w.st == SYMD_OK, "writer: %s", w.msg);
+    check_counters(db, (size_t)-1);
+    static const char *const vers[] = {"1.0", "2.0", NULL};
+    for (int round = 0; round < 3; round++)
+        for (int v = 0; v < 3; v++) {
+            store_crash_filter f = {.app_version = (char *)vers[v],
+                                    .signature = round == 1 ? "a" : NULL};
+            store_crash out[64];
+            size_t n;
+            bool more;
+            CHECK(store_list_crashes(s, &f, 0, 64, out, &n, &more, &err) == SYMD_OK,
+                  "list: %s", err.msg);
+            char sql[200];
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM crashes WHERE %s%s%s%s",
+                     vers[v] ? "app_version = '" : "true", vers[v] ? vers[v] : "",
+                     vers[v] ? "'" : "", round == 1 ? " AND signature = 'a'" : "");
+            long long want = query_int(db, sql);
+            CHECK((long long)n == want, "round %d version %s: %zu crashes, %lld stored", round,
+                  vers[v] ? vers[v] : "any", n, want);
+            for (size_t i = 0; i < n; i++)
+                store_crash_free(&out[i]);
+        }
+    store_close(s);
+}
