@@ -477,14 +477,23 @@ static void append(char *buf, size_t *len, size_t cap, const char *s, size_t n)
     *len += n;
 }
 
-/* The first line of a message (blanks and blank lines before it skipped),
+/* The first line of a message (blanks, blank lines and a "dyldN mode" line
+ * before it skipped),
  * at most GROUPING_MESSAGE_LINE_MAX bytes: *n bytes at the return. */
 static const char *message_line(const char *m, size_t *n)
 {
     m = or_empty(m);
-    while (*m == ' ' || *m == '\t' || *m == '\n' || *m == '\r')
-        m++;
-    size_t k = strcspn(m, "\r\n");
+    size_t k;
+    for (;;) {
+        while (*m == ' ' || *m == '\t' || *m == '\n' || *m == '\r')
+            m++;
+        k = strcspn(m, "\r\n");
+        /* macOS writes the dyld in use first: "dyld3 mode" says nothing of the crash */
+        if (!(k == 10 && strncmp(m, "dyld", 4) == 0 && m[4] >= '0' && m[4] <= '9' &&
+              strncmp(m + 5, " mode", 5) == 0))
+            break;
+        m += k;
+    }
     if (k > GROUPING_MESSAGE_LINE_MAX) {
         k = GROUPING_MESSAGE_LINE_MAX;
         while (k > 0 && ((unsigned char)m[k] & 0xc0) == 0x80)

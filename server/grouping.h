@@ -25,7 +25,8 @@
  * rules of `function:*Name*` against 64 frames of 100-byte names take about
  * 10^7). */
 #define GROUPING_MATCH_STEPS 100000000ull
-/* Frames of the crashed thread the function and image matchers read. */
+/* Frames of each thread the signature reads (its exception backtraces and
+ * the crashed thread) that the function and image matchers read. */
 #define GROUPING_FRAMES 64
 /* Bytes of a fingerprint value after its variables are filled in, and of
  * the signature a rule makes (PostgreSQL indexes keys of about 2,700). */
@@ -56,9 +57,9 @@ size_t grouping_count(const grouping_rules *g);
 const char *grouping_digest(const grouping_rules *g);
 
 /* The report as the matchers read it. Strings may be NULL (matched as "").
- * functions: the function names of the crashed thread's app frames (within
- * its first GROUPING_FRAMES frames) and of its top frame; images: the
- * images of those frames. */
+ * functions: the function names of the app frames and the top frame of
+ * the threads the signature reads (exception backtraces, then the crashed
+ * thread; GROUPING_FRAMES of each); images: the images of their frames. */
 typedef struct {
     const char *kind;    /* "crash", "hang", ... */
     const char *type;    /* the exception type as signatures write it */

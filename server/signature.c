@@ -854,14 +854,27 @@ symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
     *rule = NULL;
     if (!grouping_count(g))
         return SYMD_OK;
-    /* the crashed thread's app frames and its top frame, within GROUPING_FRAMES */
-    char *owned[GROUPING_FRAMES];
-    const char *funcs[GROUPING_FRAMES], *imgs[GROUPING_FRAMES];
+    /* the app frames and the top frame of the threads the signature reads
+     * (exception backtraces, the crashed thread), GROUPING_FRAMES of each */
+    enum { MAX_FACTS = MAX_BLAMED * GROUPING_FRAMES };
+    char **owned = malloc(MAX_FACTS * sizeof *owned);
+    const char **funcs = malloc(MAX_FACTS * sizeof *funcs);
+    const char **imgs = malloc(MAX_FACTS * sizeof *imgs);
+    if (!owned || !funcs || !imgs) {
+        free(owned);
+        free(funcs);
+        free(imgs);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
     size_t nf = 0, ni = 0, no = 0;
     const char *top_function = NULL, *top_image = NULL;
     int demangles = SIG_DEMANGLES;
-    if (r->nthreads) {
-        size_t t = signature_thread(r);
+    size_t blamed[MAX_BLAMED], nb = 0;
+    if (r->nthreads)
+        blamed_threads(r, blamed, &nb);
+    size_t crashed = r->nthreads ? signature_thread(r) : 0;
+    for (size_t i = 0; i < nb; i++) {
+        size_t t = blamed[i];
         const crash_thread *th = &r->threads[t];
         for (size_t f = 0; f < th->nframes && f < GROUPING_FRAMES; f++) {
             const crash_frame *cf = &th->frames[f];
@@ -869,7 +882,7 @@ symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
             const char *img = frame_image_name(r, cf, sf);
             if (img)
                 imgs[ni++] = img;
-            if (f == 0)
+            if (f == 0 && t == crashed)
                 top_image = img;
             bool app = app_frame(r, s, cf, sf);
             if (f > 0 && !app)
@@ -882,9 +895,9 @@ symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
             if (app && !top_function)
                 top_function = n;
         }
-        if (!top_function && nf)
-            top_function = funcs[0];
     }
+    if (!top_function && nf)
+        top_function = funcs[0];
     char exc[128] = "";
     sig_exception(r, exc, sizeof exc);
     const char *message = r->app_specific && *r->app_specific ? r->app_specific
@@ -906,6 +919,9 @@ symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
     symd_status rc = grouping_apply(g, &facts, *sig, &made, &text, err);
     for (size_t i = 0; i < no; i++)
         free(owned[i]);
+    free(owned);
+    free(funcs);
+    free(imgs);
     if (rc != SYMD_OK || !made)
         return rc;
     char *copy = strdup(text);

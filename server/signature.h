@@ -67,8 +67,9 @@ char *sig_make(const crash_report *r, const crash_symbolication *s, const size_t
  * matches): when one does, *sig (sig_make's, malloc'ed) is replaced by the
  * signature it makes and *rule is its text (malloc'ed); otherwise both stay
  * as they are (*rule NULL). The function and image matchers read the
- * crashed thread's (sig_make's thread) app frames and its top frame within
- * GROUPING_FRAMES; the message is the report's Application Specific
+ * threads sig_make reads (exception backtraces, the crashed thread): their
+ * app frames and top frames within GROUPING_FRAMES each; {{ image }} is the
+ * crashed thread's top frame's; the message is the report's Application Specific
  * Information, else its termination reason, else its panic string.
  * SYMD_E_NOMEM only. */
 symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
