@@ -217,8 +217,8 @@ grouping_watch *grouping_watch_start(const char *path, grouping_rules *loaded, s
     }
     w->synced = true;
     if (changed) {
-        fprintf(stderr, "symd: the grouping rules differ from those the database's crashes were filed "
-                        "under: any stored crash is refiled in the background\n");
+        fprintf(stderr, "symd: the grouping rules differ from those the database's crashes "
+                        "were filed under: any stored crash is refiled in the background\n");
         regroup_wake(rg);
     }
     if (path) {
