@@ -116,6 +116,12 @@ enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
     g.admission_refused = srv->admit.refused_total;
     pthread_mutex_unlock(&srv->admit.mu);
     g.rss_bytes = rss_bytes();
+    grouping_watch_status gs;
+    grouping_watch_get(srv->grouping, &gs);
+    g.grouping_configured = gs.configured;
+    g.grouping_error = gs.error[0] != 0;
+    g.grouping_rules = gs.rules;
+    g.grouping_failed_reloads = gs.failed_reloads;
     dynbuf out;
     dynbuf_init(&out, 4u << 20);
     if (!metrics_render(srv->m, &g, &out)) {

@@ -863,6 +863,13 @@ TEST(e2e_grouping_rules_merge_split_and_reload)
     snprintf(want, sizeof want, "%s:2: no fingerprint after '->'", rules);
     CHECK(!strcmp(herr, want) && nrules == 2, "healthz after a broken file: '%s', %lld rules",
           herr, nrules);
+    http_resp m;
+    CHECK(http_do(sp.port, "GET", "/metrics", NULL, NULL, 0, &m) && m.status == 200 &&
+              strstr(m.body, "\nsymd_grouping_rules 2\n") &&
+              strstr(m.body, "\nsymd_grouping_rules_reload_failures_total 1\n") &&
+              strstr(m.body, "\nsymd_grouping_rules_reload_error 1\n"),
+          "/metrics after a broken file");
+    http_resp_free(&m);
     j = http_json(sp.port, "POST", "/v1/crashes", NULL, abort_report, alen, &status, NULL);
     CHECK(status == 201 && !strcmp(sget(j, "signature"), "Crasher aborts"),
           "the old rules stay: %d %s", status, sget(j, "signature"));
