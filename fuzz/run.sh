@@ -102,6 +102,10 @@ for t in "$@"; do
       cp -n fuzz/seeds/breakpad/* "$corpus"/
       cp -n fuzz/regress/breakpad-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_breakpad.txt -max_len=262144) ;;
+    fuzz_grouping_rules)
+      cp -n fuzz/seeds/grouping/* "$corpus"/
+      cp -n fuzz/regress/grouping-* "$corpus"/ 2>/dev/null || true
+      extra=(-dict=fuzz/dict_grouping.txt -max_len=8192) ;;
     fuzz_devsupport)
       cp -n fixtures/bin/*.dylib fixtures/bin/bigapp-fat fixtures/bin/obj32-fat.o "$corpus"/ 2>/dev/null || true
       cp -n fuzz/seeds/devsupport/* "$corpus"/

@@ -100,6 +100,7 @@ void crash_symbolication_free(crash_symbolication *s)
     free(s->image_debug_info);
     free(s->image_unwind);
     free(s->signature);
+    free(s->grouping_rule);
     memset(s, 0, sizeof *s);
 }
 
@@ -650,8 +651,14 @@ symd_status crash_symbolicate(struct store *st, const crash_report *r, bool full
     }
     note_unwind(st, r, ii, out);
     out->signature = sig_make(r, out, first);
-    if (!out->signature)
+    if (!out->signature) {
         rc = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    } else {
+        /* the grouping rules in force (--grouping-rules) may merge or split */
+        grouping_rules *g = grouping_acquire();
+        rc = sig_apply_rules(r, out, first, g, &out->signature, &out->grouping_rule, err);
+        grouping_release(g);
+    }
 done:
     free(ii);
     free(first);
@@ -1276,6 +1283,7 @@ store_crash crash_store_record(const crash_report *r, const crash_symbolication 
     sc.incident_id = r->incident_id;
     sc.exception_type = r->exception_type;
     sc.signature = sym->signature;
+    sc.grouping_rule = sym->grouping_rule;
     sc.original = (uint8_t *)(original ? original : (const uint8_t *)"");
     sc.original_len = original ? len : 0;
     return sc;

@@ -64,6 +64,8 @@ typedef struct {
      * walked). Static strings. */
     const char **image_unwind;
     char *signature;        /* the group key (see crash_symbolicate) */
+    char *grouping_rule;    /* the grouping rule that made signature (its text), NULL
+                               when the default rule did */
     /* private: strings and arrays the above point into */
     void *arena;
 } crash_symbolication;

@@ -34,6 +34,7 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 #include "acceptor.h"
+#include "grouping_file.h"
 #include "mdwalk.h"
 #include "http_int.h"
 #include "regroup.h"
@@ -1459,9 +1460,16 @@ int server_run(const server_config *cfg)
     symd_err err = {0};
     /* a connection for each thread that runs handlers (libmicrohttpd's
      * and the work pool's), one for retention and one for refiling */
+    /* A broken rules file refuses the start, with the line that broke it. */
+    grouping_rules *rules = NULL;
+    if (cfg->grouping_rules && grouping_load_file(cfg->grouping_rules, &rules, &err) != SYMD_OK) {
+        fprintf(stderr, "symd: grouping rules: %s\n", err.msg);
+        return 1;
+    }
     int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + work_threads() + 2;
     if (store_open(cfg->db, pool, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
+        grouping_free(rules);
         return 1;
     }
     mdwalk_install(srv.st); /* minidumps walk with the stored unwind rows */
@@ -1471,6 +1479,7 @@ int server_run(const server_config *cfg)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -1480,6 +1489,7 @@ int server_run(const server_config *cfg)
                                      cfg->prune_every, &err);
     if (!ret && (cfg->keep_days || cfg->max_crashes)) {
         fprintf(stderr, "symd: %s\n", err.msg);
+        grouping_free(rules);
         mdwalk_install(NULL);
         store_close(srv.st);
         return 1;
@@ -1489,6 +1499,18 @@ int server_run(const server_config *cfg)
     srv.regroup = regroup_start(srv.st, &err);
     if (!srv.regroup) {
         fprintf(stderr, "symd: %s\n", err.msg);
+        grouping_free(rules);
+        retention_stop(ret);
+        mdwalk_install(NULL);
+        store_close(srv.st);
+        return 1;
+    }
+    /* The rules in force, noted in the database: crashes filed under other
+     * rules are refiled by the worker; the file is watched for changes. */
+    srv.grouping = grouping_watch_start(cfg->grouping_rules, rules, srv.st, srv.regroup, &err);
+    if (!srv.grouping) {
+        fprintf(stderr, "symd: grouping rules: %s\n", err.msg);
+        regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
         store_close(srv.st);
@@ -1512,6 +1534,7 @@ int server_run(const server_config *cfg)
     srv.acc = acceptor_listen((struct sockaddr *)&ss, sslen, &acfg, &port);
     if (!srv.acc) {
         fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
+        grouping_watch_stop(srv.grouping);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1551,6 +1574,7 @@ int server_run(const server_config *cfg)
         if (d)
             MHD_stop_daemon(d);
         acceptor_free(srv.acc);
+        grouping_watch_stop(srv.grouping);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1570,7 +1594,8 @@ int server_run(const server_config *cfg)
     fflush(stdout);
 
     int sig = 0;
-    sigwait(&set, &sig);
+    while (sigwait(&set, &sig) == 0 && sig == SIGHUP)
+        grouping_watch_reload(srv.grouping, "SIGHUP");
     /* Graceful stop: no new connections, requests under way finish (their
      * answers say Connection: close), then the daemon stops; a second
      * signal or --shutdown-grace seconds cut the wait short. */
@@ -1608,6 +1633,7 @@ int server_run(const server_config *cfg)
         pthread_mutex_unlock(&srv.conns_mu);
         pthread_join(reaper_thread, NULL);
     }
+    grouping_watch_stop(srv.grouping);
     regroup_stop(srv.regroup);
     retention_stop(ret);
     mdwalk_install(NULL);

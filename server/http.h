@@ -38,6 +38,7 @@ typedef struct {
     uint64_t keep_days;       /* crashes older than this many days are pruned; 0: kept */
     uint64_t max_crashes;     /* crashes beyond the newest this many are pruned; 0: kept */
     unsigned prune_every;     /* seconds between retention passes */
+    const char *grouping_rules; /* the grouping rules file; NULL: none (grouping.h) */
 } server_config;
 
 typedef struct {
@@ -48,7 +49,7 @@ typedef struct {
 /* The routes the server answers, in a fixed order. */
 const http_route_info *http_routes(size_t *n);
 
-/* Serves until SIGINT or SIGTERM, then stops taking connections, lets the
+/* Serves until SIGINT or SIGTERM (SIGHUP reads the grouping rules again), then stops taking connections, lets the
  * requests under way finish (at most shutdown_grace seconds) and returns. Prints
  * "symd: listening on http://HOST:PORT" once ready. Returns a process exit
  * code. */

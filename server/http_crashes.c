@@ -650,6 +650,7 @@ static json_t *crash_summary(const store_crash *sc)
     json_object_set_new(o, "incident_id", json_str_or_null(sc->incident_id));
     json_object_set_new(o, "exception_type", json_str_or_null(sc->exception_type));
     json_object_set_new(o, "signature", json_str_or_null(sc->signature));
+    json_object_set_new(o, "grouping_rule", json_str_or_null(sc->grouping_rule));
     json_t *need = json_null();
     if (sc->has_app && !sc->app_stored) {
         char u[37];
@@ -754,10 +755,14 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     }
     count_crash_frames(srv, &r, &sym);
     const char *kind = crash_kind_name(r.kind);
+    bool same_rule = (!sc.grouping_rule && !sym.grouping_rule) ||
+                     (sc.grouping_rule && sym.grouping_rule &&
+                      strcmp(sc.grouping_rule, sym.grouping_rule) == 0);
     if (!sc.signature || strcmp(sc.signature, sym.signature) != 0 || !sc.kind ||
-        strcmp(sc.kind, kind) != 0 || sc.bug_type != r.bug_type) {
+        strcmp(sc.kind, kind) != 0 || sc.bug_type != r.bug_type || !same_rule) {
         symd_err e2 = {0}; /* the answer stands even if the refiling fails */
-        store_update_crash(srv->st, (int64_t)id, sym.signature, kind, r.bug_type, &e2);
+        store_update_crash(srv->st, (int64_t)id, sym.signature, kind, r.bug_type,
+                           sym.grouping_rule, &e2);
     }
     if (full && full_names_of(srv, &r, &sym, &shown, &err) != SYMD_OK) {
         ret = reply_status(c, &err, "internal_error");
@@ -982,7 +987,21 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
         return reply_error(c, 404, "not_found", "no group of kind '%.32s' with that signature",
                            kind);
     json_t *doc = group_json(&g[0]);
+    /* the grouping rule that filed its newest crash (null: the default
+     * rule), which a change of rules refiles with the rest */
+    store_crash ex;
+    symd_status es = store_get_crash(srv->st, g[0].example_id, false, &ex, &err);
     store_crash_group_free(&g[0]);
+    if (es == SYMD_OK) {
+        json_object_set_new(doc, "grouping_rule", json_str_or_null(ex.grouping_rule));
+        store_crash_free(&ex);
+    } else if (es == SYMD_E_NOT_FOUND) { /* deleted since: the next read has another */
+        symd_err_clear(&err);
+        json_object_set_new(doc, "grouping_rule", json_null());
+    } else {
+        json_decref(doc);
+        return reply_status(c, &err, "internal_error");
+    }
     static const char *const keys[] = {"app_versions", "os_versions", "hardware_models"};
     json_t *tr = trend_json(srv, kind, sig, from, ndays, &err);
     bool ok = tr != NULL;

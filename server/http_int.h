@@ -86,6 +86,7 @@ typedef struct {
     bool reaper_stop;          /* under conns_mu */
     struct acceptor *acc;      /* admission: slots by address (acceptor.c) */
     struct regroup *regroup;   /* refiles crashes in the background (regroup.c) */
+    struct grouping_watch *grouping; /* the grouping rules file (grouping_file.c) */
 } server;
 
 typedef enum {

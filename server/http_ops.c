@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grouping_file.h"
 #include "assets.h"
 #include "http_int.h"
 
@@ -62,8 +63,21 @@ enum MHD_Result handle_health(server *srv, struct MHD_Connection *c)
     if (!store_ping(srv->st))
         return reply_error(c, 503, "store_unavailable", "the %s database does not answer",
                            backend);
-    return reply_json(c, 200, json_pack("{s:s, s:s, s:s}", "status", "ok", "database", backend,
-                                        "database_status", "up"));
+    json_t *doc = json_pack("{s:s, s:s, s:s}", "status", "ok", "database", backend,
+                            "database_status", "up");
+    /* the grouping rules in force, and why the last reload kept them */
+    grouping_watch_status gs;
+    grouping_watch_get(srv->grouping, &gs);
+    json_object_set_new(
+        doc, "grouping_rules",
+        gs.configured
+            ? json_pack("{s:s, s:I, s:s, s:I, s:I, s:I, s:o}", "file", gs.path, "rules",
+                        (json_int_t)gs.rules, "digest", gs.digest, "loaded_at",
+                        (json_int_t)gs.loaded_at, "reloads", (json_int_t)gs.reloads,
+                        "failed_reloads", (json_int_t)gs.failed_reloads, "error",
+                        gs.error[0] ? json_string(gs.error) : json_null())
+            : json_null());
+    return reply_json(c, 200, doc);
 }
 
 /* VmRSS from /proc/self/statm; 0 when unknown. */
@@ -102,6 +116,12 @@ enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
     g.admission_refused = srv->admit.refused_total;
     pthread_mutex_unlock(&srv->admit.mu);
     g.rss_bytes = rss_bytes();
+    grouping_watch_status gs;
+    grouping_watch_get(srv->grouping, &gs);
+    g.grouping_configured = gs.configured;
+    g.grouping_error = gs.error[0] != 0;
+    g.grouping_rules = gs.rules;
+    g.grouping_failed_reloads = gs.failed_reloads;
     dynbuf out;
     dynbuf_init(&out, 4u << 20);
     if (!metrics_render(srv->m, &g, &out)) {

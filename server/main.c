@@ -43,6 +43,7 @@ static void usage(FILE *f)
           "         [--upload-token T] [--report-token T] [--read-token T]\n"
           "         [--upload-token-file F] [--report-token-file F] [--read-token-file F]\n"
           "         [--keep-days N] [--max-crashes N] [--prune-every S]\n"
+          "         [--grouping-rules FILE]\n"
           "         [--max-upload BYTES] [--max-json BYTES] [--threads N]\n"
           "         [--access-log FILE|-|off] [--max-connections N] [--max-per-ip N]\n"
           "         [--idle-timeout S] [--header-timeout S] [--request-timeout S]\n"
@@ -274,6 +275,9 @@ static int cmd_serve(int argc, char **argv)
     cfg.max_upload = DEFAULT_MAX_UPLOAD;
     cfg.max_json = DEFAULT_MAX_JSON;
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
+    cfg.grouping_rules = getenv("SYMD_GROUPING_RULES");
+    if (cfg.grouping_rules && !*cfg.grouping_rules)
+        cfg.grouping_rules = NULL;
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     uint64_t mem_factor, mem_mb, admit_s;
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
@@ -323,6 +327,7 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--keep-days") == 0) bad = parse_range_opt(a, v, R_KEEP_DAYS, &keep_days);
         else if (strcmp(a, "--max-crashes") == 0) bad = parse_range_opt(a, v, R_MAX_CRASHES, &max_crashes);
         else if (strcmp(a, "--prune-every") == 0) bad = parse_range_opt(a, v, R_PRUNE_EVERY, &prune_every);
+        else if (strcmp(a, "--grouping-rules") == 0 && v) cfg.grouping_rules = *v ? v : NULL;
         else if (strcmp(a, "--cache-mb") == 0) bad = parse_range_opt(a, v, R_CACHE_MB, &cache_mb);
         else if (strcmp(a, "--max-upload") == 0) bad = parse_size_opt(a, v, &cfg.max_upload);
         else if (strcmp(a, "--max-json") == 0) bad = parse_size_opt(a, v, &cfg.max_json);

@@ -279,6 +279,17 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
     put(&w, "symd_index_cache_hits_total %llu\n", (unsigned long long)g->cache_hits);
     head(&w, "symd_index_cache_misses_total", "counter", "Index lookups that loaded from SQLite.");
     put(&w, "symd_index_cache_misses_total %llu\n", (unsigned long long)g->cache_misses);
+    if (g->grouping_configured) {
+        head(&w, "symd_grouping_rules", "gauge", "Grouping rules in force (--grouping-rules).");
+        put(&w, "symd_grouping_rules %llu\n", (unsigned long long)g->grouping_rules);
+        head(&w, "symd_grouping_rules_reload_failures_total", "counter",
+             "Reloads of the grouping rules refused (a broken file: the rules in force stay).");
+        put(&w, "symd_grouping_rules_reload_failures_total %llu\n",
+            (unsigned long long)g->grouping_failed_reloads);
+        head(&w, "symd_grouping_rules_reload_error", "gauge",
+             "1 while the last reload of the grouping rules was refused (see /healthz).");
+        put(&w, "symd_grouping_rules_reload_error %d\n", g->grouping_error ? 1 : 0);
+    }
     if (g->rss_bytes) {
         head(&w, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
         put(&w, "process_resident_memory_bytes %llu\n", (unsigned long long)g->rss_bytes);

@@ -60,6 +60,10 @@ typedef struct {
     uint64_t inflight_bytes, inflight_max; /* the --max-inflight-mb budget */
     uint64_t admission_waiting, admission_admitted, admission_refused;
     uint64_t rss_bytes; /* 0: unknown */
+    /* --grouping-rules: the rules in force, reloads refused, and whether
+     * the last reload was (left out without a rules file) */
+    bool grouping_configured, grouping_error;
+    uint64_t grouping_rules, grouping_failed_reloads;
 } metrics_gauges;
 
 /* Appends the whole exposition to out; false when out's limit is hit. */

@@ -42,8 +42,13 @@ symd_status regroup_crash(store *st, int64_t id, bool *moved, symd_err *err)
             const char *kind = crash_kind_name(rep.kind);
             *moved = !sc.signature || strcmp(sc.signature, sym.signature) != 0 || !sc.kind ||
                      strcmp(sc.kind, kind) != 0;
-            if (*moved || sc.bug_type != rep.bug_type)
-                r = store_update_crash(st, id, sym.signature, kind, rep.bug_type, err);
+            /* the rule that files it may change while its group does not */
+            bool same_rule = (!sc.grouping_rule && !sym.grouping_rule) ||
+                             (sc.grouping_rule && sym.grouping_rule &&
+                              strcmp(sc.grouping_rule, sym.grouping_rule) == 0);
+            if (*moved || sc.bug_type != rep.bug_type || !same_rule)
+                r = store_update_crash(st, id, sym.signature, kind, rep.bug_type,
+                                       sym.grouping_rule, err);
             crash_symbolication_free(&sym);
         }
         crash_report_free(&rep);
@@ -214,7 +219,14 @@ size_t regroup_list_image(store *st, const char *name, const uint8_t uuid[16])
 /* Contract in regroup.h. */
 void regroup_image(regroup *g, const char *name, const uint8_t uuid[16])
 {
-    if (!g || !regroup_list_image(g->st, name, uuid))
+    if (g && regroup_list_image(g->st, name, uuid))
+        regroup_wake(g);
+}
+
+/* Contract in regroup.h. */
+void regroup_wake(regroup *g)
+{
+    if (!g)
         return;
     pthread_mutex_lock(&g->mu);
     g->woken = true;

@@ -45,6 +45,9 @@ size_t regroup_list_image(store *st, const char *name, const uint8_t uuid[16]);
  * nothing at all). */
 void regroup_image(regroup *g, const char *name, const uint8_t uuid[16]);
 
+/* Wakes the worker to look at the list now (g NULL: no-op). */
+void regroup_wake(regroup *g);
+
 /* Files stored crash id under what it reads as now (parsed, symbolicated
  * with the names symd shows); *moved when its signature or kind changed.
  * A crash that is gone is SYMD_OK, not moved. Errors: the store's, the

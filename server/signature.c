@@ -830,3 +830,107 @@ char *sig_make(const crash_report *r, const crash_symbolication *s, const size_t
         return crash_signature(r, s, first);
     }
 }
+
+/* ---- grouping rules ---- */
+
+/* The image name of a frame: as symbolicated, else the frame line's, else
+ * its report image's; NULL when none. */
+static const char *frame_image_name(const crash_report *r, const crash_frame *cf,
+                                    const crash_symframe *sf)
+{
+    if (sf->image && *sf->image)
+        return sf->image;
+    if (cf->image_name && *cf->image_name)
+        return cf->image_name;
+    long i = frame_image(r, cf, sf);
+    return i >= 0 ? r->images[i].name : NULL;
+}
+
+/* Contract in signature.h. */
+symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
+                            const size_t *first, const grouping_rules *g, char **sig,
+                            char **rule, symd_err *err)
+{
+    *rule = NULL;
+    if (!grouping_count(g))
+        return SYMD_OK;
+    /* the app frames and the top frame of the threads the signature reads
+     * (exception backtraces, the crashed thread), GROUPING_FRAMES of each */
+    enum { MAX_FACTS = MAX_BLAMED * GROUPING_FRAMES };
+    char **owned = malloc(MAX_FACTS * sizeof *owned);
+    const char **funcs = malloc(MAX_FACTS * sizeof *funcs);
+    const char **imgs = malloc(MAX_FACTS * sizeof *imgs);
+    if (!owned || !funcs || !imgs) {
+        free(owned);
+        free(funcs);
+        free(imgs);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    size_t nf = 0, ni = 0, no = 0;
+    const char *top_function = NULL, *top_image = NULL;
+    int demangles = SIG_DEMANGLES;
+    size_t blamed[MAX_BLAMED], nb = 0;
+    if (r->nthreads)
+        blamed_threads(r, blamed, &nb);
+    size_t crashed = r->nthreads ? signature_thread(r) : 0;
+    for (size_t i = 0; i < nb; i++) {
+        size_t t = blamed[i];
+        const crash_thread *th = &r->threads[t];
+        for (size_t f = 0; f < th->nframes && f < GROUPING_FRAMES; f++) {
+            const crash_frame *cf = &th->frames[f];
+            const crash_symframe *sf = &s->frames[first[t] + f];
+            const char *img = frame_image_name(r, cf, sf);
+            if (img)
+                imgs[ni++] = img;
+            if (f == 0 && t == crashed)
+                top_image = img;
+            bool app = app_frame(r, s, cf, sf);
+            if (f > 0 && !app)
+                continue;
+            char *n = frame_function(r, cf, sf, &demangles);
+            if (!n)
+                continue;
+            owned[no++] = n;
+            funcs[nf++] = n;
+            if (app && !top_function)
+                top_function = n;
+        }
+    }
+    if (!top_function && nf)
+        top_function = funcs[0];
+    char exc[128] = "";
+    sig_exception(r, exc, sizeof exc);
+    const char *message = r->app_specific && *r->app_specific ? r->app_specific
+                          : r->termination && *r->termination ? r->termination
+                                                              : r->panic_string;
+    grouping_facts facts = {
+        .kind = crash_kind_name(r->kind),
+        .type = exc,
+        .message = message,
+        .functions = funcs,
+        .nfunctions = nf,
+        .images = imgs,
+        .nimages = ni,
+        .top_function = top_function,
+        .top_image = top_image,
+    };
+    char *made = NULL;
+    const char *text = NULL;
+    symd_status rc = grouping_apply(g, &facts, *sig, &made, &text, err);
+    for (size_t i = 0; i < no; i++)
+        free(owned[i]);
+    free(owned);
+    free(funcs);
+    free(imgs);
+    if (rc != SYMD_OK || !made)
+        return rc;
+    char *copy = strdup(text);
+    if (!copy) {
+        free(made);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    free(*sig);
+    *sig = made;
+    *rule = copy;
+    return SYMD_OK;
+}

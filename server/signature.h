@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "crashsym.h"
+#include "grouping.h"
 
 /* Bytes of a function name in a signature at most (cut at a UTF-8
  * character's start): PostgreSQL indexes keys of up to about 2,700 bytes,
@@ -61,5 +62,18 @@ bool sig_exception(const crash_report *r, char *buf, size_t cap);
  * first[t] is the index in s->frames of thread t's first frame. Malloc'ed;
  * NULL when out of memory. */
 char *sig_make(const crash_report *r, const crash_symbolication *s, const size_t *first);
+
+/* The grouping rules g applied to r (grouping.h: the first rule that
+ * matches): when one does, *sig (sig_make's, malloc'ed) is replaced by the
+ * signature it makes and *rule is its text (malloc'ed); otherwise both stay
+ * as they are (*rule NULL). The function and image matchers read the
+ * threads sig_make reads (exception backtraces, the crashed thread): their
+ * app frames and top frames within GROUPING_FRAMES each; {{ image }} is the
+ * crashed thread's top frame's; the message is the report's Application Specific
+ * Information, else its termination reason, else its panic string.
+ * SYMD_E_NOMEM only. */
+symd_status sig_apply_rules(const crash_report *r, const crash_symbolication *s,
+                            const size_t *first, const grouping_rules *g, char **sig,
+                            char **rule, symd_err *err);
 
 #endif

@@ -96,10 +96,11 @@ typedef struct {
 /* The tables of a schema-STORE_SCHEMA_VERSION store, each with its columns
  * in the order export and import give them (every backend has these tables
  * and columns under these names; key orders the rows). */
+#define STORE_MAX_COLS 19 /* columns of the widest table copied (crashes) */
 typedef struct {
     const char *name;
     int ncols;
-    const char *cols[18];
+    const char *cols[STORE_MAX_COLS];
     const char *key;
 } store_table_def;
 #define STORE_NTABLES 12
@@ -181,7 +182,11 @@ typedef struct store_backend {
     symd_status (*get_crash)(store_db *db, int64_t id, bool with_bytes, store_crash *c,
                              int *codec, size_t *raw_len, symd_err *err);
     symd_status (*update_crash)(store_db *db, int64_t id, const char *signature,
-                                const char *kind, int bug_type, symd_err *err);
+                                const char *kind, int bug_type, const char *rule,
+                                symd_err *err);
+    /* store_grouping_rules_changed */
+    symd_status (*grouping_digest)(store_db *db, const char *digest, bool *changed,
+                                   symd_err *err);
     symd_status (*delete_crash)(store_db *db, int64_t id, bool *deleted, symd_err *err);
     symd_status (*prune_crashes)(store_db *db, int64_t before_ms, int64_t max_crashes,
                                  size_t batch, size_t *deleted, symd_err *err);

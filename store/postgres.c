@@ -1612,12 +1612,13 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     p_i64(&p, (int64_t)a->raw_len);
     p_bytes(&p, cr->original, cr->original_len);
     p_i32(&p, cr->part);
+    p_text_or_null(&p, cr->grouping_rule);
     PGresult *res = run(c,
                         "WITH c AS (INSERT INTO crashes(created_at, kind, bug_type, format, "
                         "process, bundle_id, app_version, os_version, hardware_model, "
                         "incident_id, exception_type, signature, app_uuid, app_arch, app_name, "
-                        "part) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, "
-                        "$14, $15, $19) RETURNING id) INSERT INTO crash_originals(id, codec, "
+                        "part, grouping_rule) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                        "$11, $12, $13, $14, $15, $19, $20) RETURNING id) INSERT INTO crash_originals(id, codec, "
                         "original_len, original) SELECT id, $16, $17, $18 FROM c RETURNING id",
                         &p, "storing crash", err);
     if (!res)
@@ -1717,6 +1718,7 @@ typedef struct {
     char *own[6];
     int bug_type;
     char *refs;
+    char *rule; /* the grouping rule that filed it, NULL: the default */
 } crash_row;
 
 static void crash_row_free(crash_row *w)
@@ -1724,6 +1726,7 @@ static void crash_row_free(crash_row *w)
     for (int i = 0; i < 6; i++)
         free(w->own[i]);
     free(w->refs);
+    free(w->rule);
     memset(w, 0, sizeof *w);
 }
 
@@ -1737,8 +1740,8 @@ static symd_status read_crash_row(pgc *c, int64_t id, crash_row *w, bool *found,
     p_i64(&p, id);
     PGresult *res = run(c,
                         "SELECT kind, signature, created_at, app_version, os_version, "
-                        "hardware_model, process, bug_type, refs FROM crashes WHERE id = $1 "
-                        "FOR UPDATE",
+                        "hardware_model, process, bug_type, refs, grouping_rule FROM crashes "
+                        "WHERE id = $1 FOR UPDATE",
                         &p, "reading crash", err);
     if (!res)
         return err->kind;
@@ -1760,6 +1763,7 @@ static symd_status read_crash_row(pgc *c, int64_t id, crash_row *w, bool *found,
     w->k.id = id;
     w->bug_type = (int)rd_i64(&x, 7);
     w->refs = rd_dup(&x, 8);
+    w->rule = rd_dup(&x, 9);
     PQclear(res);
     if (x.bad) {
         crash_row_free(w);
@@ -1987,6 +1991,7 @@ typedef struct {
     int64_t id;
     const char *signature, *kind;
     int bug_type;
+    const char *rule;
 } update_args;
 
 static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
@@ -1998,7 +2003,8 @@ static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
     if (r != SYMD_OK || !found)
         return r;
     bool moves = strcmp(w.k.kind, a->kind) != 0 || strcmp(w.k.signature, a->signature) != 0;
-    if (moves || w.bug_type != a->bug_type) {
+    bool same_rule = (!w.rule && !a->rule) || (w.rule && a->rule && strcmp(w.rule, a->rule) == 0);
+    if (moves || w.bug_type != a->bug_type || !same_rule) {
         params p = {0};
         p_i64(&p, a->id);
         p_text(&p, a->signature);
@@ -2007,7 +2013,10 @@ static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
             p_i32(&p, a->bug_type);
         else
             p_add(&p, OID_INT4, NULL, 0, 0);
-        if (!exec0(c, "UPDATE crashes SET signature = $2, kind = $3, bug_type = $4 WHERE id = $1",
+        p_text_or_null(&p, a->rule);
+        if (!exec0(c,
+                   "UPDATE crashes SET signature = $2, kind = $3, bug_type = $4, "
+                   "grouping_rule = $5 WHERE id = $1",
                    &p, "refiling crash", err))
             r = err->kind;
         if (r == SYMD_OK && moves) {
@@ -2023,9 +2032,10 @@ static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
 }
 
 static symd_status pg_update_crash(store_db *s, int64_t id, const char *signature,
-                                   const char *kind, int bug_type, symd_err *err)
+                                   const char *kind, int bug_type, const char *rule,
+                                   symd_err *err)
 {
-    update_args a = {id, signature, kind, bug_type};
+    update_args a = {id, signature, kind, bug_type, rule};
     return in_tx(s, update_crash_tx, &a, "refiling crash", err);
 }
 
@@ -2034,8 +2044,8 @@ static symd_status pg_update_crash(store_db *s, int64_t id, const char *signatur
     "c.os_version, c.hardware_model, c.incident_id, c.exception_type, c.signature, "       \
     "c.bug_type, c.app_uuid, c.app_arch, c.app_name, c.app_uuid IS NOT NULL AND EXISTS "    \
     "(SELECT 1 FROM images i WHERE i.uuid = c.app_uuid AND (c.app_arch = '' OR i.arch = " \
-    "c.app_arch))"
-#define CRASH_NCOLS 17
+    "c.app_arch)), c.grouping_rule"
+#define CRASH_NCOLS 18
 
 /* Fills c from a CRASH_COLS row (original left NULL); false on a bad value. */
 static bool row_to_crash(PGresult *res, int row, store_crash *c)
@@ -2059,6 +2069,7 @@ static bool row_to_crash(PGresult *res, int row, store_crash *c)
         rd_text(&x, 15, c->app_name, sizeof c->app_name);
         c->app_stored = rd_i64(&x, 16) != 0;
     }
+    c->grouping_rule = rd_dup(&x, 17);
     return !x.bad;
 }
 
@@ -2529,6 +2540,47 @@ static symd_status pg_regroup_queue(store_db *s, const char *lo, const char *hi,
     return r;
 }
 
+typedef struct {
+    const char *digest;
+    bool changed;
+} digest_args;
+
+/* Notes the rules' digest and, when it changed, lists every crash (one
+ * transaction: the row lock makes two servers starting at once list them
+ * once). */
+static symd_status grouping_digest_tx(pgc *c, void *arg, symd_err *err)
+{
+    digest_args *a = arg;
+    a->changed = false;
+    params p = {0};
+    p_text(&p, a->digest);
+    PGresult *res = run(c,
+                        "UPDATE grouping_state SET rules_digest = $1 WHERE id = 1 AND "
+                        "rules_digest <> $1",
+                        &p, "noting the grouping rules' digest", err);
+    if (!res)
+        return err->kind;
+    a->changed = strtoull(PQcmdTuples(res), NULL, 10) > 0;
+    PQclear(res);
+    params none = {0};
+    if (a->changed && !exec0(c,
+                             "INSERT INTO crash_regroup(id) SELECT id FROM crashes ON CONFLICT "
+                             "DO NOTHING",
+                             &none, "listing crashes to file under the new grouping rules", err))
+        return err->kind;
+    return SYMD_OK;
+}
+
+/* Contract: store_grouping_rules_changed. */
+static symd_status pg_grouping_digest(store_db *s, const char *digest, bool *changed,
+                                      symd_err *err)
+{
+    digest_args a = {digest, false};
+    symd_status r = in_tx(s, grouping_digest_tx, &a, "noting the grouping rules' digest", err);
+    *changed = r == SYMD_OK && a.changed;
+    return r;
+}
+
 /* Streams the rows (single-row mode: a table of blobs never sits in memory
  * whole). */
 static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx, symd_err *err)
@@ -2550,7 +2602,7 @@ static symd_status pg_export_rows(store_db *s, int t, store_row_fn fn, void *ctx
     while (r == SYMD_OK && (res = PQgetResult(c.c))) {
         ExecStatusType st = PQresultStatus(res);
         if (st == PGRES_SINGLE_TUPLE) {
-            store_value v[18];
+            store_value v[STORE_MAX_COLS];
             rd x = {res, 0, false};
             for (int i = 0; i < ncols; i++) {
                 memset(&v[i], 0, sizeof v[i]);
@@ -2684,5 +2736,6 @@ const store_backend store_backend_postgres = {
     .regroup_next = pg_regroup_next,
     .regroup_done = pg_regroup_done,
     .regroup_queue = pg_regroup_queue,
+    .grouping_digest = pg_grouping_digest,
     .image_ref_names = pg_image_ref_names,
 };

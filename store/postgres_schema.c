@@ -81,6 +81,12 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
      * store/sqlite_schema.c) */
     "CREATE TABLE crash_regroup(id bigint PRIMARY KEY);"
     "INSERT INTO crash_regroup SELECT id FROM crashes;",
+    /* 8: the grouping rule that filed a crash, the digest of the rules in
+     * force (see store/sqlite_schema.c) */
+    "ALTER TABLE crashes ADD COLUMN grouping_rule " T ";"
+    "CREATE TABLE grouping_state(id integer PRIMARY KEY CHECK (id = 1),"
+    "  rules_digest " T " NOT NULL);"
+    "INSERT INTO grouping_state VALUES (1, '');",
 };
 #undef T
 

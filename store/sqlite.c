@@ -884,8 +884,8 @@ static symd_status sq_delete_symbol_set(store_db *s, int64_t id, bool *found,
     "c.os_version, c.hardware_model, c.incident_id, c.exception_type, c.signature, "    \
     "c.bug_type, c.app_uuid, c.app_arch, c.app_name, c.app_uuid IS NOT NULL AND EXISTS " \
     "(SELECT 1 FROM images i WHERE i.uuid = c.app_uuid AND (c.app_arch = '' OR i.arch = " \
-    "c.app_arch))"
-#define CRASH_NCOLS 17 /* the columns of CRASH_COLS */
+    "c.app_arch)), c.grouping_rule"
+#define CRASH_NCOLS 18 /* the columns of CRASH_COLS */
 
 /* A dimension's counter: ?1 kind, ?2 signature, ?3 dim, ?4 value. */
 static const char *const sql_of[NQ] = {
@@ -899,12 +899,12 @@ static const char *const sql_of[NQ] = {
     [Q_CRASH_INSERT] =
         "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
         "app_version, os_version, hardware_model, incident_id, exception_type, signature, "
-        "app_uuid, app_arch, app_name, part) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-        "?11, ?12, ?13, ?14, ?15, ?16)",
+        "app_uuid, app_arch, app_name, part, grouping_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
     [Q_ORIGINAL_INSERT] = "INSERT INTO crash_originals(id, codec, original_len, original) "
                           "VALUES (?1, ?2, ?3, ?4)",
     [Q_CRASH_ROW] = "SELECT kind, signature, created_at, app_version, os_version, "
-                    "hardware_model, process, bug_type, refs FROM crashes WHERE id = ?1",
+                    "hardware_model, process, bug_type, refs, grouping_rule FROM crashes WHERE id = ?1",
     [Q_CRASH_DELETE] = "DELETE FROM crashes WHERE id = ?1",
     [Q_ORIGINAL_DELETE] = "DELETE FROM crash_originals WHERE id = ?1",
     /* transaction control, prepared once like the rest */
@@ -916,7 +916,8 @@ static const char *const sql_of[NQ] = {
     [Q_SAVEPOINT] = "SAVEPOINT crash",
     [Q_RELEASE] = "RELEASE crash",
     [Q_ROLLBACK_TO] = "ROLLBACK TO crash",
-    [Q_CRASH_REFILE] = "UPDATE crashes SET signature = ?2, kind = ?3, bug_type = ?4 WHERE id = ?1",
+    [Q_CRASH_REFILE] = "UPDATE crashes SET signature = ?2, kind = ?3, bug_type = ?4, "
+                       "grouping_rule = ?5 WHERE id = ?1",
     /* a crash joins its group: the newest one gives the example, version and process */
     [Q_GROUP_IN] =
         "INSERT INTO crash_groups(kind, signature, count, first_seen, last_seen, example_id, "
@@ -1244,6 +1245,7 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
         sqlite3_bind_text(st, 15, app->name ? app->name : "", -1, SQLITE_STATIC);
     }
     sqlite3_bind_int(st, 16, c->part);
+    bind_text_or_null(st, 17, c->grouping_rule);
     if (!run(st))
         return db_fail(err, db, "storing crash");
     *id = sqlite3_last_insert_rowid(db);
@@ -1412,6 +1414,7 @@ typedef struct {
     char *own[6];
     int bug_type;
     char *refs; /* ",3,17,": the crash_image_refs it counts in */
+    char *rule; /* the grouping rule that filed it, NULL: the default */
 } crash_row;
 
 static void crash_row_free(crash_row *w)
@@ -1419,6 +1422,7 @@ static void crash_row_free(crash_row *w)
     for (int i = 0; i < 6; i++)
         free(w->own[i]);
     free(w->refs);
+    free(w->rule);
 }
 
 static symd_status read_crash_row(store_db *s, int ci, int64_t id, crash_row *w, bool *found,
@@ -1444,6 +1448,7 @@ static symd_status read_crash_row(store_db *s, int ci, int64_t id, crash_row *w,
         w->k.id = id;
         w->bug_type = sqlite3_column_type(st, 7) == SQLITE_NULL ? 0 : sqlite3_column_int(st, 7);
         w->refs = col_dup(st, 8);
+        w->rule = col_dup(st, 9);
     }
     stmt_done(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -1589,7 +1594,8 @@ out:
 }
 
 static symd_status sq_update_crash(store_db *s, int64_t id, const char *signature,
-                                   const char *kind, int bug_type, symd_err *err)
+                                   const char *kind, int bug_type, const char *rule,
+                                   symd_err *err)
 {
     int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
@@ -1603,7 +1609,8 @@ static symd_status sq_update_crash(store_db *s, int64_t id, const char *signatur
     if ((r = read_crash_row(s, ci, id, &w, &found, err)) != SYMD_OK || !found)
         goto commit;
     bool moves = strcmp(w.k.kind, kind) != 0 || strcmp(w.k.signature, signature) != 0;
-    if (!moves && w.bug_type == bug_type)
+    bool same_rule = (!w.rule && !rule) || (w.rule && rule && strcmp(w.rule, rule) == 0);
+    if (!moves && w.bug_type == bug_type && same_rule)
         goto commit;
     sqlite3_stmt *st = stmt(s, ci, Q_CRASH_REFILE, err);
     if (!st) {
@@ -1614,6 +1621,7 @@ static symd_status sq_update_crash(store_db *s, int64_t id, const char *signatur
     sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, kind, -1, SQLITE_STATIC);
     bind_bug_type(st, 4, bug_type);
+    bind_text_or_null(st, 5, rule);
     if (!run(st)) {
         r = db_fail(err, db, "refiling crash");
         goto commit;
@@ -1656,6 +1664,7 @@ static void row_to_crash(sqlite3_stmt *st, store_crash *c)
         copy_text(c->app_name, sizeof c->app_name, sqlite3_column_text(st, 15));
         c->app_stored = sqlite3_column_int(st, 16) != 0;
     }
+    c->grouping_rule = col_dup(st, 17);
 }
 
 static symd_status sq_get_crash(store_db *s, int64_t id, bool with_bytes, store_crash *c,
@@ -2223,6 +2232,46 @@ static symd_status sq_regroup_done(store_db *s, const int64_t *ids, size_t n, sy
              : SYMD_OK;
 }
 
+/* Contract: store_grouping_rules_changed. */
+static symd_status sq_grouping_digest(store_db *s, const char *digest, bool *changed,
+                                      symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    *changed = false;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the grouping rules' digest");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db, "UPDATE grouping_state SET rules_digest = ?1 WHERE id = 1 AND "
+                               "rules_digest <> ?1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "noting the grouping rules' digest");
+    } else {
+        sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            r = db_fail(err, db, "noting the grouping rules' digest");
+        else
+            *changed = sqlite3_changes(db) > 0;
+        sqlite3_finalize(st);
+    }
+    if (r == SYMD_OK && *changed &&
+        sqlite3_exec(db, "INSERT OR IGNORE INTO crash_regroup(id) SELECT id FROM crashes", NULL,
+                     NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "listing crashes to file under the new grouping rules");
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the grouping rules' digest");
+    if (r != SYMD_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        *changed = false;
+    }
+out:
+    writer_put(s, ci);
+    return r;
+}
+
 static symd_status sq_image_ref_names(store_db *s, const uint8_t uuid[16], char (*names)[256],
                                       size_t max, size_t *n, symd_err *err)
 {
@@ -2277,7 +2326,7 @@ static symd_status sq_export_rows(store_db *s, int t, store_row_fn fn, void *ctx
     }
     int rc;
     while (r == SYMD_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        store_value v[18];
+        store_value v[STORE_MAX_COLS];
         for (int i = 0; i < ncols; i++) {
             memset(&v[i], 0, sizeof v[i]);
             switch (sqlite3_column_type(st, i)) {
@@ -2426,5 +2475,6 @@ const store_backend store_backend_sqlite = {
     .regroup_next = sq_regroup_next,
     .regroup_done = sq_regroup_done,
     .regroup_queue = sq_regroup_queue,
+    .grouping_digest = sq_grouping_digest,
     .image_ref_names = sq_image_ref_names,
 };

@@ -160,6 +160,14 @@ static const char *const migrations[] = {
      * off as it goes; uploads add those an image now names. */
     "CREATE TABLE crash_regroup(id INTEGER PRIMARY KEY);"
     "INSERT INTO crash_regroup SELECT id FROM crashes;",
+    /* 8: grouping rules (--grouping-rules, server/grouping.c): the text of
+     * the rule that filed a crash (NULL: the default rule), and the digest
+     * of the rules the database's crashes are filed under ('': none), so
+     * that a server started or reloaded with other rules refiles them. */
+    "ALTER TABLE crashes ADD COLUMN grouping_rule TEXT;"
+    "CREATE TABLE grouping_state(id INTEGER PRIMARY KEY CHECK (id = 1),"
+    "  rules_digest TEXT NOT NULL);"
+    "INSERT INTO grouping_state VALUES (1, '');",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -640,9 +640,16 @@ symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *
 }
 
 symd_status store_update_crash(store *s, int64_t id, const char *signature, const char *kind,
-                               int bug_type, symd_err *err)
+                               int bug_type, const char *rule, symd_err *err)
 {
-    return s->be->update_crash(s->db, id, signature, kind, bug_type, err);
+    return s->be->update_crash(s->db, id, signature, kind, bug_type, rule, err);
+}
+
+symd_status store_grouping_rules_changed(store *s, const char *digest, bool *changed,
+                                         symd_err *err)
+{
+    *changed = false;
+    return s->be->grouping_digest(s->db, digest ? digest : "", changed, err);
 }
 
 symd_status store_regroup_next(store *s, int64_t *ids, size_t max, size_t *n, symd_err *err)
@@ -803,6 +810,7 @@ void store_crash_free(store_crash *c)
     free(c->incident_id);
     free(c->exception_type);
     free(c->signature);
+    free(c->grouping_rule);
     free(c->kind);
     free(c->original);
     memset(c, 0, sizeof *c);

@@ -19,9 +19,10 @@
  * older ones in place (3: crashes gained kind and bug_type; 4: originals
  * compressed, the stored result dropped, group, day, dimension and
  * needed-image counters; 5: a crash's part of its original; 6: system
- * symbol sets; 7: crashes to file again under a new grouping rule).
+ * symbol sets; 7: crashes to file again under a new grouping rule; 8: the
+ * grouping rule that filed each crash, the digest of the rules in force).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 typedef struct store store;
 
@@ -310,6 +311,8 @@ typedef struct {
     int64_t id, created_at;
     char *format, *kind, *process, *bundle_id, *app_version, *os_version, *hardware_model,
         *incident_id, *exception_type, *signature;
+    char *grouping_rule; /* the text of the grouping rule that made its signature (the
+                            rules file's, server/grouping.h); NULL: the default rule */
     int bug_type;
     int part;          /* which report of the original (a MetricKit / App Store Connect
                           diagnostic: crash_parse_part), 0 for every other format */
@@ -344,10 +347,18 @@ symd_status store_put_crash(store *s, const store_crash *c, const store_crash_im
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
                             symd_err *err);
 /* Files a crash under what it reads as now (a report read again after an
- * upload, or by a parser that learned more): its counters move from the old
- * group to the new one in the same transaction. */
+ * upload, or by a parser that learned more, or under other grouping rules;
+ * rule: the grouping rule's text, NULL for the default one): its counters
+ * move from the old group to the new one in the same transaction. */
 symd_status store_update_crash(store *s, int64_t id, const char *signature, const char *kind,
-                               int bug_type, symd_err *err);
+                               int bug_type, const char *rule, symd_err *err);
+/* The grouping rules in force are those of digest (grouping_digest: "" for
+ * none): when the database last saw others, it notes these and lists every
+ * stored crash to file again (store_regroup_next), in one transaction, and
+ * *changed says so. Several servers sharing a database and starting with
+ * the same rules list the crashes once. */
+symd_status store_grouping_rules_changed(store *s, const char *digest, bool *changed,
+                                         symd_err *err);
 /* Crashes to file again (server/regroup.c): a list the store keeps of
  * crashes whose signature may have changed since they were filed, filled
  * with every stored crash by the migration that brings in a new grouping

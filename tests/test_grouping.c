@@ -3,11 +3,15 @@
  * the signatures of real reports; an incident's reports in one group; the
  * refiling of stored crashes, after an upgrade (counts kept, on both
  * backends) and after an upload names a place. */
+#include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../parser/crash.h"
 #include "../server/crashsym.h"
@@ -543,18 +547,22 @@ static void store_old_groups(const char *dbarg, size_t *n)
 }
 
 /* The store as the release before schema 7 left it: no list of crashes to
- * refile, schema 6. */
+ * refile, no grouping rules (schema 8), schema 6. */
 static bool back_to_schema_6(const char *db, const char *dbarg)
 {
     if (test_pg()) {
         char out[64];
         return pg_sql(dbarg, "DROP TABLE crash_regroup", out, sizeof out) &&
+               pg_sql(dbarg, "DROP TABLE grouping_state", out, sizeof out) &&
+               pg_sql(dbarg, "ALTER TABLE crashes DROP COLUMN grouping_rule", out, sizeof out) &&
                pg_sql(dbarg, "UPDATE symd_schema SET version = 6", out, sizeof out);
     }
     sqlite3 *h = NULL;
     bool ok = sqlite3_open(db, &h) == SQLITE_OK &&
-              sqlite3_exec(h, "DROP TABLE crash_regroup; PRAGMA user_version = 6", NULL, NULL,
-                           NULL) == SQLITE_OK;
+              sqlite3_exec(h,
+                           "DROP TABLE crash_regroup; DROP TABLE grouping_state; ALTER TABLE "
+                           "crashes DROP COLUMN grouping_rule; PRAGMA user_version = 6",
+                           NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_close(h);
     return ok;
 }
@@ -662,5 +670,284 @@ TEST(e2e_grouping_uploads_under_any_name_refile_places)
               group_count(sp.port, "crash", TWIN_PLACE, NULL) == 0,
           "the twin after symd upload: %lld under its name",
           group_count(sp.port, "crash", TWIN_SIG, NULL));
+    CHECK(server_stop(&sp), "the server did not stop cleanly");
+}
+
+/* ---- grouping rules (--grouping-rules) ---- */
+
+/* Writes text to path in place (the inode kept); false on an error. */
+static bool write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    bool ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+/* The grouping rule the group page shows for (kind, sig): its text, ""
+ * for the default rule, "?" when the group does not answer. */
+static char *group_rule(int port, const char *kind, const char *sig)
+{
+    char *k = url_escape_arg(kind), *s = url_escape_arg(sig), path[2048];
+    snprintf(path, sizeof path, "/v1/crashes/group?kind=%s&signature=%s", k, s);
+    free(k);
+    free(s);
+    int status;
+    json_t *j = http_json(port, "GET", path, NULL, NULL, 0, &status, NULL);
+    json_t *r = json_object_get(j, "grouping_rule");
+    char *out = strdup(status != 200 || !r ? "?" : json_is_null(r) ? "" : json_string_value(r));
+    json_decref(j);
+    return out;
+}
+
+/* /healthz's grouping_rules: its error ("" when none) into err, its rule
+ * count and reloads. */
+static void rules_health(int port, char *err, size_t cap, long long *rules, long long *reloads)
+{
+    int status;
+    json_t *j = http_json(port, "GET", "/healthz", NULL, NULL, 0, &status, NULL);
+    json_t *g = json_object_get(j, "grouping_rules");
+    const char *e = json_string_value(json_object_get(g, "error"));
+    snprintf(err, cap, "%s", e ? e : "");
+    *rules = json_integer_value(json_object_get(g, "rules"));
+    *reloads = json_integer_value(json_object_get(g, "reloads"));
+    json_decref(j);
+}
+
+/* How many groups of kind crash have a signature starting with prefix, and
+ * their crashes. */
+static size_t groups_with_prefix(int port, const char *prefix, long long *crashes)
+{
+    int status;
+    json_t *j = http_json(port, "GET", "/v1/crashes/groups?limit=1000", NULL, NULL, 0, &status,
+                          NULL);
+    json_t *g = json_object_get(j, "groups");
+    size_t n = 0;
+    *crashes = 0;
+    for (size_t i = 0; i < json_array_size(g); i++) {
+        json_t *e = json_array_get(g, i);
+        if (!strncmp(sget(e, "signature"), prefix, strlen(prefix))) {
+            n++;
+            *crashes += json_integer_value(json_object_get(e, "count"));
+        }
+    }
+    json_decref(j);
+    return n;
+}
+
+#define ABORT_SIG "-[Crasher doAbort] | EXC_CRASH (SIGABRT)"
+#define THROW_SIG "-[Crasher throwException] | EXC_CRASH (SIGABRT)"
+#define BADPTR_SIG "-[Crasher dereferenceBadPointer] | EXC_BAD_ACCESS (SIGSEGV)"
+#define MAIN_SIG "main | EXC_CRASH (SIGABRT)"
+#define MERGE_RULE "function:\"-[Crasher *]\" type:\"EXC_CRASH (SIGABRT)\" -> Crasher aborts"
+#define SPLIT_RULE "function:main type:\"EXC_CRASH (SIGABRT)\" -> {{ default }}, {{ message }}"
+
+/* Real reports under rules that merge two groups (the KSCrash example's
+ * abort and uncaught exception) and split one (two apps' aborts in main,
+ * by their message); stored crashes refiled when the rules change (at
+ * start, on a change of the file, on SIGHUP) with every count kept; a
+ * broken file refused at start and kept out on reload with its line.
+ * SQLite and PostgreSQL. */
+TEST(e2e_grouping_rules_merge_split_and_reload)
+{
+    const char *rc = real_crashes_dir(), *rr = real_reports_dir();
+    if (!rc || !rr) {
+        test_skip("../shared is absent: no real reports to group");
+        return;
+    }
+    char db[600], rules[600], reports[5][1200];
+    snprintf(db, sizeof db, "%s/grouping-rules.db", test_tmpdir());
+    snprintf(rules, sizeof rules, "%s/grouping-rules.txt", test_tmpdir());
+    snprintf(reports[0], sizeof reports[0], "%s/kscrash-Abort.crash", rc);
+    snprintf(reports[1], sizeof reports[1], "%s/kscrash-NSException.crash", rc);
+    snprintf(reports[2], sizeof reports[2], "%s/ios14-symbolicated-bugtype109.ips", rc);
+    snprintf(reports[3], sizeof reports[3],
+             "%s/facebook+idb+FBControlCoreTests_Fixtures_app_custom_set.crash", rr);
+    snprintf(reports[4], sizeof reports[4], "%s/kscrash-BadPointer.crash", rc);
+    server_proc sp;
+    if (!server_start(&sp, db, NULL)) {
+        CHECK(false, "server did not start");
+        return;
+    }
+    int status;
+    for (int i = 0; i < 5; i++) {
+        size_t len;
+        uint8_t *b = read_file(reports[i], &len);
+        json_t *j = b ? http_json(sp.port, "POST", "/v1/crashes", NULL, b, len, &status, NULL)
+                      : NULL;
+        CHECK(j && status == 201, "%s: %d", reports[i], status);
+        json_decref(j);
+        free(b);
+    }
+    CHECK(group_count(sp.port, "crash", ABORT_SIG, NULL) == 1 &&
+              group_count(sp.port, "crash", THROW_SIG, NULL) == 1 &&
+              group_count(sp.port, "crash", MAIN_SIG, NULL) == 2 &&
+              group_count(sp.port, "crash", BADPTR_SIG, NULL) == 1,
+          "the default groups");
+    char *r = group_rule(sp.port, "crash", MAIN_SIG);
+    CHECK(!strcmp(r, ""), "the default rule shows as none: '%s'", r);
+    free(r);
+    CHECK(server_stop(&sp), "the server did not stop cleanly");
+
+    /* a start with rules refiles what was stored */
+    CHECK(write_text(rules, "# the Crasher's aborts are one bug\n" MERGE_RULE "\n"
+                            "# main's aborts: one group per message\n" SPLIT_RULE "\n"),
+          "writing %s", rules);
+    const char *const with_rules[] = {"--grouping-rules", rules, NULL};
+    if (!server_start(&sp, db, with_rules)) {
+        CHECK(false, "server did not start with the rules");
+        return;
+    }
+    CHECK(wait_group(sp.port, "crash", "Crasher aborts", 2) &&
+              wait_group(sp.port, "crash", ABORT_SIG, 0) &&
+              wait_group(sp.port, "crash", THROW_SIG, 0) &&
+              wait_group(sp.port, "crash", MAIN_SIG, 0),
+          "merged %lld, left %lld + %lld, main %lld",
+          group_count(sp.port, "crash", "Crasher aborts", NULL),
+          group_count(sp.port, "crash", ABORT_SIG, NULL),
+          group_count(sp.port, "crash", THROW_SIG, NULL),
+          group_count(sp.port, "crash", MAIN_SIG, NULL));
+    long long split_crashes;
+    size_t split = groups_with_prefix(sp.port, MAIN_SIG " | ", &split_crashes);
+    CHECK(split == 2 && split_crashes == 2, "main split into %zu groups of %lld crashes", split,
+          split_crashes);
+    CHECK(group_count(sp.port, "crash", MAIN_SIG " | stack buffer overflow", NULL) == 1,
+          "kaki's group by its message (past 'dyld3 mode')");
+    CHECK(group_count(sp.port, "crash", BADPTR_SIG, NULL) == 1, "no rule: the default group");
+    check_counters(sp.port, "after the rules' refile");
+    r = group_rule(sp.port, "crash", "Crasher aborts");
+    CHECK(!strcmp(r, MERGE_RULE), "the merged group's rule: '%s'", r);
+    free(r);
+    r = group_rule(sp.port, "crash", MAIN_SIG " | stack buffer overflow");
+    CHECK(!strcmp(r, SPLIT_RULE), "a split group's rule: '%s'", r);
+    free(r);
+    r = group_rule(sp.port, "crash", BADPTR_SIG);
+    CHECK(!strcmp(r, ""), "no rule: '%s'", r);
+    free(r);
+    char herr[400];
+    long long nrules, reloads;
+    rules_health(sp.port, herr, sizeof herr, &nrules, &reloads);
+    CHECK(nrules == 2 && !herr[0], "healthz: %lld rules, error '%s'", nrules, herr);
+
+    /* a new report goes where the rules say */
+    size_t alen;
+    uint8_t *abort_report = read_file(reports[0], &alen);
+    json_t *j = http_json(sp.port, "POST", "/v1/crashes", NULL, abort_report, alen, &status,
+                          NULL);
+    CHECK(status == 201 && !strcmp(sget(j, "signature"), "Crasher aborts"), "posted: %d %s",
+          status, sget(j, "signature"));
+    json_int_t id = json_integer_value(json_object_get(j, "id"));
+    json_decref(j);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/crashes?limit=1");
+    j = http_json(sp.port, "GET", path, NULL, NULL, 0, &status, NULL);
+    json_t *first = json_array_get(json_object_get(j, "crashes"), 0);
+    CHECK(json_integer_value(json_object_get(first, "id")) == id &&
+              !strcmp(sget(first, "grouping_rule"), MERGE_RULE),
+          "the listing's grouping_rule: %s", sget(first, "grouping_rule"));
+    json_decref(j);
+
+    /* a broken file is not taken: the rules in force stay, its line is said */
+    struct stat before;
+    CHECK(write_text(rules, MERGE_RULE "\nfunction:main ->\n") && stat(rules, &before) == 0,
+          "writing the broken rules");
+    for (int i = 0; i < 100; i++) {
+        rules_health(sp.port, herr, sizeof herr, &nrules, &reloads);
+        if (herr[0])
+            break;
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    char want[700];
+    snprintf(want, sizeof want, "%s:2: no fingerprint after '->'", rules);
+    CHECK(!strcmp(herr, want) && nrules == 2, "healthz after a broken file: '%s', %lld rules",
+          herr, nrules);
+    http_resp m;
+    CHECK(http_do(sp.port, "GET", "/metrics", NULL, NULL, 0, &m) && m.status == 200 &&
+              strstr(m.body, "\nsymd_grouping_rules 2\n") &&
+              strstr(m.body, "\nsymd_grouping_rules_reload_failures_total 1\n") &&
+              strstr(m.body, "\nsymd_grouping_rules_reload_error 1\n"),
+          "/metrics after a broken file");
+    http_resp_free(&m);
+    j = http_json(sp.port, "POST", "/v1/crashes", NULL, abort_report, alen, &status, NULL);
+    CHECK(status == 201 && !strcmp(sget(j, "signature"), "Crasher aborts"),
+          "the old rules stay: %d %s", status, sget(j, "signature"));
+    json_decref(j);
+    CHECK(group_count(sp.port, "crash", "Crasher aborts", NULL) == 4, "4 in the merged group");
+
+    /* SIGHUP reads the file again: written in place, its size and time as
+     * before, so only the signal can tell (the merge goes, the split stays) */
+    long long reloads_before = reloads;
+    char text[512];
+    snprintf(text, sizeof text, SPLIT_RULE "\n");
+    size_t tl = strlen(text);
+    while (tl < (size_t)before.st_size - 1)
+        text[tl++] = '#';
+    text[tl++] = '\n';
+    text[tl] = 0;
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    CHECK(tl == (size_t)before.st_size && write_text(rules, text) &&
+              utimensat(AT_FDCWD, rules, times, 0) == 0,
+          "the same size (%zu, %lld) and time", tl, (long long)before.st_size);
+    struct timespec settle = {1, 500 * 1000000L}; /* the watcher looks and sees nothing new */
+    nanosleep(&settle, NULL);
+    rules_health(sp.port, herr, sizeof herr, &nrules, &reloads);
+    CHECK(reloads == reloads_before && nrules == 2, "the watcher saw no change: %lld reloads",
+          reloads);
+    kill(sp.pid, SIGHUP);
+    /* the Crasher's crashes have main below them too: the split rule takes
+     * them now, the uncaught exception's by its message, the abort (no
+     * message) under its default signature */
+    CHECK(wait_group(sp.port, "crash", "Crasher aborts", 0) &&
+              wait_group(sp.port, "crash", ABORT_SIG, 3),
+          "after SIGHUP: merged %lld, abort %lld",
+          group_count(sp.port, "crash", "Crasher aborts", NULL),
+          group_count(sp.port, "crash", ABORT_SIG, NULL));
+    split = groups_with_prefix(sp.port, THROW_SIG " | *** Terminating app", &split_crashes);
+    CHECK(split == 1 && split_crashes == 1 && group_count(sp.port, "crash", THROW_SIG, NULL) == 0,
+          "the exception by its message: %zu groups", split);
+    rules_health(sp.port, herr, sizeof herr, &nrules, &reloads);
+    CHECK(nrules == 1 && !herr[0] && reloads == reloads_before + 1,
+          "healthz after SIGHUP: %lld rules, '%s', %lld reloads", nrules, herr, reloads);
+    split = groups_with_prefix(sp.port, MAIN_SIG " | ", &split_crashes);
+    CHECK(split == 2 && split_crashes == 2, "the split stays: %zu groups", split);
+    r = group_rule(sp.port, "crash", ABORT_SIG);
+    CHECK(!strcmp(r, SPLIT_RULE), "refiled under the split rule: '%s'", r);
+    free(r);
+    check_counters(sp.port, "after SIGHUP");
+    CHECK(server_stop(&sp), "the server did not stop cleanly");
+    free(abort_report);
+
+    /* a broken file refuses the start, with the line that broke it */
+    CHECK(write_text(rules, "# fine\n\nfunction:main -> {{ nope }}\n"), "writing");
+    char errpath[700];
+    snprintf(errpath, sizeof errpath, "%s.stderr", db);
+    unlink(errpath);
+    server_stderr_to_file(true);
+    bool started = server_start(&sp, db, with_rules);
+    server_stderr_to_file(false);
+    if (started)
+        server_stop(&sp);
+    size_t el;
+    char *log = (char *)read_file(errpath, &el);
+    snprintf(want, sizeof want, "symd: grouping rules: %s:3: unknown variable '{{ nope }}'",
+             rules);
+    CHECK(!started && log && strstr(log, want), "a broken file at start: %s",
+          log ? log : "(no log)");
+    free(log);
+
+    /* without rules, the crashes go back to the default groups */
+    if (!server_start(&sp, db, NULL)) {
+        CHECK(false, "server did not start without rules");
+        return;
+    }
+    CHECK(wait_group(sp.port, "crash", MAIN_SIG, 2) && wait_group(sp.port, "crash", ABORT_SIG, 3) &&
+              wait_group(sp.port, "crash", THROW_SIG, 1),
+          "the default groups again: main %lld", group_count(sp.port, "crash", MAIN_SIG, NULL));
+    r = group_rule(sp.port, "crash", ABORT_SIG);
+    CHECK(!strcmp(r, ""), "the default rule again: '%s'", r);
+    free(r);
+    check_counters(sp.port, "after the rules went");
     CHECK(server_stop(&sp), "the server did not stop cleanly");
 }

@@ -369,7 +369,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
     if (!s)
         return;
     CHECK(query_int(file, "PRAGMA user_version") == STORE_SCHEMA_VERSION &&
-              STORE_SCHEMA_VERSION == 7,
+              STORE_SCHEMA_VERSION == 8,
           "user_version after the migration");
     const char *db = file;
     if (pg_server()) { /* the migrated file, copied into PostgreSQL (symd migrate) */
@@ -490,7 +490,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
         store_crash_group_free(&g[i]);
 
     /* a re-read refiles an old row: its counters move with it */
-    CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, &err) == SYMD_OK, "update: %s",
+    CHECK(store_update_crash(s, 2, "new_sig", "resource", 145, NULL, &err) == SYMD_OK, "update: %s",
           err.msg);
     CHECK(store_get_crash(s, 2, false, &c, &err) == SYMD_OK &&
               strcmp(c.kind, "resource") == 0 && c.bug_type == 145 &&
@@ -805,7 +805,7 @@ TEST(store_crash_counters_stay_exact)
         } else if (op < 8) { /* refile */
             int64_t id = alive[RND((uint32_t)nalive)];
             const char *sig = sigs[RND(3)], *kind = kinds[RND(2)];
-            ok = store_update_crash(s, id, sig, kind, 0, &err) == SYMD_OK;
+            ok = store_update_crash(s, id, sig, kind, 0, NULL, &err) == SYMD_OK;
         } else { /* delete */
             size_t k = RND((uint32_t)nalive);
             bool d;

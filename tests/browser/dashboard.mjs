@@ -1,12 +1,14 @@
 // Headless-Chromium test of the symd dashboard (web/), run by tests/browser/run.sh:
 //
-//   node tests/browser/dashboard.mjs http://127.0.0.1:PORT [http://127.0.0.1:PORT2]
+//   node tests/browser/dashboard.mjs http://127.0.0.1:PORT [http://127.0.0.1:PORT2 [http://127.0.0.1:PORT3]]
 //
 // Needs a fresh, running `symd serve` (empty database) at that address and
 // /usr/bin/chromium; the second address, when given, is another fresh server
 // started with --read-token, --upload-token and --report-token, whose tokens
 // are in SYMD_AUTH_READ_TOKEN, SYMD_AUTH_UPLOAD_TOKEN and
-// SYMD_AUTH_REPORT_TOKEN (without it the token checks are skipped).
+// SYMD_AUTH_REPORT_TOKEN (without it the token checks are skipped); the
+// third, when given, a fresh server started with --grouping-rules
+// SYMD_RULES_FILE (its first rule merges the crashes in libfix.dylib).
 // Environment: SYMD_UPLOAD_TOKEN (the token the first server was
 // started with, if any), CHROMIUM (the browser, default /usr/bin/chromium),
 // SYMD_REAL_REPORTS (the real reports of other kinds, default
@@ -25,7 +27,9 @@ import {chromium} from 'playwright-core';
 
 const base = (process.argv[2] || '').replace(/\/+$/, '');
 const authBase = (process.argv[3] || '').replace(/\/+$/, '');
-if (!/^https?:\/\/[^/]+$/.test(base) || (authBase && !/^https?:\/\/[^/]+$/.test(authBase))) {
+const rulesBase = (process.argv[4] || '').replace(/\/+$/, '');
+if (!/^https?:\/\/[^/]+$/.test(base) || (authBase && !/^https?:\/\/[^/]+$/.test(authBase)) ||
+    (rulesBase && !/^https?:\/\/[^/]+$/.test(rulesBase))) {
   console.error('usage: node tests/browser/dashboard.mjs http://HOST:PORT [http://HOST:PORT2]');
   process.exit(2);
 }
@@ -1247,6 +1251,41 @@ try {
     await page.click(testid('auth-save'));
     await page.waitForSelector(`${testid('missing-empty')}, tr[data-testid="missing-row"]`);
     assert(await page.isHidden(testid('auth')), 'prompt closed');
+  });
+
+  const rulesCheck = (name, fn) => (rulesBase && process.env.SYMD_RULES_FILE ? check(name, fn)
+    : (skipped++, console.log(`skip - ${name}: no server with grouping rules (argv[4], SYMD_RULES_FILE)`)));
+  await rulesCheck('group page: the grouping rule that merged a group, or the default rule', async () => {
+    const rule = fs.readFileSync(process.env.SYMD_RULES_FILE, 'utf8').split('\n').find((l) => l && !l.startsWith('#'));
+    const post = async (file) => {
+      const r = await fetch(rulesBase + '/v1/crashes', {method: 'POST', body: fs.readFileSync(fx(file))});
+      eq(r.status, 201, `POST ${file}`);
+      return r.json();
+    };
+    // two formats of one incident in libfix: one group, named by the rule
+    const a = await post('crashes/bigapp-twin.crash');
+    const b = await post('crashes/bigapp-twin.ips');
+    eq([a.signature, b.signature], ['libfix crashes', 'libfix crashes'], 'merged by the rule');
+    const other = await post('crashes/swifty-twin.crash');
+    assert(other.signature !== 'libfix crashes', `no rule for swifty: ${other.signature}`);
+    const api = await (await fetch(rulesBase + '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: 'libfix crashes'}))).json();
+    eq([api.count, api.grouping_rule], [2, rule], 'API: the group and its rule');
+    const openRules = async (hash) => {
+      await page.goto('about:blank');
+      await page.goto(rulesBase + '/' + hash);
+      await page.waitForSelector('#view[data-ready="true"]');
+    };
+    await openRules(groupHash('crash', 'libfix crashes'));
+    await page.waitForSelector(testid('group-rule'));
+    eq(await page.textContent(testid('group-rule-text')), rule, 'the rule on the group page');
+    eq(await page.getAttribute(testid('group-rule'), 'data-rule'), rule, 'data-rule');
+    eq(await page.textContent('dd[data-fact="Reports"]'), '2', 'reports fact');
+    await shot('group-rule');
+    await openRules(groupHash('crash', other.signature));
+    await page.waitForSelector(testid('group-rule'));
+    eq(await page.getAttribute(testid('group-rule'), 'data-rule'), '', 'no rule: data-rule empty');
+    assert((await page.textContent(testid('group-rule'))).startsWith('Grouped by the default rule'), 'the default rule said');
+    eq(await page.$$(testid('group-rule-text')), [], 'no rule text');
   });
 
   await check('no uncaught errors or CSP violations in the whole run', async () => {

@@ -6,8 +6,8 @@
 # Installs what is missing (Debian's chromium as root; playwright-core with
 # npm ci), starts two `symd serve` on free loopback ports, each with a fresh
 # database: one with an upload token, one with a token for each role (read,
-# upload, report), runs tests/browser/dashboard.mjs against them and stops
-# them. Screenshots and the servers' stderr (symd.log, symd-auth.log) go to
+# upload, report), and one with grouping rules (--grouping-rules), runs
+# tests/browser/dashboard.mjs against them and stops them. Screenshots and the servers' stderr (symd.log, symd-auth.log) go to
 # tests/out/browser/. The last line is "N passed, N failed"; the exit status
 # is node's.
 set -euo pipefail
@@ -97,8 +97,19 @@ start_symd symd-auth "$OUT/symd-auth.log" --read-token "$SYMD_AUTH_READ_TOKEN" \
     --upload-token "$SYMD_AUTH_UPLOAD_TOKEN" --report-token "$SYMD_AUTH_REPORT_TOKEN"
 AUTH_URL=$STARTED_URL
 
+# The third runs with grouping rules (--grouping-rules): the group page
+# says which rule filed a group. The file's path goes to node by environment.
+SYMD_RULES_FILE="$WORK/grouping-rules.txt"
+export SYMD_RULES_FILE
+cat >"$SYMD_RULES_FILE" <<'RULES'
+# every crash in libfix is one bug
+image:libfix.dylib -> libfix crashes
+RULES
+start_symd symd-rules "$OUT/symd-rules.log" --grouping-rules "$SYMD_RULES_FILE"
+RULES_URL=$STARTED_URL
+
 status=0
-node "$HERE/dashboard.mjs" "$URL" "$AUTH_URL" || status=$?
+node "$HERE/dashboard.mjs" "$URL" "$AUTH_URL" "$RULES_URL" || status=$?
 
 stop_servers
 exit "$status"

@@ -33,6 +33,15 @@ function spreadTable(key, label, items, total, hrefOf) {
     rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'));
 }
 
+/* Which grouping rule filed the group's newest report: a line of the
+ * server's --grouping-rules file, or the default rule. */
+function groupingRule(rule) {
+  const ruled = typeof rule === 'string' && rule !== '';
+  return el('p', {class: 'group-rule', testid: 'group-rule', 'data-rule': ruled ? rule : ''},
+    ruled ? ['Grouped by the rule ', el('code', {testid: 'group-rule-text'}, rule), ' of the server\'s grouping rules.']
+      : 'Grouped by the default rule: the app\'s top frame and the exception type.');
+}
+
 export async function viewGroup(params) {
   const kind = params.get('kind') || '';
   const signature = params.get('signature') || '';
@@ -62,6 +71,7 @@ export async function viewGroup(params) {
     el('h1', {testid: 'group-title'}, kindBadge(gkind), ' ', (KIND_LABEL[gkind] || 'Crash') + ' group: ',
       el('code', {testid: 'group-signature'}, g.signature)),
     el('dl', {class: 'facts', testid: 'group-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
+    groupingRule(g.grouping_rule),
     trendPanel('group-trend', 'Reports of this group per day', g.trend),
     el('section', {testid: 'group-spread'},
       el('h2', null, 'Spread over app versions, OS versions and devices'),
