@@ -166,3 +166,17 @@ store_hooks *store_hooks_copy(const store_hooks *h)
     c->urls = urls;
     return c;
 }
+
+symd_status store_hook_emit_group_regressed(store *s, const char *kind, const char *signature,
+                                            int64_t crash_id, const char *app_version,
+                                            const char *resolved_in, int64_t count,
+                                            int64_t *event_id, symd_err *err)
+{
+    char *data = store_hook_data_group_regressed(kind, signature, crash_id, app_version,
+                                                 resolved_in, count);
+    if (!data)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    symd_status r = store_hook_emit(s, "group.regressed", data, event_id, err);
+    free(data);
+    return r;
+}

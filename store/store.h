@@ -546,12 +546,21 @@ void store_delivery_free(store_delivery *d);
 symd_status store_hook_prune(store *s, int64_t before_hour, int64_t done_before, symd_err *err);
 
 /* The data of a group.regressed event (a JSON object, malloc'ed; NULL when
- * out of memory): the group, the crash that reopened it and the app
- * version it came back in. For the group-state code, which emits it in the
- * transaction that marks the group regressed (store_hook_payload_* give
- * every event's data the same shape). */
+ * out of memory): {"group": {kind, signature}, "crash": {id, app_version},
+ * "resolved_in", "count"}: the group, the crash that reopened it and the
+ * app version it came back in, the version it was marked resolved in, its
+ * count. */
 char *store_hook_data_group_regressed(const char *kind, const char *signature, int64_t crash_id,
                                       const char *app_version, const char *resolved_in,
                                       int64_t count);
+/* Records a group.regressed event (store_hook_emit of the data above) in
+ * its own transaction. The group-state code that finds a regression inside
+ * a crash post records it in that post's transaction instead: each
+ * backend's hook_emit_in_tx (store/sqlite.c, store/postgres.c) with this
+ * data, as crash_events_in_tx does for the other events. */
+symd_status store_hook_emit_group_regressed(store *s, const char *kind, const char *signature,
+                                            int64_t crash_id, const char *app_version,
+                                            const char *resolved_in, int64_t count,
+                                            int64_t *event_id, symd_err *err);
 
 #endif

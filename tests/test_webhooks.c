@@ -99,3 +99,165 @@ TEST(webhooks_hmac_sha256_matches_rfc_4231)
         CHECK(strcmp(h, v[i].hex) == 0, "RFC 4231 case %zu: %s", i, h);
     }
 }
+
+/* ---- the outbox in the store, both backends ---- */
+
+#include "../server/webhook.h"
+#include "../store/store.h"
+#include "harness.h"
+
+#include <jansson.h>
+
+/* group.regressed (emitted by the group-state code) recorded directly:
+ * its data, its body and Slack text; then the lease rules on a delivery:
+ * claimed once, finished only by its owner, retried, delivered. */
+TEST(webhooks_store_group_regressed_and_the_lease_rules)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/hooks-store.db", test_tmpdir());
+    const char *db = test_pg() ? pg_fresh_db("hooks_store") : path;
+    if (!db)
+        return;
+    store *s = NULL;
+    symd_err err = {0};
+    CHECK(store_open(db, 2, 1 << 20, &s, &err) == SYMD_OK, "%s", err.msg);
+    if (!s)
+        return;
+    int64_t ev = -1;
+    /* no targets: nothing recorded */
+    CHECK(store_hook_emit_group_regressed(s, "crash", "f | X", 7, "2.0", "1.9", 12, &ev, &err) ==
+                  SYMD_OK &&
+              ev == 0,
+          "emit without targets: %lld %s", (long long)ev, err.msg);
+    const char *urls[] = {"http://127.0.0.1:9/a", "http://127.0.0.1:9/b"};
+    store_hooks h = {urls, 2, 0, 0};
+    CHECK(store_set_hooks(s, &h, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(store_hook_emit_group_regressed(s, "crash", "-[A b] | EXC_CRASH (SIGABRT)", 7,
+                                          "2.0 (5)", "1.9", 12, &ev, &err) == SYMD_OK &&
+              ev == 1,
+          "emit: %lld %s", (long long)ev, err.msg);
+    store_delivery d, d2;
+    bool found = false, kept = false;
+    int64_t now = store_now_ms();
+    CHECK(store_hook_claim(s, urls[1], now, now + 60000, 111, &d, &found, &err) == SYMD_OK &&
+              found,
+          "claim b: %s", err.msg);
+    if (!found) {
+        store_close(s);
+        return;
+    }
+    CHECK(d.event_id == 1 && strcmp(d.type, "group.regressed") == 0 &&
+              strcmp(d.url, urls[1]) == 0 && d.attempts == 0,
+          "claimed %lld %s %s", (long long)d.event_id, d.type, d.url);
+    json_error_t je;
+    json_t *data = json_loads(d.data, 0, &je);
+    json_t *g = json_object_get(data, "group"), *c = json_object_get(data, "crash");
+    CHECK(strcmp(json_string_value(json_object_get(g, "kind")) ?: "", "crash") == 0 &&
+              strcmp(json_string_value(json_object_get(g, "signature")) ?: "",
+                     "-[A b] | EXC_CRASH (SIGABRT)") == 0 &&
+              json_integer_value(json_object_get(c, "id")) == 7 &&
+              strcmp(json_string_value(json_object_get(c, "app_version")) ?: "", "2.0 (5)") == 0 &&
+              strcmp(json_string_value(json_object_get(data, "resolved_in")) ?: "", "1.9") == 0 &&
+              json_integer_value(json_object_get(data, "count")) == 12,
+          "data: %s", d.data);
+    json_decref(data);
+    char *body = webhook_body(&d, false), *slack = webhook_body(&d, true);
+    json_t *b = json_loads(body ? body : "", 0, &je), *sl = json_loads(slack ? slack : "", 0, &je);
+    CHECK(json_integer_value(json_object_get(b, "id")) == 1 &&
+              strcmp(json_string_value(json_object_get(b, "type")) ?: "", "group.regressed") ==
+                  0 &&
+              json_integer_value(json_object_get(b, "created_at")) == d.event_at &&
+              json_is_object(json_object_get(b, "data")),
+          "body: %s", body);
+    CHECK(strcmp(json_string_value(json_object_get(sl, "text")) ?: "",
+                 "Regressed crash group (crash): -[A b] | EXC_CRASH (SIGABRT) - back in 2.0 (5) "
+                 "(crash 7) [event 1]") == 0,
+          "slack: %s", slack);
+    json_decref(b);
+    json_decref(sl);
+    free(body);
+    free(slack);
+    /* leased: no second claim of b; a's delivery is its own */
+    CHECK(store_hook_claim(s, urls[1], now, now + 60000, 222, &d2, &found, &err) == SYMD_OK &&
+              !found,
+          "b claimed twice");
+    CHECK(store_hook_claim(s, urls[0], now, now + 60000, 333, &d2, &found, &err) == SYMD_OK &&
+              found && d2.event_id == 1,
+          "claim a");
+    store_delivery_free(&d2);
+    /* only the owner finishes; a retry is due again at next_at */
+    CHECK(store_hook_finish(s, d.id, 222, STORE_DELIVERY_DELIVERED, 0, 200, NULL, &kept, &err) ==
+                  SYMD_OK &&
+              !kept,
+          "finished by another owner");
+    CHECK(store_hook_finish(s, d.id, 111, STORE_DELIVERY_PENDING, now + 5000, 503, "answered 503",
+                            &kept, &err) == SYMD_OK &&
+              kept,
+          "retry: %s", err.msg);
+    store_delivery_free(&d);
+    CHECK(store_hook_claim(s, urls[1], now + 4000, now + 60000, 444, &d, &found, &err) ==
+                  SYMD_OK &&
+              !found,
+          "claimed before its next attempt");
+    CHECK(store_hook_claim(s, urls[1], now + 5000, now + 60000, 444, &d, &found, &err) ==
+                  SYMD_OK &&
+              found && d.attempts == 1 && d.last_status == 503,
+          "claimed at its next attempt");
+    CHECK(store_hook_finish(s, d.id, 444, STORE_DELIVERY_DELIVERED, 0, 204, NULL, &kept, &err) ==
+                  SYMD_OK &&
+              kept,
+          "delivered");
+    int64_t did = d.id;
+    store_delivery_free(&d);
+    CHECK(store_hook_finish(s, did, 444, STORE_DELIVERY_FAILED, 0, 500, "late", &kept, &err) ==
+                  SYMD_OK &&
+              !kept,
+          "a delivered delivery changed again");
+    store_delivery rows[4];
+    size_t n;
+    bool more;
+    CHECK(store_hook_list(s, 0, 4, rows, &n, &more, &err) == SYMD_OK && n == 2 && !more,
+          "list: %zu", n);
+    CHECK(n == 2 && rows[0].id == did && rows[0].state == STORE_DELIVERY_DELIVERED &&
+              rows[0].attempts == 2 && rows[0].last_status == 204 && rows[0].done_at > 0 &&
+              rows[1].state == STORE_DELIVERY_PENDING,
+          "log rows");
+    for (size_t i = 0; i < n; i++)
+        store_delivery_free(&rows[i]);
+    /* pruned once done long enough: the delivered one goes, the pending stays */
+    CHECK(store_hook_prune(s, 0, store_now_ms() + 1, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(store_hook_list(s, 0, 4, rows, &n, &more, &err) == SYMD_OK && n == 1 &&
+              rows[0].state == STORE_DELIVERY_PENDING,
+          "after prune: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        store_delivery_free(&rows[i]);
+    store_close(s);
+}
+
+/* The target URLs symd accepts, and the backoff's doubling and cap. */
+TEST(webhooks_urls_and_backoff)
+{
+    const char *ok[] = {"http://127.0.0.1:8080/hook", "http://h/", "http://h",
+                        "http://[::1]:9/x?y=1", "http://h:65535"};
+    const char *bad[] = {"https://h/x", "http://", "http://h:0/", "http://h:65536/",
+                         "http://u:p@h/", "http://h/a b", "HTTP://h/", "http://[::1/x", "h/x"};
+    char why[600];
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        CHECK(webhook_url_ok(ok[i], why, sizeof why), "%s refused: %s", ok[i], why);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!webhook_url_ok(bad[i], why, sizeof why), "%s accepted", bad[i]);
+    char longurl[600] = "http://h/";
+    memset(longurl + 9, 'a', 550);
+    longurl[559] = 0;
+    CHECK(!webhook_url_ok(longurl, why, sizeof why), "a 559-byte URL accepted");
+    int64_t want[] = {1000, 2000, 4000, 8000, 16000, 30000, 30000};
+    for (int a = 1; a <= 7; a++)
+        CHECK(webhook_backoff_ms(a, 30000) == want[a - 1], "backoff after %d: %lld", a,
+              (long long)webhook_backoff_ms(a, 30000));
+    CHECK(webhook_backoff_ms(1000, 600000) == 600000, "capped");
+    char sig[72];
+    webhook_signature("Jefe", "what do ya want for nothing?", 28, sig);
+    CHECK(strcmp(sig, "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843") ==
+              0,
+          "signature: %s", sig);
+}
