@@ -9,19 +9,30 @@
 #include "../util/hex.h"
 #include "../util/jsonw.h"
 
-#define HOOK_DATA_MAX (64u << 10) /* an event's data: names and a few numbers */
+#define HOOK_DATA_MAX (1u << 20) /* an event's data: names and a few numbers */
+#define HOOK_FIELD_MAX 4096      /* bytes of one name a report gave, cut beyond */
 
-/* "key":"value" (null for NULL or ""), after a comma when sep. */
+/* "key":"value" (null for NULL or ""), after a comma when sep; a value
+ * longer than HOOK_FIELD_MAX (a report's own text: a process name) cut at
+ * a character's start, so no report makes an event too large to record. */
 static void field_str(jsonw *w, const char *key, const char *v, bool sep)
 {
     if (sep)
         JW_LIT(w, ",");
     jw_str(w, key);
     JW_LIT(w, ":");
-    if (v && *v)
-        jw_str(w, v);
-    else
+    if (!v || !*v) {
         JW_LIT(w, "null");
+        return;
+    }
+    size_t len = strlen(v);
+    if (len < HOOK_FIELD_MAX) {
+        jw_str(w, v);
+        return;
+    }
+    char cut[HOOK_FIELD_MAX];
+    store_text_cut(cut, sizeof cut, v, len);
+    jw_str(w, cut);
 }
 
 static void field_i64(jsonw *w, const char *key, int64_t v)

@@ -261,3 +261,37 @@ TEST(webhooks_urls_and_backoff)
               0,
           "signature: %s", sig);
 }
+
+#include "../store/backend.h"
+
+/* An event's data is valid JSON whatever a report gave: markup and quotes
+ * escaped, a name of 10,000 bytes cut at a character's start. */
+TEST(webhooks_event_data_escaped_and_bounded)
+{
+    char *huge = malloc(10001);
+    for (int i = 0; i < 10000; i++) /* "é" 5,000 times */
+        huge[i] = i % 2 ? (char)0xa9 : (char)0xc3;
+    huge[10000] = 0;
+    store_crash c = {0};
+    c.kind = "crash";
+    c.signature = "f \"x\" <b> | EXC_CRASH (SIGABRT)";
+    c.process = huge;
+    c.app_version = "1.0\n2";
+    char *d = store_hook_data_group_new(&c, 42);
+    json_error_t je;
+    json_t *j = d ? json_loads(d, 0, &je) : NULL;
+    CHECK(j, "not JSON: %.200s", d ? d : "(null)");
+    json_t *cr = json_object_get(j, "crash");
+    const char *proc = json_string_value(json_object_get(cr, "process"));
+    CHECK(proc && strlen(proc) < 4096 && strlen(proc) >= 4000 && strlen(proc) % 2 == 0,
+          "process cut to %zu bytes", proc ? strlen(proc) : 0);
+    CHECK(strcmp(json_string_value(json_object_get(json_object_get(j, "group"), "signature")) ?: "",
+                 c.signature) == 0 &&
+              strcmp(json_string_value(json_object_get(cr, "app_version")) ?: "", "1.0\n2") == 0 &&
+              json_integer_value(json_object_get(cr, "id")) == 42 &&
+              json_is_null(json_object_get(cr, "bundle_id")),
+          "data: %.300s", d);
+    json_decref(j);
+    free(d);
+    free(huge);
+}
