@@ -331,15 +331,10 @@ static int cmd_serve(int argc, char **argv)
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     uint64_t mem_factor, mem_mb, admit_s;
     /* webhooks: targets as given (argv outlives the server), the secret */
-    const char **hook_urls = calloc((size_t)argc + 1, sizeof *hook_urls);
-    const char **slack_urls = calloc((size_t)argc + 1, sizeof *slack_urls);
+    static const char *hook_urls[WEBHOOK_TARGETS_MAX], *slack_urls[WEBHOOK_TARGETS_MAX];
     const char *hook_secret = NULL, *hook_secret_file = NULL;
     uint64_t spike_factor = 5, spike_min = 10, hook_timeout = 10, hook_backoff = 600,
              hook_give_up = 86400;
-    if (!hook_urls || !slack_urls) {
-        fprintf(stderr, "symd serve: out of memory\n");
-        return 1;
-    }
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -411,8 +406,16 @@ static int cmd_serve(int argc, char **argv)
             bad = parse_size_opt(a, v, &cfg.unzip.max_members);
         else if (strcmp(a, "--max-zip-ratio") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_ratio);
-        else if (strcmp(a, "--webhook") == 0 && v) hook_urls[cfg.webhooks.nurls++] = v;
-        else if (strcmp(a, "--webhook-slack") == 0 && v) slack_urls[cfg.webhooks.nslack++] = v;
+        else if ((strcmp(a, "--webhook") == 0 || strcmp(a, "--webhook-slack") == 0) && v) {
+            if (cfg.webhooks.nurls + cfg.webhooks.nslack == WEBHOOK_TARGETS_MAX) {
+                fprintf(stderr, "symd serve: at most %d webhook targets\n", WEBHOOK_TARGETS_MAX);
+                return 2;
+            }
+            if (a[9]) /* --webhook-slack */
+                slack_urls[cfg.webhooks.nslack++] = v;
+            else
+                hook_urls[cfg.webhooks.nurls++] = v;
+        }
         else if (strcmp(a, "--webhook-secret") == 0 && v) hook_secret = v;
         else if (strcmp(a, "--webhook-secret-file") == 0 && v) hook_secret_file = v;
         else if (strcmp(a, "--webhook-spike-factor") == 0)
@@ -461,10 +464,7 @@ static int cmd_serve(int argc, char **argv)
     cfg.webhooks.timeout_s = (unsigned)hook_timeout;
     cfg.webhooks.backoff_max_s = (unsigned)hook_backoff;
     cfg.webhooks.give_up_s = (unsigned)hook_give_up;
-    int rc = server_run(&cfg);
-    free(hook_urls);
-    free(slack_urls);
-    return rc;
+    return server_run(&cfg);
 }
 
 static int cmd_upload(int argc, char **argv)

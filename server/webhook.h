@@ -11,7 +11,8 @@
 
 #include "../store/store.h"
 
-#define WEBHOOK_URL_MAX 500 /* bytes of a target URL (store_delivery.url holds it) */
+#define WEBHOOK_URL_MAX 500   /* bytes of a target URL (store_delivery.url holds it) */
+#define WEBHOOK_TARGETS_MAX 32 /* --webhook and --webhook-slack URLs, together */
 #define WEBHOOK_BACKOFF_FIRST_MS 1000 /* the wait after a first failed attempt; doubles */
 
 typedef struct {
