@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -385,7 +386,8 @@ static void check_exactly_once(receiver *rx, const char *db)
 }
 
 /* The acceptance: through a 60 s outage (nothing listening), a symd
- * restart inside it, answers of 500 and a receiver that hangs, every
+ * restart (SIGTERM) and a kill -9 inside it, answers of 500 and a receiver
+ * that hangs, every
  * event is acknowledged exactly once, signed; crash posts' p99 with the
  * receiver hanging stays that of posts with it up. */
 TEST(e2e_webhooks_exactly_once_through_outage_restart_500_and_hang)
@@ -421,7 +423,8 @@ TEST(e2e_webhooks_exactly_once_through_outage_restart_500_and_hang)
     for (int i = 0; i < NLAT; i++)
         base[i] = post_variant(p.port, v++);
 
-    /* the outage: 60 s with nothing listening, symd restarted 20 s in */
+    /* the outage: 60 s with nothing listening, symd restarted 20 s in and
+     * killed 40 s in */
     const char *outage_env = getenv("SYMD_WEBHOOK_OUTAGE_S");
     int outage_ms = (outage_env ? atoi(outage_env) : 60) * 1000;
     atomic_store(&rx.mode, RX_DOWN);
@@ -434,6 +437,14 @@ TEST(e2e_webhooks_exactly_once_through_outage_restart_500_and_hang)
     CHECK(server_start(&p, db, extra), "symd did not start again");
     for (int i = 0; i < 10; i++)
         post_variant(p.port, v++);
+    /* and killed outright 40 s in: what it committed is still sent */
+    sleep_ms((int)(t0 + 2 * outage_ms / 3 - now_ms() > 0 ? t0 + 2 * outage_ms / 3 - now_ms() : 0));
+    kill(p.pid, SIGKILL);
+    int wst;
+    waitpid(p.pid, &wst, 0);
+    CHECK(server_start(&p, db, extra), "symd did not start after kill -9");
+    for (int i = 0; i < 5; i++)
+        post_variant(p.port, v++);
     double left = t0 + outage_ms - now_ms();
     if (left > 0)
         sleep_ms((int)left);
@@ -441,7 +452,7 @@ TEST(e2e_webhooks_exactly_once_through_outage_restart_500_and_hang)
           rx_total(&rx));
     long long tried = db_query_int(db, "SELECT count(*) FROM webhook_deliveries WHERE state = 0 "
                                        "AND attempts >= 3 AND last_error <> ''");
-    CHECK(tried >= 20, "deliveries retried through the outage: %lld of 20", tried);
+    CHECK(tried >= 20, "deliveries retried through the outage: %lld of 25", tried);
 
     /* 500s for 4 s: counted as failed attempts, retried */
     atomic_store(&rx.mode, RX_500);
