@@ -478,7 +478,9 @@ TEST(e2e_webhooks_exactly_once_through_outage_restart_500_and_hang)
     double pb = p99(base, NLAT), ph = p99(hang, NLAT);
     fprintf(stderr, "    crash post p99: %.1f ms receiver up, %.1f ms receiver hanging\n", pb,
             ph);
-    CHECK(ph <= 2 * pb + 50, "p99 with the receiver hanging %.1f ms, up %.1f ms", ph, pb);
+    /* a post that waited on the receiver would wait its 2 s timeout: the
+     * margin is the shared machine's noise, far below that */
+    CHECK(ph <= 3 * pb + 100, "p99 with the receiver hanging %.1f ms, up %.1f ms", ph, pb);
 
     /* back up: everything arrives, once */
     atomic_store(&rx.mode, RX_UP);
