@@ -292,6 +292,30 @@ static char *slack_text(const store_delivery *d, json_t *data)
     return r < 0 ? NULL : t;
 }
 
+/* text with Slack's three control characters escaped (&amp; &lt; &gt;):
+ * names from reports reach a channel as text, never as a link or a
+ * mention they could spell with <...>. malloc'ed, NULL when out of memory. */
+static char *slack_escape(const char *text)
+{
+    size_t n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '&' ? 5 : *p == '<' || *p == '>' ? 4 : 1;
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *p = text; *p; p++) {
+        const char *rep = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
+        if (rep) {
+            memcpy(o, rep, strlen(rep));
+            o += strlen(rep);
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 char *webhook_body(const store_delivery *d, bool slack)
 {
     json_error_t je;
@@ -307,8 +331,10 @@ char *webhook_body(const store_delivery *d, bool slack)
         if (t && asprintf(&full, "%s%s", t, tail) < 0)
             full = NULL;
         free(t);
-        json_object_set_new(doc, "text", json_string(full ? full : d->type));
+        char *esc = slack_escape(full ? full : d->type);
         free(full);
+        json_object_set_new(doc, "text", json_string(esc ? esc : d->type));
+        free(esc);
         json_decref(data);
     } else {
         json_object_set_new(doc, "id", json_integer(d->event_id));

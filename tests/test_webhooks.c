@@ -177,6 +177,19 @@ TEST(webhooks_store_group_regressed_and_the_lease_rules)
     json_decref(sl);
     free(body);
     free(slack);
+    /* a name from a report reaches Slack as text: no <link|...> of its own */
+    store_delivery evil = d;
+    evil.data = "{\"group\":{\"kind\":\"crash\",\"signature\":\"<http://x|y> & <!channel>\"},"
+                "\"crash\":{\"id\":3,\"process\":\"P\",\"app_version\":\"1\"}}";
+    snprintf(evil.type, sizeof evil.type, "group.new");
+    slack = webhook_body(&evil, true);
+    sl = json_loads(slack ? slack : "", 0, &je);
+    CHECK(strcmp(json_string_value(json_object_get(sl, "text")) ?: "",
+                 "New crash group (crash): &lt;http://x|y&gt; &amp; &lt;!channel&gt; - crash 3, "
+                 "P 1 [event 1]") == 0,
+          "slack escaped: %s", slack);
+    json_decref(sl);
+    free(slack);
     /* leased: no second claim of b; a's delivery is its own */
     CHECK(store_hook_claim(s, urls[1], now, now + 60000, 222, &d2, &found, &err) == SYMD_OK &&
               !found,
