@@ -65,6 +65,7 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_MISSING] = {"/v1/missing", "GET"},
     [ROUTE_SYSTEM_SETS] = {"/v1/system-symbols", "GET, POST"},
     [ROUTE_SYSTEM_SET] = {"/v1/system-symbols/{id}", "DELETE"},
+    [ROUTE_WEBHOOK_DELIVERIES] = {"/v1/webhooks/deliveries", "GET"},
 };
 
 _Static_assert(ROUTE_COUNT <= METRICS_MAX_ROUTES, "every route needs its metrics (metrics.h)");
@@ -354,6 +355,8 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_CRASH_TREND;
     if (strcmp(url, "/v1/missing") == 0)
         return ROUTE_MISSING;
+    if (strcmp(url, "/v1/webhooks/deliveries") == 0)
+        return ROUTE_WEBHOOK_DELIVERIES;
     if (strcmp(url, "/v1/system-symbols") == 0 || strcmp(url, "/v1/system-symbols/") == 0)
         return ROUTE_SYSTEM_SETS;
     if (strncmp(url, "/v1/system-symbols/", 19) == 0 && !strchr(url + 19, '/')) {
@@ -426,6 +429,7 @@ static role role_of(route r, const char *method)
     case ROUTE_CRASH_GROUP:
     case ROUTE_CRASH_TREND:
     case ROUTE_MISSING:
+    case ROUTE_WEBHOOK_DELIVERIES:
         return ROLE_READ;
     }
     return ROLE_READ;
@@ -980,6 +984,8 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
         return handle_crash_trend(srv, c);
     case ROUTE_MISSING:
         return handle_missing(srv, c);
+    case ROUTE_WEBHOOK_DELIVERIES:
+        return handle_webhook_deliveries(srv, c);
     case ROUTE_SYSTEM_SETS:
         return rs->is_post ? handle_system_post(srv, c, rs) : handle_system_list(srv, c);
     case ROUTE_SYSTEM_SET:
@@ -1459,14 +1465,17 @@ int server_run(const server_config *cfg)
 
     symd_err err = {0};
     /* a connection for each thread that runs handlers (libmicrohttpd's
-     * and the work pool's), one for retention and one for refiling */
+     * and the work pool's), one for retention, one for refiling and one
+     * per webhook sender */
     /* A broken rules file refuses the start, with the line that broke it. */
     grouping_rules *rules = NULL;
     if (cfg->grouping_rules && grouping_load_file(cfg->grouping_rules, &rules, &err) != SYMD_OK) {
         fprintf(stderr, "symd: grouping rules: %s\n", err.msg);
         return 1;
     }
-    int pool = cfg->db_pool > 0 ? cfg->db_pool : threads + work_threads() + 2;
+    int pool = cfg->db_pool > 0 ? cfg->db_pool
+                                : threads + work_threads() + 2 +
+                                      (int)(cfg->webhooks.nurls + cfg->webhooks.nslack);
     if (store_open(cfg->db, pool, cfg->cache_mb << 20, &srv.st, &err) != SYMD_OK) {
         fprintf(stderr, "symd: %s\n", err.msg);
         grouping_free(rules);
@@ -1517,6 +1526,19 @@ int server_run(const server_config *cfg)
         return 1;
     }
 
+    /* Webhook events go out beside the requests: crash posts only write
+     * them to the store's outbox. */
+    webhook_sender *hooks = webhook_start(srv.st, &cfg->webhooks, &err);
+    if (!hooks && cfg->webhooks.nurls + cfg->webhooks.nslack) {
+        fprintf(stderr, "symd: %s\n", err.msg);
+        webhook_stop(hooks);
+        regroup_stop(srv.regroup);
+        retention_stop(ret);
+        mdwalk_install(NULL);
+        store_close(srv.st);
+        return 1;
+    }
+
     /* symd accepts the connections itself (acceptor.c) and hands the ones
      * it admits to libmicrohttpd: past --max-per-ip or with every slot a
      * request under way a connection is closed at once, and an idle one
@@ -1535,6 +1557,7 @@ int server_run(const server_config *cfg)
     if (!srv.acc) {
         fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         grouping_watch_stop(srv.grouping);
+        webhook_stop(hooks);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1575,6 +1598,7 @@ int server_run(const server_config *cfg)
             MHD_stop_daemon(d);
         acceptor_free(srv.acc);
         grouping_watch_stop(srv.grouping);
+        webhook_stop(hooks);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1634,6 +1658,7 @@ int server_run(const server_config *cfg)
         pthread_join(reaper_thread, NULL);
     }
     grouping_watch_stop(srv.grouping);
+    webhook_stop(hooks);
     regroup_stop(srv.regroup);
     retention_stop(ret);
     mdwalk_install(NULL);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../ingest/unzip.h"
+#include "webhook.h"
 
 typedef struct {
     const char *listen;       /* "host:port", "[v6]:port" or "port"; port 0 = any */
@@ -39,6 +40,7 @@ typedef struct {
     uint64_t max_crashes;     /* crashes beyond the newest this many are pruned; 0: kept */
     unsigned prune_every;     /* seconds between retention passes */
     const char *grouping_rules; /* the grouping rules file; NULL: none (grouping.h) */
+    webhook_config webhooks;  /* --webhook targets and their sending (no targets: off) */
 } server_config;
 
 typedef struct {

@@ -108,6 +108,7 @@ typedef enum {
     ROUTE_MISSING,
     ROUTE_SYSTEM_SETS,
     ROUTE_SYSTEM_SET,
+    ROUTE_WEBHOOK_DELIVERIES,
     ROUTE_COUNT
 } route;
 
@@ -252,6 +253,9 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
+
+/* http_webhooks.c: GET /v1/webhooks/deliveries */
+enum MHD_Result handle_webhook_deliveries(server *srv, struct MHD_Connection *c);
 
 /* http_system.c: GET|POST /v1/system-symbols, DELETE /v1/system-symbols/{id} */
 enum MHD_Result handle_system_list(server *srv, struct MHD_Connection *c);

@@ -51,6 +51,10 @@ static void usage(FILE *f)
           "         [--request-mem-mb N] [--admission-wait S]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
+          "         [--webhook URL]... [--webhook-slack URL]...\n"
+          "         [--webhook-secret S | --webhook-secret-file F]\n"
+          "         [--webhook-spike-factor N] [--webhook-spike-min N]\n"
+          "         [--webhook-timeout S] [--webhook-backoff-max S] [--webhook-give-up S]\n"
           "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
           "                                      (or zips of them) in the DB\n"
           "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
@@ -165,6 +169,10 @@ static int parse_range_opt(const char *name, const char *v, uint64_t lo, uint64_
 #define R_INFLIGHT_MB 1, (1u << 30)
 #define R_KEEP_DAYS 0, 100000
 #define R_MAX_CRASHES 0, INT64_MAX
+#define R_SPIKE_FACTOR 0, 1000000
+#define R_SPIKE_MIN 1, 1000000000
+#define R_HOOK_TIMEOUT 1, 300
+#define R_HOOK_SECONDS 1, 30 * 86400
 #define R_PRUNE_EVERY 1, 86400
 #define R_MEM_FACTOR 1, 1000
 #define R_MEM_MB 1, (1u << 20)
@@ -262,6 +270,52 @@ static int resolve_tokens(const char *const flag_token[3], const char *const fla
     return 0;
 }
 
+/* The webhook targets and their secret into w: every URL one symd can send
+ * to (webhook_url_ok: https refused with how to reach one), none given
+ * twice, a secret from the flag or its file (not both); a secret with no
+ * target is refused as a mistake. 0, or -1 after a message. */
+static int resolve_webhooks(webhook_config *w, const char **urls, const char **slack,
+                            const char *secret, const char *secret_file)
+{
+    w->urls = urls;
+    w->slack_urls = slack;
+    size_t n = w->nurls + w->nslack;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = i < w->nurls ? urls[i] : slack[i - w->nurls];
+        char why[600];
+        if (!webhook_url_ok(u, why, sizeof why)) {
+            fprintf(stderr, "symd serve: --webhook %s\n", why);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(u, j < w->nurls ? urls[j] : slack[j - w->nurls]) == 0) {
+                fprintf(stderr, "symd serve: webhook %s is given twice\n", u);
+                return -1;
+            }
+    }
+    if (secret && secret_file) {
+        fprintf(stderr, "symd serve: --webhook-secret and --webhook-secret-file both given: "
+                        "give the secret once\n");
+        return -1;
+    }
+    if (secret && !*secret) {
+        fprintf(stderr, "symd serve: --webhook-secret is empty\n");
+        return -1;
+    }
+    if ((secret || secret_file) && !n) {
+        fprintf(stderr, "symd serve: a webhook secret without --webhook: give the URL to send "
+                        "to\n");
+        return -1;
+    }
+    if (secret_file) {
+        static char *from_file; /* kept for the life of the process */
+        if (!(secret = from_file = token_from_file("--webhook-secret-file", secret_file)))
+            return -1;
+    }
+    w->secret = secret;
+    return 0;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
     server_config cfg = {0};
@@ -280,6 +334,11 @@ static int cmd_serve(int argc, char **argv)
         cfg.grouping_rules = NULL;
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     uint64_t mem_factor, mem_mb, admit_s;
+    /* webhooks: targets as given (argv outlives the server), the secret */
+    static const char *hook_urls[WEBHOOK_TARGETS_MAX], *slack_urls[WEBHOOK_TARGETS_MAX];
+    const char *hook_secret = NULL, *hook_secret_file = NULL;
+    uint64_t spike_factor = 5, spike_min = 10, hook_timeout = 10, hook_backoff = 600,
+             hook_give_up = 86400;
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -352,6 +411,28 @@ static int cmd_serve(int argc, char **argv)
             bad = parse_size_opt(a, v, &cfg.unzip.max_members);
         else if (strcmp(a, "--max-zip-ratio") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_ratio);
+        else if ((strcmp(a, "--webhook") == 0 || strcmp(a, "--webhook-slack") == 0) && v) {
+            if (cfg.webhooks.nurls + cfg.webhooks.nslack == WEBHOOK_TARGETS_MAX) {
+                fprintf(stderr, "symd serve: at most %d webhook targets\n", WEBHOOK_TARGETS_MAX);
+                return 2;
+            }
+            if (a[9]) /* --webhook-slack */
+                slack_urls[cfg.webhooks.nslack++] = v;
+            else
+                hook_urls[cfg.webhooks.nurls++] = v;
+        }
+        else if (strcmp(a, "--webhook-secret") == 0 && v) hook_secret = v;
+        else if (strcmp(a, "--webhook-secret-file") == 0 && v) hook_secret_file = v;
+        else if (strcmp(a, "--webhook-spike-factor") == 0)
+            bad = parse_range_opt(a, v, R_SPIKE_FACTOR, &spike_factor);
+        else if (strcmp(a, "--webhook-spike-min") == 0)
+            bad = parse_range_opt(a, v, R_SPIKE_MIN, &spike_min);
+        else if (strcmp(a, "--webhook-timeout") == 0)
+            bad = parse_range_opt(a, v, R_HOOK_TIMEOUT, &hook_timeout);
+        else if (strcmp(a, "--webhook-backoff-max") == 0)
+            bad = parse_range_opt(a, v, R_HOOK_SECONDS, &hook_backoff);
+        else if (strcmp(a, "--webhook-give-up") == 0)
+            bad = parse_range_opt(a, v, R_HOOK_SECONDS, &hook_give_up);
         else {
             fprintf(stderr, "symd serve: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -380,6 +461,14 @@ static int cmd_serve(int argc, char **argv)
     cfg.max_inflight = inflight_mb << 20;
     cfg.cache_mb = (size_t)cache_mb;
     cfg.threads = (int)threads;
+    if (resolve_webhooks(&cfg.webhooks, hook_urls, slack_urls, hook_secret, hook_secret_file) !=
+        0)
+        return 2;
+    cfg.webhooks.spike_factor = (double)spike_factor;
+    cfg.webhooks.spike_min = (int64_t)spike_min;
+    cfg.webhooks.timeout_s = (unsigned)hook_timeout;
+    cfg.webhooks.backoff_max_s = (unsigned)hook_backoff;
+    cfg.webhooks.give_up_s = (unsigned)hook_give_up;
     return server_run(&cfg);
 }
 

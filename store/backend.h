@@ -72,6 +72,28 @@ static inline void store_text_cut(char *dst, size_t cap, const char *src, size_t
     dst[n] = 0;
 }
 
+/* ---- webhook events (store/hooks.c) ---- */
+
+/* Hours a spike's baseline spans (the 7 days before the current hour). */
+#define STORE_HOOK_BASELINE_HOURS 168
+/* The data of each event (a JSON object's text, malloc'ed; NULL when out
+ * of memory), about crash c stored as crash_id. */
+char *store_hook_data_group_new(const store_crash *c, int64_t crash_id);
+char *store_hook_data_image_missing(const store_crash_image *im, const store_crash *c,
+                                    int64_t crash_id);
+/* hour: hours since 1970 (UTC); baseline_count: the group's crashes in the
+ * STORE_HOOK_BASELINE_HOURS hours before it. */
+char *store_hook_data_group_spike(const store_crash *c, int64_t crash_id, int64_t hour,
+                                  int64_t hour_count, int64_t baseline_count, double factor);
+/* A copy of h (one allocation, free() it). */
+store_hooks *store_hooks_copy(const store_hooks *h);
+
+/* Whether a crash post records events under h, and spike counts. */
+static inline bool store_hooks_on(const store_hooks *h)
+{
+    return h && h->nurls > 0;
+}
+
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
 
@@ -225,6 +247,22 @@ typedef struct store_backend {
                                  symd_err *err);
     symd_status (*image_ref_names)(store_db *db, const uint8_t uuid[16], char (*names)[256],
                                    size_t max, size_t *n, symd_err *err);
+
+    /* ---- webhook events (store.h) ---- */
+    /* What crash posts record from now on (h is the core's, kept until
+     * close or the next call; NULL: nothing). Called before serving. */
+    void (*set_hooks)(store_db *db, const store_hooks *h);
+    symd_status (*hook_emit)(store_db *db, const char *type, const char *data,
+                             int64_t *event_id, symd_err *err);
+    symd_status (*hook_claim)(store_db *db, const char *url, int64_t now, int64_t lease_until,
+                              int64_t owner, store_delivery *out, bool *found, symd_err *err);
+    symd_status (*hook_finish)(store_db *db, int64_t id, int64_t owner, int state,
+                               int64_t next_at, int status, const char *error, bool *kept,
+                               symd_err *err);
+    symd_status (*hook_list)(store_db *db, int64_t before_id, size_t limit, store_delivery *out,
+                             size_t *n, bool *more, symd_err *err);
+    symd_status (*hook_prune)(store_db *db, int64_t before_hour, int64_t done_before,
+                              symd_err *err);
 } store_backend;
 
 /* The backends, in the order store_open asks them whether they claim a

@@ -56,6 +56,7 @@ struct store_db {
     int importing; /* the connection of an import under way */
     struct stmt_cache *caches; /* one per pooled connection */
     size_t stmt_max;           /* statements each keeps prepared */
+    const store_hooks *hooks; /* what crash posts record for webhooks (the core's) */
 };
 
 /* One pooled connection checked out, with the SQLSTATE of its last error. */
@@ -1577,6 +1578,11 @@ static int img_cmp(const void *a, const void *b)
     return d ? d : strcmp(x->arch ? x->arch : "", y->arch ? y->arch : "");
 }
 
+static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
+                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
+                                      int64_t now, symd_err *err);
+
+/* Stores a crash and records the webhook events it causes. */
 static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
 {
     put_crash_args *a = arg;
@@ -1633,7 +1639,7 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
                    now};
     symd_status r = count_crash(c, &k, +1, err);
     if (r != SYMD_OK || !a->nimgs)
-        return r;
+        return r == SYMD_OK ? crash_events_in_tx(c, cr, NULL, 0, *a->id, now, err) : r;
     /* the images it needs: counted, and listed in the crash (",3,17,") */
     store_crash_image *imgs = malloc(a->nimgs * sizeof *imgs);
     dynbuf refs;
@@ -1693,7 +1699,10 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
         ok = ok && exec0(c, "UPDATE crashes SET refs = $2 WHERE id = $1", &sp,
                          "storing the images the crash needs", err);
     }
+    symd_status er = ok ? crash_events_in_tx(c, cr, imgs, a->nimgs, *a->id, now, err) : SYMD_OK;
     free(imgs);
+    if (ok && er != SYMD_OK)
+        return er;
     dynbuf_free(&refs);
     if (!ok)
         return err->kind != SYMD_OK ? err->kind
@@ -2701,6 +2710,329 @@ static symd_status pg_import_end(store_db *s, bool commit, symd_err *err)
     return ok ? SYMD_OK : err->kind;
 }
 
+/* ---- webhook events (store.h) ---------------------------------------------- */
+
+static void pg_set_hooks(store_db *s, const store_hooks *h)
+{
+    s->hooks = h;
+}
+
+/* Records event type with data, and a delivery of it to each of h's
+ * targets, inside c's transaction. */
+static symd_status hook_emit_in_tx(pgc *c, const store_hooks *h, const char *type,
+                                   const char *data, int64_t now, int64_t *event_id,
+                                   symd_err *err)
+{
+    const char *what = "recording a webhook event";
+    if (!data)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    params p = {0};
+    p_i64(&p, now);
+    p_text(&p, type);
+    p_text(&p, data);
+    PGresult *res = run(c, "INSERT INTO webhook_events(created_at, type, data) VALUES ($1, $2, "
+                           "$3) RETURNING id", &p, what, err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    int64_t id = PQntuples(res) == 1 ? rd_i64(&x, 0) : 0;
+    PQclear(res);
+    if (x.bad || !id)
+        return bad_value(err, what);
+    if (event_id)
+        *event_id = id;
+    for (size_t i = 0; i < h->nurls; i++) {
+        params q = {0};
+        p_i64(&q, id);
+        p_text(&q, h->urls[i]);
+        p_i64(&q, now);
+        if (!exec0(c, "INSERT INTO webhook_deliveries(event_id, url, next_at) VALUES ($1, $2, "
+                      "$3)", &q, what, err))
+            return err->kind;
+    }
+    return SYMD_OK;
+}
+
+/* hook_emit_in_tx of data (malloc'ed, freed here). */
+static symd_status hook_emit_owned(pgc *c, const store_hooks *h, const char *type, char *data,
+                                   int64_t now, symd_err *err)
+{
+    symd_status r = hook_emit_in_tx(c, h, type, data, now, NULL, err);
+    free(data);
+    return r;
+}
+
+/* The first row's integers of a statement (up to 2 columns); *got false
+ * when it answers no row. */
+static symd_status hook_ints(pgc *c, const char *sql, const params *p, int64_t v[2], bool *got,
+                             const char *what, symd_err *err)
+{
+    PGresult *res = run(c, sql, p, what, err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    *got = PQntuples(res) >= 1;
+    v[0] = v[1] = 0;
+    for (int i = 0; *got && i < PQnfields(res) && i < 2; i++)
+        v[i] = rd_i64(&x, i);
+    PQclear(res);
+    return x.bad ? bad_value(err, what) : SYMD_OK;
+}
+
+/* As the SQLite store's crash_events_in_tx: group.new, image.missing,
+ * group.spike. imgs are in the order every node locks them in (img_cmp),
+ * so two crashes telling images missing at once never deadlock. Each
+ * once across nodes: the group's row and the hour's row are locked by
+ * this transaction's upserts, webhook_images' primary key takes each UUID
+ * once. */
+static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
+                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
+                                      int64_t now, symd_err *err)
+{
+    const store_hooks *h = c->db->hooks;
+    if (!store_hooks_on(h))
+        return SYMD_OK;
+    const char *kind = cr->kind ? cr->kind : "crash";
+    int64_t v[2];
+    bool got;
+    params p = {0};
+    p_text(&p, kind);
+    p_text(&p, cr->signature);
+    symd_status r = hook_ints(c, "SELECT count FROM crash_groups WHERE kind = $1 AND "
+                                 "signature = $2", &p, v, &got, "reading a group's count", err);
+    if (r == SYMD_OK && got && v[0] == 1)
+        r = hook_emit_owned(c, h, "group.new", store_hook_data_group_new(cr, id), now, err);
+    for (size_t i = 0; i < nimgs && r == SYMD_OK; i++) {
+        if (imgs[i].system)
+            continue;
+        params q = {0};
+        p_bytes(&q, imgs[i].uuid, 16);
+        p_i64(&q, now);
+        /* told once per UUID, stored or not: the insert says whether this is
+         * the first time, the select whether it was ever stored */
+        PGresult *res = run(c,
+                            "WITH n AS (INSERT INTO webhook_images(uuid, created_at) VALUES "
+                            "($1, $2) ON CONFLICT DO NOTHING RETURNING uuid) SELECT "
+                            "NOT EXISTS (SELECT 1 FROM images WHERE uuid = $1) FROM n",
+                            &q, "recording the images told missing", err);
+        if (!res)
+            return err->kind;
+        rd x = {res, 0, false};
+        bool missing = PQntuples(res) == 1 && rd_i64(&x, 0);
+        PQclear(res);
+        if (x.bad)
+            return bad_value(err, "recording the images told missing");
+        if (missing)
+            r = hook_emit_owned(c, h, "image.missing",
+                                store_hook_data_image_missing(&imgs[i], cr, id), now, err);
+    }
+    if (r != SYMD_OK || h->spike_factor <= 0)
+        return r;
+    int64_t hour = now / 3600000;
+    p_i64(&p, hour);
+    if ((r = hook_ints(c,
+                       "INSERT INTO crash_group_hours AS g (kind, signature, hour, count) "
+                       "VALUES ($1, $2, $3, 1) ON CONFLICT (kind, signature, hour) DO UPDATE "
+                       "SET count = g.count + 1 RETURNING count, spiked",
+                       &p, v, &got, "counting the group's hour", err)) != SYMD_OK)
+        return r;
+    int64_t count = v[0];
+    if (!got || v[1] || count < h->spike_min)
+        return SYMD_OK;
+    if ((r = hook_ints(c,
+                       "SELECT coalesce(sum(count), 0)::bigint FROM crash_group_hours WHERE "
+                       "kind = $1 AND signature = $2 AND hour >= $3 - 168 AND hour < $3",
+                       &p, v, &got, "reading a group's hours", err)) != SYMD_OK)
+        return r;
+    int64_t base = v[0];
+    if ((double)count <= h->spike_factor * (double)base / STORE_HOOK_BASELINE_HOURS)
+        return SYMD_OK;
+    if (!exec0(c, "UPDATE crash_group_hours SET spiked = true WHERE kind = $1 AND "
+                  "signature = $2 AND hour = $3", &p, "counting the group's hour", err))
+        return err->kind;
+    return hook_emit_owned(c, h, "group.spike",
+                           store_hook_data_group_spike(cr, id, hour, count, base, h->spike_factor),
+                           now, err);
+}
+
+typedef struct {
+    const store_hooks *h;
+    const char *type, *data;
+    int64_t *event_id;
+} hook_emit_args;
+
+static symd_status hook_emit_tx(pgc *c, void *arg, symd_err *err)
+{
+    hook_emit_args *a = arg;
+    return hook_emit_in_tx(c, a->h, a->type, a->data, store_now_ms(), a->event_id, err);
+}
+
+static symd_status pg_hook_emit(store_db *s, const char *type, const char *data,
+                                int64_t *event_id, symd_err *err)
+{
+    *event_id = 0;
+    if (!store_hooks_on(s->hooks))
+        return SYMD_OK;
+    hook_emit_args a = {s->hooks, type, data, event_id};
+    return in_tx(s, hook_emit_tx, &a, "recording a webhook event", err);
+}
+
+#define DELIVERY_COLS                                                                        \
+    "d.id, d.event_id, e.created_at, d.next_at, d.done_at, d.updated_at, d.state, "         \
+    "d.attempts, d.last_status, e.type, d.url, d.last_error, e.data"
+
+/* Row i of DELIVERY_COLS; false when a value is not what it should be or
+ * memory is out. */
+static bool row_to_delivery(PGresult *res, int i, store_delivery *d)
+{
+    memset(d, 0, sizeof *d);
+    rd x = {res, i, false};
+    d->id = rd_i64(&x, 0);
+    d->event_id = rd_i64(&x, 1);
+    d->event_at = rd_i64(&x, 2);
+    d->next_at = rd_i64(&x, 3);
+    d->done_at = rd_i64(&x, 4);
+    d->updated_at = rd_i64(&x, 5);
+    d->state = (int)rd_i64(&x, 6);
+    d->attempts = (int)rd_i64(&x, 7);
+    d->last_status = (int)rd_i64(&x, 8);
+    rd_text(&x, 9, d->type, sizeof d->type);
+    rd_text(&x, 10, d->url, sizeof d->url);
+    rd_text(&x, 11, d->last_error, sizeof d->last_error);
+    d->data = rd_dup(&x, 12);
+    return !x.bad && d->data;
+}
+
+/* The claim: one statement takes the oldest due delivery, skipping rows
+ * another node's claim has locked, and sets its lease; a node that loses
+ * the race for a row takes the next. */
+static symd_status pg_hook_claim(store_db *s, const char *url, int64_t now, int64_t lease_until,
+                                 int64_t owner, store_delivery *out, bool *found, symd_err *err)
+{
+    const char *what = "claiming a webhook delivery";
+    params p = {0};
+    p_text(&p, url);
+    p_i64(&p, now);
+    p_i64(&p, lease_until);
+    p_i64(&p, owner);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "UPDATE webhook_deliveries d SET lease_until = $3, lease_owner = $4 "
+                        "FROM webhook_events e WHERE e.id = d.event_id AND d.id = (SELECT id "
+                        "FROM webhook_deliveries WHERE url = $1 AND state = 0 AND next_at <= $2 "
+                        "AND lease_until <= $2 ORDER BY next_at, id LIMIT 1 FOR UPDATE SKIP "
+                        "LOCKED) AND d.state = 0 AND d.lease_until <= $2 RETURNING " DELIVERY_COLS,
+                        &p, what, err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res && PQntuples(res) == 1) {
+        if (row_to_delivery(res, 0, out))
+            *found = true;
+        else {
+            store_delivery_free(out);
+            r = bad_value(err, what);
+        }
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_hook_finish(store_db *s, int64_t id, int64_t owner, int state,
+                                  int64_t next_at, int status, const char *error, bool *kept,
+                                  symd_err *err)
+{
+    params p = {0};
+    p_i64(&p, id);
+    p_i64(&p, owner);
+    p_i32(&p, state);
+    p_i64(&p, next_at);
+    p_i32(&p, status);
+    p_text(&p, error);
+    p_i64(&p, store_now_ms());
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "UPDATE webhook_deliveries SET state = $3, attempts = attempts + 1, "
+                        "next_at = $4, lease_until = 0, lease_owner = 0, last_status = $5, "
+                        "last_error = $6, updated_at = $7, done_at = CASE WHEN $3 <> 0 THEN $7 "
+                        "ELSE 0 END WHERE id = $1 AND lease_owner = $2 AND state = 0",
+                        &p, "recording a webhook delivery's attempt", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res)
+        *kept = strcmp(PQcmdTuples(res), "1") == 0;
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_hook_list(store_db *s, int64_t before_id, size_t limit, store_delivery *out,
+                                size_t *n, bool *more, symd_err *err)
+{
+    params p = {0};
+    p_i64(&p, before_id);
+    p_i64(&p, (int64_t)limit + 1);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT " DELIVERY_COLS " FROM webhook_deliveries d JOIN webhook_events "
+                        "e ON e.id = d.event_id WHERE $1 = 0 OR d.id < $1 ORDER BY d.id DESC "
+                        "LIMIT $2",
+                        &p, "reading webhook deliveries", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        if (!row_to_delivery(res, i, &out[*n])) {
+            store_delivery_free(&out[*n]);
+            r = bad_value(err, "reading webhook deliveries");
+            break;
+        }
+        (*n)++;
+    }
+    PQclear(res);
+    conn_put(&c);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            store_delivery_free(&out[i]);
+        *n = 0;
+    }
+    return r;
+}
+
+typedef struct {
+    int64_t before_hour, done_before;
+} hook_prune_args;
+
+static symd_status hook_prune_tx(pgc *c, void *arg, symd_err *err)
+{
+    hook_prune_args *a = arg;
+    params p = {0}, q = {0};
+    p_i64(&p, a->before_hour);
+    p_i64(&q, a->done_before);
+    const char *what = "pruning webhook records";
+    return exec0(c, "DELETE FROM crash_group_hours WHERE hour < $1", &p, what, err) &&
+                   exec0(c, "DELETE FROM webhook_deliveries WHERE state <> 0 AND done_at < $1",
+                         &q, what, err) &&
+                   exec0(c, "DELETE FROM webhook_events e WHERE created_at < $1 AND NOT EXISTS "
+                            "(SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)",
+                         &q, what, err)
+               ? SYMD_OK
+               : err->kind;
+}
+
+static symd_status pg_hook_prune(store_db *s, int64_t before_hour, int64_t done_before,
+                                 symd_err *err)
+{
+    hook_prune_args a = {before_hour, done_before};
+    return in_tx(s, hook_prune_tx, &a, "pruning webhook records", err);
+}
+
 const store_backend store_backend_postgres = {
     .name = "postgresql",
     .claims = pg_claims,
@@ -2738,4 +3070,10 @@ const store_backend store_backend_postgres = {
     .regroup_queue = pg_regroup_queue,
     .grouping_digest = pg_grouping_digest,
     .image_ref_names = pg_image_ref_names,
+    .set_hooks = pg_set_hooks,
+    .hook_emit = pg_hook_emit,
+    .hook_claim = pg_hook_claim,
+    .hook_finish = pg_hook_finish,
+    .hook_list = pg_hook_list,
+    .hook_prune = pg_hook_prune,
 };

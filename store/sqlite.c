@@ -70,6 +70,7 @@ struct store_db {
     struct crash_job *gc_head, *gc_tail;
     bool gc_leading;
     int importing; /* the connection of an import under way */
+    const store_hooks *hooks; /* what crash posts record for webhooks (the core's) */
 };
 
 static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
@@ -1215,8 +1216,12 @@ static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign
     return SYMD_OK;
 }
 
-/* Stores one crash inside the caller's transaction (connection ci); *id
- * is the new crash's. */
+static symd_status crash_events_in_tx(store_db *s, int ci, const store_crash *c,
+                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
+                                      int64_t now, symd_err *err);
+
+/* Stores one crash inside the caller's transaction (connection ci), and
+ * records the webhook events it causes; *id is the new crash's. */
 static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, int codec,
                                    size_t raw_len, const store_crash_image *imgs, size_t nimgs,
                                    int64_t *id, symd_err *err)
@@ -1304,7 +1309,7 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
     dynbuf_free(&refs);
     if (!ok)
         return db_fail(err, db, "storing the images the crash needs");
-    return SYMD_OK;
+    return crash_events_in_tx(s, ci, c, imgs, nimgs, *id, now, err);
 }
 
 /* One crash waiting to be stored (group commit, below). */
@@ -2440,6 +2445,399 @@ static symd_status sq_import_end(store_db *s, bool commit, symd_err *err)
     return r;
 }
 
+/* ---- webhook events (store.h) ---------------------------------------------- */
+
+static void sq_set_hooks(store_db *s, const store_hooks *h)
+{
+    s->hooks = h;
+}
+
+/* A statement prepared for one use on connection ci (webhook statements run
+ * a few times per crash, and only with webhooks configured). */
+static sqlite3_stmt *prep(store_db *s, int ci, const char *sql, const char *what, symd_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->conns[ci], sql, -1, &st, NULL) != SQLITE_OK) {
+        db_fail(err, s->conns[ci], what);
+        return NULL;
+    }
+    return st;
+}
+
+/* Records event type with data, and a delivery of it to each of h's
+ * targets, inside connection ci's transaction. */
+static symd_status hook_emit_in_tx(store_db *s, int ci, const store_hooks *h, const char *type,
+                                   const char *data, int64_t now, int64_t *event_id,
+                                   symd_err *err)
+{
+    const char *what = "recording a webhook event";
+    if (!data)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    sqlite3_stmt *st = prep(s, ci, "INSERT INTO webhook_events(created_at, type, data) "
+                                   "VALUES (?1, ?2, ?3)", what, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_int64(st, 1, now);
+    sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, data, -1, SQLITE_STATIC);
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_finalize(st);
+    if (!ok)
+        return db_fail(err, s->conns[ci], what);
+    int64_t id = sqlite3_last_insert_rowid(s->conns[ci]);
+    if (event_id)
+        *event_id = id;
+    if (!(st = prep(s, ci, "INSERT INTO webhook_deliveries(event_id, url, next_at) "
+                           "VALUES (?1, ?2, ?3)", what, err)))
+        return err->kind;
+    for (size_t i = 0; i < h->nurls && ok; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, h->urls[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, now);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok ? SYMD_OK : db_fail(err, s->conns[ci], what);
+}
+
+/* hook_emit_in_tx of data (malloc'ed, freed here). */
+static symd_status hook_emit_owned(store_db *s, int ci, const store_hooks *h, const char *type,
+                                   char *data, int64_t now, symd_err *err)
+{
+    symd_status r = hook_emit_in_tx(s, ci, h, type, data, now, NULL, err);
+    free(data);
+    return r;
+}
+
+/* One integer a statement of binds (kind, signature[, x]) answers; *got
+ * false when it answers no row. */
+static symd_status hook_int(store_db *s, int ci, const char *sql, const char *kind,
+                            const char *sig, int64_t x, int64_t *v, bool *got, symd_err *err)
+{
+    const char *what = "reading a group's counts for webhooks";
+    sqlite3_stmt *st = prep(s, ci, sql, what, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sig, -1, SQLITE_STATIC);
+    if (sqlite3_bind_parameter_count(st) >= 3)
+        sqlite3_bind_int64(st, 3, x);
+    int rc = sqlite3_step(st);
+    *got = rc == SQLITE_ROW;
+    *v = *got ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SYMD_OK : db_fail(err, s->conns[ci], what);
+}
+
+/* The events crash id (c, needing imgs), stored at now, causes, recorded
+ * inside connection ci's transaction: group.new when it opened its group,
+ * image.missing for each image not the OS's whose UUID was never stored
+ * nor told missing before, group.spike when its group's count this hour
+ * passes the spike threshold (store_hooks) for the first time this hour. */
+static symd_status crash_events_in_tx(store_db *s, int ci, const store_crash *c,
+                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
+                                      int64_t now, symd_err *err)
+{
+    const store_hooks *h = s->hooks;
+    if (!store_hooks_on(h))
+        return SYMD_OK;
+    const char *kind = c->kind ? c->kind : "crash";
+    int64_t v;
+    bool got;
+    symd_status r = hook_int(s, ci, "SELECT count FROM crash_groups WHERE kind = ?1 AND "
+                                    "signature = ?2", kind, c->signature, 0, &v, &got, err);
+    if (r == SYMD_OK && got && v == 1)
+        r = hook_emit_owned(s, ci, h, "group.new", store_hook_data_group_new(c, id), now, err);
+    for (size_t i = 0; i < nimgs && r == SYMD_OK; i++) {
+        if (imgs[i].system)
+            continue;
+        const char *what = "recording the images told missing";
+        /* told once per UUID, stored or not: a UUID is looked at once */
+        sqlite3_stmt *st = prep(s, ci, "INSERT OR IGNORE INTO webhook_images(uuid, created_at) "
+                                       "VALUES (?1, ?2)", what, err);
+        if (!st)
+            return err->kind;
+        sqlite3_bind_blob(st, 1, imgs[i].uuid, 16, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, now);
+        bool ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+        if (!ok)
+            return db_fail(err, s->conns[ci], what);
+        if (sqlite3_changes(s->conns[ci]) != 1)
+            continue;
+        if (!(st = prep(s, ci, "SELECT 1 FROM images WHERE uuid = ?1 LIMIT 1", what, err)))
+            return err->kind;
+        sqlite3_bind_blob(st, 1, imgs[i].uuid, 16, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, s->conns[ci], what);
+        if (rc == SQLITE_DONE)
+            r = hook_emit_owned(s, ci, h, "image.missing",
+                                store_hook_data_image_missing(&imgs[i], c, id), now, err);
+    }
+    if (r != SYMD_OK || h->spike_factor <= 0)
+        return r;
+    int64_t hour = now / 3600000;
+    const char *what = "counting the group's hour";
+    sqlite3_stmt *st = prep(s, ci,
+                            "INSERT INTO crash_group_hours(kind, signature, hour, count) VALUES "
+                            "(?1, ?2, ?3, 1) ON CONFLICT(kind, signature, hour) DO UPDATE SET "
+                            "count = count + 1 RETURNING count, spiked",
+                            what, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, hour);
+    int rc = sqlite3_step(st);
+    int64_t count = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    bool spiked = rc == SQLITE_ROW && sqlite3_column_int64(st, 1) != 0;
+    if (rc == SQLITE_ROW)
+        rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, s->conns[ci], what);
+    if (spiked || count < h->spike_min)
+        return SYMD_OK;
+    int64_t base;
+    if ((r = hook_int(s, ci, "SELECT coalesce(sum(count), 0) FROM crash_group_hours WHERE "
+                             "kind = ?1 AND signature = ?2 AND hour >= ?3 - 168 AND hour < ?3",
+                      kind, c->signature, hour, &base, &got, err)) != SYMD_OK)
+        return r;
+    if ((double)count <= h->spike_factor * (double)base / STORE_HOOK_BASELINE_HOURS)
+        return SYMD_OK;
+    if (!(st = prep(s, ci, "UPDATE crash_group_hours SET spiked = 1 WHERE kind = ?1 AND "
+                           "signature = ?2 AND hour = ?3", what, err)))
+        return err->kind;
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, hour);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, s->conns[ci], what);
+    return hook_emit_owned(s, ci, h, "group.spike",
+                           store_hook_data_group_spike(c, id, hour, count, base, h->spike_factor),
+                           now, err);
+}
+
+static symd_status sq_hook_emit(store_db *s, const char *type, const char *data,
+                                int64_t *event_id, symd_err *err)
+{
+    *event_id = 0;
+    const store_hooks *h = s->hooks;
+    if (!store_hooks_on(h))
+        return SYMD_OK;
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "recording a webhook event");
+    else if ((r = hook_emit_in_tx(s, ci, h, type, data, store_now_ms(), event_id, err)) ==
+                 SYMD_OK &&
+             sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "recording a webhook event");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    writer_put(s, ci);
+    return r;
+}
+
+#define DELIVERY_COLS                                                                        \
+    "d.id, d.event_id, e.created_at, d.next_at, d.done_at, d.updated_at, d.state, "         \
+    "d.attempts, d.last_status, e.type, d.url, d.last_error, e.data"
+
+/* A row of DELIVERY_COLS; false when out of memory for its data. */
+static bool row_to_delivery(sqlite3_stmt *st, store_delivery *d)
+{
+    memset(d, 0, sizeof *d);
+    d->id = sqlite3_column_int64(st, 0);
+    d->event_id = sqlite3_column_int64(st, 1);
+    d->event_at = sqlite3_column_int64(st, 2);
+    d->next_at = sqlite3_column_int64(st, 3);
+    d->done_at = sqlite3_column_int64(st, 4);
+    d->updated_at = sqlite3_column_int64(st, 5);
+    d->state = sqlite3_column_int(st, 6);
+    d->attempts = sqlite3_column_int(st, 7);
+    d->last_status = sqlite3_column_int(st, 8);
+    copy_text(d->type, sizeof d->type, sqlite3_column_text(st, 9));
+    copy_text(d->url, sizeof d->url, sqlite3_column_text(st, 10));
+    copy_text(d->last_error, sizeof d->last_error, sqlite3_column_text(st, 11));
+    const unsigned char *data = sqlite3_column_text(st, 12);
+    d->data = strdup(data ? (const char *)data : "{}");
+    return d->data != NULL;
+}
+
+/* The claim: the oldest due delivery read on any connection, then taken by
+ * a conditional update (still pending, no lease held) in a write
+ * transaction; one lost to another process is looked for again. */
+static symd_status sq_hook_claim(store_db *s, const char *url, int64_t now, int64_t lease_until,
+                                 int64_t owner, store_delivery *out, bool *found, symd_err *err)
+{
+    const char *what = "claiming a webhook delivery";
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int ci = conn_get(s);
+        sqlite3_stmt *st = prep(s, ci,
+                                "SELECT " DELIVERY_COLS " FROM webhook_deliveries d JOIN "
+                                "webhook_events e ON e.id = d.event_id WHERE d.url = ?1 AND "
+                                "d.state = 0 AND d.next_at <= ?2 AND d.lease_until <= ?2 "
+                                "ORDER BY d.next_at, d.id LIMIT 1",
+                                what, err);
+        if (!st) {
+            conn_put(s, ci);
+            return err->kind;
+        }
+        sqlite3_bind_text(st, 1, url, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, now);
+        int rc = sqlite3_step(st);
+        bool ok = rc == SQLITE_ROW ? row_to_delivery(st, out) : rc == SQLITE_DONE;
+        sqlite3_finalize(st);
+        symd_status r = ok ? SYMD_OK
+                           : rc == SQLITE_ROW ? symd_fail(err, SYMD_E_NOMEM, "out of memory")
+                                              : db_fail(err, s->conns[ci], what);
+        conn_put(s, ci);
+        if (r != SYMD_OK || rc == SQLITE_DONE)
+            return r;
+        ci = writer_get(s);
+        if ((st = prep(s, ci, "UPDATE webhook_deliveries SET lease_until = ?3, lease_owner = ?4 "
+                              "WHERE id = ?1 AND state = 0 AND lease_until <= ?2",
+                       what, err))) {
+            sqlite3_bind_int64(st, 1, out->id);
+            sqlite3_bind_int64(st, 2, now);
+            sqlite3_bind_int64(st, 3, lease_until);
+            sqlite3_bind_int64(st, 4, owner);
+            rc = sqlite3_step(st);
+            sqlite3_finalize(st);
+            r = rc == SQLITE_DONE ? SYMD_OK : db_fail(err, s->conns[ci], what);
+            *found = r == SYMD_OK && sqlite3_changes(s->conns[ci]) == 1;
+        } else {
+            r = err->kind;
+        }
+        writer_put(s, ci);
+        if (r != SYMD_OK || *found) {
+            if (r != SYMD_OK)
+                store_delivery_free(out);
+            return r;
+        }
+        store_delivery_free(out);
+    }
+    return SYMD_OK;
+}
+
+static symd_status sq_hook_finish(store_db *s, int64_t id, int64_t owner, int state,
+                                  int64_t next_at, int status, const char *error, bool *kept,
+                                  symd_err *err)
+{
+    const char *what = "recording a webhook delivery's attempt";
+    int ci = writer_get(s);
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = prep(s, ci,
+                            "UPDATE webhook_deliveries SET state = ?3, attempts = attempts + 1, "
+                            "next_at = ?4, lease_until = 0, lease_owner = 0, last_status = ?5, "
+                            "last_error = ?6, updated_at = ?7, done_at = CASE WHEN ?3 <> 0 "
+                            "THEN ?7 ELSE 0 END WHERE id = ?1 AND lease_owner = ?2 AND "
+                            "state = 0",
+                            what, err);
+    if (!st) {
+        r = err->kind;
+    } else {
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, owner);
+        sqlite3_bind_int(st, 3, state);
+        sqlite3_bind_int64(st, 4, next_at);
+        sqlite3_bind_int(st, 5, status);
+        sqlite3_bind_text(st, 6, error, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 7, store_now_ms());
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+            r = db_fail(err, s->conns[ci], what);
+        else
+            *kept = sqlite3_changes(s->conns[ci]) == 1;
+    }
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_hook_list(store_db *s, int64_t before_id, size_t limit, store_delivery *out,
+                                size_t *n, bool *more, symd_err *err)
+{
+    const char *what = "reading webhook deliveries";
+    int ci = conn_get(s);
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = prep(s, ci,
+                            "SELECT " DELIVERY_COLS " FROM webhook_deliveries d JOIN "
+                            "webhook_events e ON e.id = d.event_id WHERE ?1 = 0 OR d.id < ?1 "
+                            "ORDER BY d.id DESC LIMIT ?2",
+                            what, err);
+    if (!st) {
+        conn_put(s, ci);
+        return err->kind;
+    }
+    sqlite3_bind_int64(st, 1, before_id);
+    sqlite3_bind_int64(st, 2, (int64_t)limit + 1);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        if (!row_to_delivery(st, &out[*n])) {
+            r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+            break;
+        }
+        (*n)++;
+    }
+    if (r == SYMD_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, s->conns[ci], what);
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            store_delivery_free(&out[i]);
+        *n = 0;
+    }
+    return r;
+}
+
+static symd_status sq_hook_prune(store_db *s, int64_t before_hour, int64_t done_before,
+                                 symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = NULL;
+    const char *sql[] = {
+        "DELETE FROM crash_group_hours WHERE hour < ?1",
+        "DELETE FROM webhook_deliveries WHERE state <> 0 AND done_at < ?2",
+        "DELETE FROM webhook_events WHERE created_at < ?2 AND NOT EXISTS (SELECT 1 FROM "
+        "webhook_deliveries d WHERE d.event_id = webhook_events.id)",
+    };
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "pruning webhook records");
+    for (size_t i = 0; i < 3 && r == SYMD_OK; i++) {
+        if (!(st = prep(s, ci, sql[i], "pruning webhook records", err))) {
+            r = err->kind;
+            break;
+        }
+        if (sqlite3_bind_parameter_count(st) >= 1)
+            sqlite3_bind_int64(st, 1, before_hour);
+        if (sqlite3_bind_parameter_count(st) >= 2)
+            sqlite3_bind_int64(st, 2, done_before);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            r = db_fail(err, db, "pruning webhook records");
+        sqlite3_finalize(st);
+    }
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "pruning webhook records");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    writer_put(s, ci);
+    return r;
+}
+
 const store_backend store_backend_sqlite = {
     .name = "sqlite",
     .claims = sq_claims,
@@ -2477,4 +2875,10 @@ const store_backend store_backend_sqlite = {
     .regroup_queue = sq_regroup_queue,
     .grouping_digest = sq_grouping_digest,
     .image_ref_names = sq_image_ref_names,
+    .set_hooks = sq_set_hooks,
+    .hook_emit = sq_hook_emit,
+    .hook_claim = sq_hook_claim,
+    .hook_finish = sq_hook_finish,
+    .hook_list = sq_hook_list,
+    .hook_prune = sq_hook_prune,
 };

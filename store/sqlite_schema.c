@@ -168,6 +168,32 @@ static const char *const migrations[] = {
     "CREATE TABLE grouping_state(id INTEGER PRIMARY KEY CHECK (id = 1),"
     "  rules_digest TEXT NOT NULL);"
     "INSERT INTO grouping_state VALUES (1, '');",
+    /* 9: webhooks (server/webhook.c): the outbox of events, written in the
+     * transaction of the crash post that caused each, with a delivery per
+     * target URL that the senders claim under a lease (lease_until, its
+     * owner) and mark delivered (state 1) or failed (2); the images an
+     * image.missing event was sent for (once per UUID); each group's
+     * crashes per UTC hour (hours since 1970; 8 days kept) for spikes,
+     * spiked once an hour's group.spike is recorded. IF NOT EXISTS: a store
+     * taken back to an older version (tests do) keeps these tables. */
+    "CREATE TABLE IF NOT EXISTS webhook_events(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  created_at INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS webhook_deliveries(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  event_id INTEGER NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE,"
+    "  url TEXT NOT NULL, state INTEGER NOT NULL DEFAULT 0,"
+    "  attempts INTEGER NOT NULL DEFAULT 0, next_at INTEGER NOT NULL,"
+    "  lease_until INTEGER NOT NULL DEFAULT 0, lease_owner INTEGER NOT NULL DEFAULT 0,"
+    "  last_status INTEGER NOT NULL DEFAULT 0, last_error TEXT NOT NULL DEFAULT '',"
+    "  updated_at INTEGER NOT NULL DEFAULT 0, done_at INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(url, next_at, id)"
+    "  WHERE state = 0;"
+    "CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries(event_id);"
+    "CREATE TABLE IF NOT EXISTS webhook_images(uuid BLOB PRIMARY KEY, created_at INTEGER NOT NULL)"
+    "  WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS crash_group_hours(kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  hour INTEGER NOT NULL, count INTEGER NOT NULL, spiked INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(kind, signature, hour)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS crash_group_hours_hour ON crash_group_hours(hour);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -36,6 +36,7 @@ struct store {
     size_t cache_bytes, cache_max;
     uint64_t generation; /* bumped by every write; stale loads are not cached */
     store_cache_stats stats;
+    store_hooks *hooks; /* what crash posts record for webhooks (NULL: nothing) */
 };
 
 /* The backends store_open tries, in order; SQLite claims any path. */
@@ -102,6 +103,7 @@ void store_close(store *s)
     }
     pthread_mutex_destroy(&s->cache_mu);
     free(s->dir);
+    free(s->hooks);
     free(s);
 }
 
@@ -832,4 +834,57 @@ const char *store_unwind_missing(const store_loaded *img)
         return NULL;
     return strcmp(img->meta.kind, "dsym") == 0 ? "binary needed for unwinding"
                                                : "no unwind tables";
+}
+
+/* ---- webhook events ------------------------------------------------------- */
+
+symd_status store_set_hooks(store *s, const store_hooks *h, symd_err *err)
+{
+    store_hooks *copy = NULL;
+    if (h && h->nurls && !(copy = store_hooks_copy(h)))
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    s->be->set_hooks(s->db, copy);
+    free(s->hooks);
+    s->hooks = copy;
+    return SYMD_OK;
+}
+
+symd_status store_hook_emit(store *s, const char *type, const char *data, int64_t *event_id,
+                            symd_err *err)
+{
+    int64_t id = 0;
+    symd_status r = s->be->hook_emit(s->db, type, data, &id, err);
+    if (event_id)
+        *event_id = id;
+    return r;
+}
+
+symd_status store_hook_claim(store *s, const char *url, int64_t now, int64_t lease_until,
+                             int64_t owner, store_delivery *out, bool *found, symd_err *err)
+{
+    memset(out, 0, sizeof *out);
+    *found = false;
+    return s->be->hook_claim(s->db, url, now, lease_until, owner, out, found, err);
+}
+
+symd_status store_hook_finish(store *s, int64_t id, int64_t owner, int state, int64_t next_at,
+                              int status, const char *error, bool *kept, symd_err *err)
+{
+    *kept = false;
+    return s->be->hook_finish(s->db, id, owner, state, next_at, status, error ? error : "",
+                              kept, err);
+}
+
+symd_status store_hook_list(store *s, int64_t before_id, size_t limit, store_delivery *out,
+                            size_t *n, bool *more, symd_err *err)
+{
+    *n = 0;
+    *more = false;
+    memset(out, 0, limit * sizeof *out);
+    return s->be->hook_list(s->db, before_id, limit, out, n, more, err);
+}
+
+symd_status store_hook_prune(store *s, int64_t before_hour, int64_t done_before, symd_err *err)
+{
+    return s->be->hook_prune(s->db, before_hour, done_before, err);
 }

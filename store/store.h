@@ -20,9 +20,10 @@
  * compressed, the stored result dropped, group, day, dimension and
  * needed-image counters; 5: a crash's part of its original; 6: system
  * symbol sets; 7: crashes to file again under a new grouping rule; 8: the
- * grouping rule that filed each crash, the digest of the rules in force).
+ * grouping rule that filed each crash, the digest of the rules in force); 9: the
+ * webhook outbox, its deliveries, per-hour group counters).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 typedef struct store store;
 
@@ -479,5 +480,98 @@ typedef struct {
  * crashes. */
 symd_status store_missing_system(store *s, size_t limit, store_missing_os *out, size_t *n,
                                  symd_err *err);
+
+/* ---- webhooks: an outbox of events -------------------------------------
+ *
+ * An event (group.new, group.spike, image.missing, group.regressed) is
+ * written in the transaction of the write that caused it, with one
+ * delivery row per configured target URL: a crash post that commits has
+ * its events, one that rolls back has none, and a restart loses none. A
+ * sender (server/webhook.c) claims due deliveries under a lease, so two
+ * nodes on one PostgreSQL database never send one delivery at once, and
+ * marks each delivered, retried later, or failed. */
+
+/* What crash posts record events for. None without targets. */
+typedef struct {
+    const char *const *urls; /* a delivery per event for each */
+    size_t nurls;
+    /* group.spike: a group's count in the current UTC hour over
+     * spike_factor times its hourly mean of the 168 hours before, once it
+     * is at least spike_min; spike_factor 0: no spike events (and no
+     * per-hour counting) */
+    double spike_factor;
+    int64_t spike_min;
+} store_hooks;
+/* Sets what crash posts from now on record (copied; nurls 0: nothing). */
+symd_status store_set_hooks(store *s, const store_hooks *h, symd_err *err);
+
+#define STORE_HOOK_HOURS 192 /* hours of per-hour group counts kept (8 days) */
+
+typedef enum {
+    STORE_DELIVERY_PENDING = 0,   /* to send (now or at next_at) */
+    STORE_DELIVERY_DELIVERED = 1, /* the receiver answered 2xx */
+    STORE_DELIVERY_FAILED = 2,    /* given up on */
+} store_delivery_state;
+
+/* One delivery of an event to a URL. */
+typedef struct {
+    int64_t id, event_id;
+    int64_t event_at;   /* when the event happened (unix ms) */
+    int64_t next_at;    /* the next attempt (pending) */
+    int64_t done_at;    /* delivered or given up (0: pending) */
+    int64_t updated_at; /* the last attempt, 0 before any */
+    int state;          /* store_delivery_state */
+    int attempts;       /* made so far */
+    int last_status;    /* the last answer's HTTP status, 0: none */
+    char type[32];
+    char url[512];
+    char last_error[200];
+    char *data; /* the event's data (a JSON object), malloc'ed; NULL when not asked for */
+} store_delivery;
+
+/* Records event type with data (a JSON object's text) in its own
+ * transaction, a delivery for each target: for events that no other write
+ * causes (and tests). *event_id (may be NULL) is the event's, 0 when there
+ * are no targets. */
+symd_status store_hook_emit(store *s, const char *type, const char *data, int64_t *event_id,
+                            symd_err *err);
+/* Claims the oldest due delivery to url (pending, next_at <= now, no lease
+ * held) under a lease until lease_until for owner; *found false when none
+ * is due. out->data is the event's data (free with store_delivery_free). */
+symd_status store_hook_claim(store *s, const char *url, int64_t now, int64_t lease_until,
+                             int64_t owner, store_delivery *out, bool *found, symd_err *err);
+/* Ends a claimed attempt: state DELIVERED or FAILED (done), or PENDING
+ * again to be tried at next_at; status and error (may be NULL) say how it
+ * went. *kept false when owner no longer held the lease (nothing written). */
+symd_status store_hook_finish(store *s, int64_t id, int64_t owner, int state, int64_t next_at,
+                              int status, const char *error, bool *kept, symd_err *err);
+/* Deliveries, newest first, below before_id (0: from the newest); *more
+ * when there are more. Each out[i].data is set (free each with
+ * store_delivery_free). */
+symd_status store_hook_list(store *s, int64_t before_id, size_t limit, store_delivery *out,
+                            size_t *n, bool *more, symd_err *err);
+void store_delivery_free(store_delivery *d);
+/* Drops per-hour group counts of hours before before_hour (hours since
+ * 1970), and deliveries done (delivered or failed) before done_before
+ * (unix ms) with the events left without any. */
+symd_status store_hook_prune(store *s, int64_t before_hour, int64_t done_before, symd_err *err);
+
+/* The data of a group.regressed event (a JSON object, malloc'ed; NULL when
+ * out of memory): {"group": {kind, signature}, "crash": {id, app_version},
+ * "resolved_in", "count"}: the group, the crash that reopened it and the
+ * app version it came back in, the version it was marked resolved in, its
+ * count. */
+char *store_hook_data_group_regressed(const char *kind, const char *signature, int64_t crash_id,
+                                      const char *app_version, const char *resolved_in,
+                                      int64_t count);
+/* Records a group.regressed event (store_hook_emit of the data above) in
+ * its own transaction. The group-state code that finds a regression inside
+ * a crash post records it in that post's transaction instead: each
+ * backend's hook_emit_in_tx (store/sqlite.c, store/postgres.c) with this
+ * data, as crash_events_in_tx does for the other events. */
+symd_status store_hook_emit_group_regressed(store *s, const char *kind, const char *signature,
+                                            int64_t crash_id, const char *app_version,
+                                            const char *resolved_in, int64_t count,
+                                            int64_t *event_id, symd_err *err);
 
 #endif

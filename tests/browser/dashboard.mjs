@@ -393,7 +393,7 @@ try {
     eq(res.status(), 200, 'GET / status');
     assert((res.headers()['content-security-policy'] || '').includes("script-src 'self'"), 'no CSP header on GET /');
     await page.waitForSelector('#view[data-ready="true"]');
-    for (const n of ['crashes', 'images', 'missing', 'symbolicate']) assert(await page.isVisible(testid('nav-' + n)), 'nav ' + n);
+    for (const n of ['crashes', 'images', 'missing', 'symbolicate', 'webhooks']) assert(await page.isVisible(testid('nav-' + n)), 'nav ' + n);
     assert(await page.isVisible(testid('groups-empty')), 'empty database should say there are no crashes');
     await settled();
     eq(pageErrors, [], 'console errors');
@@ -663,6 +663,35 @@ try {
     await shot('xss-crash');
     await settled();
     eq(dialogs.slice(seen), [], 'dialogs');
+  });
+
+  await check('webhooks view: the evil crash\'s group.new, pending to a target that listens nowhere, why, markup as text', async () => {
+    // the sender has tried it (poll the log until it says so: its state, not a sleep)
+    const ofEvil = (ds) => ds.find((d) => d.type === 'group.new' && d.data && d.data.crash && d.data.crash.id === xssCrash.id);
+    let evil = null;
+    for (const until = Date.now() + 20000; Date.now() < until;) {
+      const r = await http('GET', '/v1/webhooks/deliveries?limit=1000');
+      eq(r.status, 200, 'deliveries status');
+      evil = ofEvil(r.json.deliveries);
+      if (evil && evil.attempts >= 1) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert(evil && evil.attempts >= 1, `the evil group's event was not tried: ${JSON.stringify(evil)}`);
+    await open('#/webhooks');
+    const row = page.locator(`tr[data-testid="webhook-row"][data-id="${evil.id}"]`);
+    await row.waitFor();
+    eq(await row.getAttribute('data-type'), 'group.new', 'type');
+    eq(await row.getAttribute('data-state'), 'pending', 'state');
+    eq(await row.locator(testid('webhook-group')).textContent(), xssCrash.signature, 'group shown as text');
+    eq(await row.locator(testid('webhook-url')).textContent(), 'http://127.0.0.1:9/symd-hook', 'target');
+    assert(/cannot connect/.test(await row.locator(testid('webhook-last')).textContent()), 'the last attempt says why');
+    assert(/^next /.test(await row.locator(testid('webhook-when')).textContent()), 'the next attempt shown');
+    // every event this run caused is listed: the rows match the API's first page
+    const api = await http('GET', '/v1/webhooks/deliveries?limit=50');
+    eq(await page.$$eval('tr[data-testid="webhook-row"]', (rs) => rs.map((r) => Number(r.dataset.id))),
+      api.json.deliveries.map((d) => d.id), 'rows as the API lists them');
+    eq(await page.evaluate(() => document.querySelectorAll('main b, main img, main script').length), 0, 'markup elements from data');
+    await shot('webhooks');
   });
 
   await check('Swift names as Xcode shows them, the raw name on hover', async () => {

@@ -84,7 +84,9 @@ start_symd() {
 # the dashboard sends it.
 SYMD_UPLOAD_TOKEN="browser-$RANDOM$RANDOM"
 export SYMD_UPLOAD_TOKEN
-start_symd symd "$OUT/symd.log"
+# Its webhook target listens nowhere (port 9 on loopback): every event
+# stays pending, retried, and the webhooks view lists why.
+start_symd symd "$OUT/symd.log" --webhook http://127.0.0.1:9/symd-hook --webhook-timeout 1
 URL=$STARTED_URL
 
 # The second has a token per role (read, upload, report): the dashboard's

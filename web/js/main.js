@@ -8,6 +8,7 @@ import {viewGroup} from './view-group.js';
 import {viewImages} from './view-images.js';
 import {viewMissing} from './view-missing.js';
 import {viewSymbolicate} from './view-symbolicate.js';
+import {viewWebhooks} from './view-webhooks.js';
 
 /* Shows the view of the address. */
 async function showRoute() {
@@ -28,6 +29,7 @@ async function showRoute() {
   else if (section === 'images') await viewImages(params);
   else if (section === 'missing') await viewMissing();
   else if (section === 'symbolicate') viewSymbolicate();
+  else if (section === 'webhooks') await viewWebhooks(params);
   else await viewCrashes(params);
   if (gen !== generation) return;  // another route started meanwhile
   const h1 = view.querySelector('h1');
