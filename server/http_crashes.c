@@ -217,6 +217,33 @@ static symd_status full_names_of(server *srv, const crash_report *r,
     return SYMD_OK;
 }
 
+/* What a stored report did to its group (store_put_crash_ev decided it in
+ * the report's transaction): a new group (group.new), a resolved group
+ * reopened as regressed (group.regressed), an ignored one reopened. The
+ * one place every posted report passes after it is stored (single, parts
+ * of a payload, members of a zip): where notifications of those events
+ * are sent. Now it only counts them for /metrics. */
+static void crash_group_changed(server *srv, const store_crash *sc, int64_t id,
+                                const store_group_event *ev)
+{
+    (void)sc;
+    (void)id;
+    metrics_group_event(srv->m, ev->new_group, ev->regressed, ev->reopened);
+}
+
+/* Stores one report (sc, the images it needs) and tells crash_group_changed
+ * what it did to its group. *id is the new crash's. */
+static symd_status store_and_tell(server *srv, const store_crash *sc,
+                                  const store_crash_image *imgs, size_t nimg, int64_t *id,
+                                  symd_err *err)
+{
+    store_group_event ev;
+    symd_status st = store_put_crash_ev(srv->st, sc, imgs, nimg, id, &ev, err);
+    if (st == SYMD_OK)
+        crash_group_changed(srv, sc, *id, &ev);
+    return st;
+}
+
 /* Stores the posted report: its original bytes, what the header says, its
  * kind and bug_type, the signature and the images it needs. *id is the new
  * crash's. */
@@ -229,7 +256,7 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
     sc.part = (int)r->part; /* the whole input is each part's original */
-    symd_status st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
+    symd_status st = store_and_tell(srv, &sc, imgs, nimg, id, err);
     free(imgs);
     return st;
 }
@@ -402,7 +429,7 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
             } else {
                 store_crash sc = crash_store_record(r, &sym, data, len);
                 sc.part = (int)r->part;
-                z->st = store_put_crash(z->srv->st, &sc, imgs, nimg, &id, z->err);
+                z->st = store_and_tell(z->srv, &sc, imgs, nimg, &id, z->err);
                 free(imgs);
                 z->stored += z->st == SYMD_OK;
             }
@@ -773,6 +800,30 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     return ret;
 }
 
+/* ?state= of the group listings: a comma-separated list of states (any
+ * one of them; empty: any state) into *mask (bits 1 << store_state);
+ * false with a 400 queued for a name that is no state. */
+static bool states_arg(struct MHD_Connection *c, unsigned *mask, enum MHD_Result *refused)
+{
+    *mask = 0;
+    const char *v = query_arg(c, "state");
+    for (const char *p = v; p && *p;) {
+        size_t n = strcspn(p, ",");
+        store_state st;
+        if (n && !store_state_parse(p, n, &st)) {
+            *refused = reply_error(c, 400, "invalid_request",
+                                   "unknown state '%.*s' (unresolved, resolved, ignored, "
+                                   "regressed)",
+                                   (int)(n < 64 ? n : 64), p);
+            return false;
+        }
+        if (n)
+            *mask |= 1u << st;
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
 /* ?limit, ?cursor and the filters of the crash listings (query, kind,
  * signature, app_version, os_version, hardware_model, format); false with a 400
  * queued in *refused for a bad one. */
@@ -790,7 +841,9 @@ static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t 
     f->app_version = query_arg(c, "app_version");
     f->os_version = query_arg(c, "os_version");
     f->hardware_model = query_arg(c, "hardware_model");
-    return kind_arg(c, &f->kind, refused) && format_arg(c, &f->format, refused);
+    f->new_in = query_arg(c, "new_in");
+    return kind_arg(c, &f->kind, refused) && format_arg(c, &f->format, refused) &&
+           states_arg(c, &f->states, refused);
 }
 
 /* GET /v1/crashes: one page, newest first (?query, ?kind, ?signature,
@@ -861,14 +914,52 @@ static json_t *trend_json(server *srv, const char *kind, const char *signature, 
     return json_pack("{s:I, s:o}", "from_day", (json_int_t)from, "days", arr);
 }
 
+static json_t *text_or_null(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+/* A group's workflow as the API answers it, set into o: "state",
+ * "state_changed_at" (null: never changed), "first_version" and
+ * "last_version" (null: none), "reports" (ever filed), "resolved"
+ * ({"in": "any"|"next"|"version", "version"}, when resolved or regressed)
+ * and "ignored" ({"until", "reports", "seen"}, when ignored). */
+static void status_json(json_t *o, const store_group_status *st)
+{
+    json_object_set_new(o, "state", json_string(store_state_name(st->state)));
+    json_object_set_new(o, "state_changed_at",
+                        st->changed_at ? json_integer(st->changed_at) : json_null());
+    json_object_set_new(o, "first_version", text_or_null(st->first_version));
+    json_object_set_new(o, "last_version", text_or_null(st->last_version));
+    json_object_set_new(o, "reports", json_integer(st->reports));
+    bool res = st->state == STORE_STATE_RESOLVED || st->state == STORE_STATE_REGRESSED;
+    json_object_set_new(o, "resolved",
+                        res ? json_pack("{s:s, s:o}", "in",
+                                        st->resolved_in[0] ? st->resolved_in : "any", "version",
+                                        text_or_null(st->resolved_version))
+                            : json_null());
+    json_object_set_new(
+        o, "ignored",
+        st->state == STORE_STATE_IGNORED
+            ? json_pack("{s:o, s:o, s:I}", "until",
+                        st->ignore_until ? json_integer(st->ignore_until) : json_null(),
+                        "reports", st->ignore_reports ? json_integer(st->ignore_reports)
+                                                      : json_null(),
+                        "seen", (json_int_t)st->ignore_seen)
+            : json_null());
+}
+
 static json_t *group_json(const store_crash_group *g)
 {
-    return json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "kind",
-                     g->kind ? g->kind : "crash", "signature", json_str_or_null(g->signature),
-                     "count", (json_int_t)g->count, "first_seen", (json_int_t)g->first_seen,
-                     "last_seen", (json_int_t)g->last_seen, "example_id",
-                     (json_int_t)g->example_id, "app_version", json_str_or_null(g->app_version),
-                     "process", json_str_or_null(g->process));
+    json_t *o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "kind",
+                          g->kind ? g->kind : "crash", "signature",
+                          json_str_or_null(g->signature), "count", (json_int_t)g->count,
+                          "first_seen", (json_int_t)g->first_seen, "last_seen",
+                          (json_int_t)g->last_seen, "example_id", (json_int_t)g->example_id,
+                          "app_version", json_str_or_null(g->app_version), "process",
+                          json_str_or_null(g->process));
+    status_json(o, &g->status);
+    return o;
 }
 
 /* GET /v1/crashes/groups: (kind, signature) groups, most frequent first
@@ -897,7 +988,9 @@ enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
         return reply_error(c, 503, "out_of_memory", "out of memory");
     size_t n;
     symd_err err = {0};
-    if (store_crash_groups(srv->st, &f, (size_t)limit, g, &n, &err) != SYMD_OK) {
+    /* an ignore whose date passed shows ended (and is recorded so) */
+    if (store_end_ignores(srv->st, store_now_ms(), NULL, &err) != SYMD_OK ||
+        store_crash_groups(srv->st, &f, (size_t)limit, g, &n, &err) != SYMD_OK) {
         free(g);
         return reply_status(c, &err, "internal_error");
     }
@@ -976,7 +1069,8 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
     store_crash_group g[1];
     size_t n = 0;
     symd_err err = {0};
-    if (store_crash_groups(srv->st, &f, 1, g, &n, &err) != SYMD_OK)
+    if (store_end_ignores(srv->st, store_now_ms(), NULL, &err) != SYMD_OK ||
+        store_crash_groups(srv->st, &f, 1, g, &n, &err) != SYMD_OK)
         return reply_status(c, &err, "internal_error");
     if (!n)
         return reply_error(c, 404, "not_found", "no group of kind '%.32s' with that signature",
@@ -998,6 +1092,175 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
         json_decref(doc);
         return reply_status(c, &err, "internal_error");
     }
+    return reply_json(c, 200, doc);
+}
+
+/* An optional integer member of a state change (absent or null: 0); false
+ * with *bad naming it when it is no integer from 0 on. */
+static bool body_count(json_t *body, const char *key, int64_t *out, const char **bad)
+{
+    json_t *v = json_object_get(body, key);
+    *out = 0;
+    if (!v || json_is_null(v))
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) < 0) {
+        *bad = key;
+        return false;
+    }
+    *out = json_integer_value(v);
+    return true;
+}
+
+/* An optional string member (absent or null: NULL); false with *bad naming
+ * it when it is another type. */
+static bool body_text(json_t *body, const char *key, const char **out, const char **bad)
+{
+    json_t *v = json_object_get(body, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return true;
+    if (!json_is_string(v)) {
+        *bad = key;
+        return false;
+    }
+    *out = json_string_value(v);
+    return true;
+}
+
+/* POST /v1/crashes/group/state with {"kind", "signature", "state":
+ * "unresolved"|"resolved"|"ignored", "resolved_in": "next"|"version"
+ * (resolved; absent: any later report regresses it), "version" (with
+ * "version"), "ignore_until" (unix ms) and/or "ignore_reports" (ignored;
+ * neither: forever), "note"}: sets the group's state and records the
+ * change with the role whose token asked (the report role's; "open" when
+ * the server has no report token). 200 with the group's workflow (as the
+ * listings show it), 404 when no crash is filed under the group, 400 for a
+ * body that says none of the above. */
+enum MHD_Result handle_crash_group_state(server *srv, struct MHD_Connection *c, req_state *rs)
+{
+    if (rs->too_large)
+        return reply_error(c, 413, "too_large", "request body exceeds %llu bytes",
+                           (unsigned long long)rs->limit);
+    json_error_t je;
+    json_t *body = json_loadb(rs->body.data ? (const char *)rs->body.data : "", rs->body.len,
+                              JSON_REJECT_DUPLICATES, &je);
+    if (!body || !json_is_object(body)) {
+        json_decref(body);
+        return reply_error(c, 400, "invalid_request",
+                           "the body is a JSON object {\"kind\", \"signature\", \"state\", "
+                           "...}%s%s",
+                           body ? "" : ": ", body ? "" : je.text);
+    }
+    const char *kind = NULL, *sig = NULL, *state = NULL, *bad = NULL;
+    store_state_change ch = {0};
+    store_state target;
+    bool ok = body_text(body, "kind", &kind, &bad) && body_text(body, "signature", &sig, &bad) &&
+              body_text(body, "state", &state, &bad) &&
+              body_text(body, "resolved_in", &ch.resolved_in, &bad) &&
+              body_text(body, "version", &ch.version, &bad) &&
+              body_text(body, "note", &ch.note, &bad) &&
+              body_count(body, "ignore_until", &ch.ignore_until, &bad) &&
+              body_count(body, "ignore_reports", &ch.ignore_reports, &bad);
+    enum MHD_Result ret;
+    crash_kind k;
+    if (!ok) {
+        ret = reply_error(c, 400, "invalid_request", "'%s' has the wrong type", bad);
+    } else if (!kind || !sig || !crash_kind_parse(kind, &k)) {
+        ret = reply_error(c, 400, "invalid_request",
+                          "a group is a kind (a crash kind's name) and a signature");
+    } else if (!state || !store_state_parse(state, strlen(state), &target) ||
+               target == STORE_STATE_REGRESSED) {
+        ret = reply_error(c, 400, "invalid_request",
+                          "state is unresolved, resolved or ignored (reports regress a group)");
+    } else if (target == STORE_STATE_RESOLVED && ch.resolved_in && *ch.resolved_in &&
+               strcmp(ch.resolved_in, "next") != 0 && strcmp(ch.resolved_in, "version") != 0) {
+        ret = reply_error(c, 400, "invalid_request",
+                          "resolved_in is \"next\" or \"version\" (absent: any later report "
+                          "regresses it)");
+    } else if (target == STORE_STATE_RESOLVED && ch.resolved_in &&
+               strcmp(ch.resolved_in, "version") == 0 && (!ch.version || !*ch.version)) {
+        ret = reply_error(c, 400, "invalid_request", "resolved in a version: give version");
+    } else if (target == STORE_STATE_IGNORED && ch.ignore_until &&
+               ch.ignore_until <= store_now_ms()) {
+        ret = reply_error(c, 400, "invalid_request", "ignore_until is in the past");
+    } else if (ch.note && strlen(ch.note) > 255) {
+        ret = reply_error(c, 400, "invalid_request", "note is at most 255 bytes");
+    } else if (ch.version && strlen(ch.version) > 127) {
+        ret = reply_error(c, 400, "invalid_request", "version is at most 127 bytes");
+    } else {
+        ch.state = target;
+        ch.by = srv->cfg->report_token && *srv->cfg->report_token ? "report" : "open";
+        store_group_status st;
+        bool found;
+        symd_err err = {0};
+        if (store_set_group_state(srv->st, kind, sig, &ch, &st, &found, &err) != SYMD_OK) {
+            ret = err.kind == SYMD_E_INVALID
+                      ? reply_error(c, 400, "invalid_request", "%s", err.msg)
+                      : reply_status(c, &err, "internal_error");
+        } else if (!found) {
+            ret = reply_error(c, 404, "not_found", "no group of kind '%.32s' with that signature",
+                              kind);
+        } else {
+            json_t *doc = json_pack("{s:s, s:s}", "kind", kind, "signature", sig);
+            status_json(doc, &st);
+            ret = reply_json(c, 200, doc);
+        }
+    }
+    json_decref(body);
+    return ret;
+}
+
+/* GET /v1/crashes/group/history?kind=&signature=: the group's state
+ * changes, newest first ({"history": [{"id", "at", "from", "to", "by",
+ * "reason", "crash_id", "resolved_in", "version", "ignore_until",
+ * "ignore_reports", "note"}], "next_cursor"}; ?limit, ?cursor). */
+enum MHD_Result handle_crash_group_history(server *srv, struct MHD_Connection *c)
+{
+    const char *kind, *sig = query_arg(c, "signature");
+    enum MHD_Result refused;
+    if (!kind_arg(c, &kind, &refused))
+        return refused;
+    if (!kind || !sig)
+        return reply_error(c, 400, "invalid_request", "a group is a kind and a signature");
+    uint64_t limit, before;
+    const char *bad = list_args(c, &limit, &before);
+    if (bad)
+        return reply_error(c, 400, "invalid_request", "%s", bad);
+    store_group_change *h = calloc((size_t)limit, sizeof *h);
+    if (!h)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    size_t n;
+    bool more;
+    symd_err err = {0};
+    if (store_end_ignores(srv->st, store_now_ms(), NULL, &err) != SYMD_OK ||
+        store_group_history(srv->st, kind, sig, (int64_t)before, (size_t)limit, h, &n, &more,
+                            &err) != SYMD_OK) {
+        free(h);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "id", json_integer(h[i].id));
+        json_object_set_new(o, "at", json_integer(h[i].at));
+        json_object_set_new(o, "from", json_string(store_state_name(h[i].from)));
+        json_object_set_new(o, "to", json_string(store_state_name(h[i].to)));
+        json_object_set_new(o, "by", json_string(h[i].by));
+        json_object_set_new(o, "reason", json_string(h[i].reason));
+        json_object_set_new(o, "crash_id", h[i].crash_id ? json_integer(h[i].crash_id)
+                                                         : json_null());
+        json_object_set_new(o, "resolved_in", text_or_null(h[i].resolved_in));
+        json_object_set_new(o, "version", text_or_null(h[i].version));
+        json_object_set_new(o, "ignore_until", h[i].ignore_until ? json_integer(h[i].ignore_until)
+                                                                 : json_null());
+        json_object_set_new(o, "ignore_reports",
+                            h[i].ignore_reports ? json_integer(h[i].ignore_reports) : json_null());
+        json_object_set_new(o, "note", text_or_null(h[i].note));
+        json_array_append_new(arr, o);
+    }
+    json_t *doc = json_pack("{s:o}", "history", arr);
+    set_next_cursor(doc, more, n ? h[n - 1].id : 0);
+    free(h);
     return reply_json(c, 200, doc);
 }
 

@@ -103,6 +103,8 @@ typedef enum {
     ROUTE_CRASH,
     ROUTE_CRASH_GROUPS,
     ROUTE_CRASH_GROUP,
+    ROUTE_CRASH_GROUP_STATE,
+    ROUTE_CRASH_GROUP_HISTORY,
     ROUTE_CRASH_TREND,
     ROUTE_MISSING,
     ROUTE_SYSTEM_SETS,
@@ -248,6 +250,8 @@ enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_group_state(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_crash_group_history(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);

@@ -160,6 +160,34 @@ static const char *const migrations[] = {
      * off as it goes; uploads add those an image now names. */
     "CREATE TABLE crash_regroup(id INTEGER PRIMARY KEY);"
     "INSERT INTO crash_regroup SELECT id FROM crashes;",
+    /* 8: a group's workflow (store.h, "a group's workflow"): its state
+     * (unresolved, resolved, ignored, regressed) with what a resolution or
+     * an ignore waits for, the first and last app version it was reported
+     * in (with their sort keys, store/appversion.h) and how many reports
+     * were ever filed under it; a row outlives the group's crashes (a
+     * resolved group whose reports were pruned still regresses). Every
+     * state change is a row of crash_group_history. Rows of existing groups
+     * are made at open (their versions from crash_group_dims: the keys are
+     * computed in C). */
+    "CREATE TABLE crash_group_states("
+    "  kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  state TEXT NOT NULL DEFAULT 'unresolved',"
+    "  resolved_in TEXT NOT NULL DEFAULT '', resolved_version TEXT, resolved_key TEXT,"
+    "  ignore_until INTEGER NOT NULL DEFAULT 0, ignore_reports INTEGER NOT NULL DEFAULT 0,"
+    "  ignore_seen INTEGER NOT NULL DEFAULT 0,"
+    "  first_version TEXT, first_key TEXT, last_version TEXT, last_key TEXT,"
+    "  changed_at INTEGER NOT NULL DEFAULT 0, reports INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(kind, signature)) WITHOUT ROWID;"
+    "CREATE INDEX crash_group_states_state ON crash_group_states(state, ignore_until);"
+    "CREATE INDEX crash_group_states_first ON crash_group_states(first_key);"
+    "CREATE TABLE crash_group_history("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  kind TEXT NOT NULL, signature TEXT NOT NULL, at INTEGER NOT NULL,"
+    "  from_state TEXT NOT NULL, to_state TEXT NOT NULL, by_role TEXT NOT NULL,"
+    "  reason TEXT NOT NULL, crash_id INTEGER, resolved_in TEXT NOT NULL DEFAULT '',"
+    "  version TEXT, ignore_until INTEGER NOT NULL DEFAULT 0,"
+    "  ignore_reports INTEGER NOT NULL DEFAULT 0, note TEXT);"
+    "CREATE INDEX crash_group_history_group ON crash_group_history(kind, signature, id);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,
