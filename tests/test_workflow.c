@@ -6,6 +6,7 @@
  * through DELETE and retention, and groups of a schema-7 store given their
  * states and versions when it is opened. */
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +96,8 @@ TEST(workflow_version_order)
 static char *report(const char *fn, const char *ver)
 {
     char *t = NULL;
-    static int n;
+    static int counter; /* posting threads share it */
+    int n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
     if (asprintf(&t,
                  "Incident Identifier: 0000%04X-1111-2222-3333-444455556666\n"
                  "Hardware Model:      iPhone14,2\n"
@@ -118,7 +120,7 @@ static char *report(const char *fn, const char *ver)
                  "Binary Images:\n"
                  "0x104a38000 - 0x104a3bfff WfApp arm64  <eeee000155553144a17c64a339ede13a> "
                  "/private/var/containers/Bundle/Application/0C5D8B4A/WfApp.app/WfApp\n",
-                 ++n & 0xffff, *ver ? "Version:             " : "", ver, *ver ? "\n" : "",
+                 n & 0xffff, *ver ? "Version:             " : "", ver, *ver ? "\n" : "",
                  fn) < 0)
         return NULL;
     return t;
@@ -634,4 +636,127 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
     post(s.port, "oldFn", "2.0 (10)", NULL);
     STATE_IS(s.port, SIG("oldFn"), "regressed");
     CHECK(server_stop(&s), "server exit");
+}
+
+/* ---- two nodes on one PostgreSQL database ---- */
+
+typedef struct {
+    int port, n;
+    int failed;
+} race_job;
+
+static void *race_thread(void *arg)
+{
+    race_job *j = arg;
+    static const char *const fns[] = {"raceFn", "cntRaceFn", "newRaceFn"};
+    for (int i = 0; i < j->n; i++) {
+        char *r = report(fns[i % 3], "2.0");
+        http_resp resp;
+        bool ok = r && http_do(j->port, "POST", "/v1/crashes", NULL, r, strlen(r), &resp);
+        if (!ok || resp.status != 201)
+            j->failed++;
+        if (ok)
+            http_resp_free(&resp);
+        free(r);
+    }
+    return NULL;
+}
+
+/* A counter of /metrics on port (-1 when absent). */
+static long long metric(int port, const char *line_start)
+{
+    http_resp r;
+    long long v = -1;
+    if (!http_do(port, "GET", "/metrics", NULL, NULL, 0, &r))
+        return -1;
+    const char *p = r.body ? strstr(r.body, line_start) : NULL;
+    if (p)
+        v = strtoll(p + strlen(line_start), NULL, 10);
+    http_resp_free(&r);
+    return v;
+}
+
+/* Reports of one group posted at once on two nodes: the regression of a
+ * resolved group, the end of an ignore by count and a new group are each
+ * decided once (row locks, conditional updates), and recorded once. */
+TEST(workflow_two_nodes_decide_each_change_once)
+{
+    if (!test_pg()) {
+        test_skip("needs PostgreSQL (SYMD_TEST_PG; run-all.sh's postgres suite)");
+        return;
+    }
+    const char *uri = pg_fresh_db("wf_nodes");
+    server_proc n[2];
+    char log[2][512];
+    bool up[2] = {false, false};
+    for (int i = 0; i < 2 && uri; i++) {
+        snprintf(log[i], sizeof log[i], "%s/wf-nodes-%c", test_tmpdir(), 'a' + i);
+        up[i] = server_start_on(&n[i], log[i], uri, NULL);
+        CHECK(up[i], "node %c did not start", 'a' + i);
+    }
+    if (!up[0] || !up[1]) {
+        for (int i = 0; i < 2; i++)
+            if (up[i])
+                server_stop(&n[i]);
+        return;
+    }
+    int status;
+    post(n[0].port, "raceFn", "1.0", NULL);
+    post(n[0].port, "cntRaceFn", "1.0", NULL);
+    json_decref(set_state(n[1].port, SIG("raceFn"), "resolved", "\"resolved_in\": \"next\"", NULL,
+                          &status));
+    CHECK(status == 200, "resolve: %d", status);
+    json_decref(set_state(n[1].port, SIG("cntRaceFn"), "ignored", "\"ignore_reports\": 10", NULL,
+                          &status));
+    CHECK(status == 200, "ignore: %d", status);
+    enum { THREADS = 8, EACH = 12 };
+    race_job jobs[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (race_job){n[i % 2].port, EACH, 0};
+        pthread_create(&t[i], NULL, race_thread, &jobs[i]);
+    }
+    int failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failed += jobs[i].failed;
+    }
+    CHECK(failed == 0, "%d posts failed", failed);
+    /* the regression, once */
+    json_t *h = history(n[0].port, SIG("raceFn"));
+    int regressions = 0;
+    for (size_t i = 0; i < json_array_size(h); i++)
+        regressions += !strcmp(jstr(json_array_get(h, i), "reason"), "regression");
+    CHECK(json_array_size(h) == 2 && regressions == 1, "raceFn: %zu changes, %d regressions",
+          json_array_size(h), regressions);
+    json_decref(h);
+    STATE_IS(n[1].port, SIG("raceFn"), "regressed");
+    /* the ignore's end, once, at exactly the 10th report */
+    h = history(n[1].port, SIG("cntRaceFn"));
+    CHECK(json_array_size(h) == 2 &&
+              !strcmp(jstr(json_array_get(h, 0), "reason"), "ignore_reports_reached"),
+          "cntRaceFn: %s", json_dumps(h, 0));
+    json_decref(h);
+    char out[64] = "";
+    CHECK(pg_sql(uri, "SELECT ignore_seen FROM crash_group_states WHERE signature = 'cntRaceFn | "
+                      "EXC_BAD_ACCESS (SIGSEGV)'",
+                 out, sizeof out) &&
+              strcmp(out, "10") == 0,
+          "cntRaceFn counted %s reports while ignored, want 10", out);
+    STATE_IS(n[0].port, SIG("cntRaceFn"), "unresolved");
+    json_t *g = group_row(n[0].port, SIG("newRaceFn"), "");
+    CHECK(g && jint(g, "reports") == THREADS * EACH / 3 && jint(g, "count") == THREADS * EACH / 3,
+          "newRaceFn: %s", g ? json_dumps(g, 0) : "(not listed)");
+    json_decref(g);
+    /* what the nodes told of (crash_group_changed): 3 new groups, 1 regression, 1 reopening */
+    static const char *const ev[3] = {"new", "regressed", "reopened"};
+    long long want[3] = {3, 1, 1};
+    for (int e = 0; e < 3; e++) {
+        char line[96];
+        snprintf(line, sizeof line, "symd_crash_group_events_total{event=\"%s\"} ", ev[e]);
+        long long sum = metric(n[0].port, line) + metric(n[1].port, line);
+        CHECK(sum == want[e], "%s events on both nodes: %lld, want %lld", ev[e], sum, want[e]);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(server_stop(&n[i]), "node %c exit", 'a' + i);
 }
