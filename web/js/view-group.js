@@ -1,4 +1,4 @@
-/* The group view (#/group?kind=&signature=): its trend, its spread over versions and devices, its reports. */
+/* The group view (#/group?kind=&signature=): its state and history, its trend, its spread over versions and devices, its reports. */
 import {api, qs} from './api.js';
 import {TREND_DAYS, trendPanel} from './charts.js';
 import {crashTable} from './crash-table.js';
@@ -8,6 +8,7 @@ import {fmtTime, isInt, plural} from './format.js';
 import {KIND_LABEL, kindBadge} from './kinds.js';
 import {view} from './nav.js';
 import {statusLine} from './status.js';
+import {workflowPanel} from './workflow.js';
 
 /* One dimension of a group's spread: values, counts and shares; a value
  * links to the group's reports of that value. */
@@ -55,6 +56,7 @@ export async function viewGroup(params) {
   const facts = [
     ['Kind', gkind], ['Reports', g.count], ['First seen', fmtTime(g.first_seen)], ['Last seen', fmtTime(g.last_seen)],
     ['Process', g.process], ['Newest app version', g.app_version],
+    ['First version', g.first_version], ['Last version', g.last_version],
   ].filter(([, v]) => v !== null && v !== undefined && v !== '');
   const reports = el('section', {testid: 'group-crashes', 'aria-live': 'polite'});
   const hrefWith = (k) => (value) => groupHref(g, Object.assign({}, dims, {[k]: value}));
@@ -62,6 +64,7 @@ export async function viewGroup(params) {
     el('h1', {testid: 'group-title'}, kindBadge(gkind), ' ', (KIND_LABEL[gkind] || 'Crash') + ' group: ',
       el('code', {testid: 'group-signature'}, g.signature)),
     el('dl', {class: 'facts', testid: 'group-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
+    workflowPanel(Object.assign({}, g, {kind: gkind}), status),
     trendPanel('group-trend', 'Reports of this group per day', g.trend),
     el('section', {testid: 'group-spread'},
       el('h2', null, 'Spread over app versions, OS versions and devices'),
