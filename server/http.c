@@ -62,6 +62,8 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_CRASH_GROUP] = {"/v1/crashes/group", "GET"},
     [ROUTE_CRASH_GROUP_STATE] = {"/v1/crashes/group/state", "POST"},
     [ROUTE_CRASH_GROUP_HISTORY] = {"/v1/crashes/group/history", "GET"},
+    [ROUTE_CRASH_GROUP_SPREAD] = {"/v1/crashes/group/spread", "GET"},
+    [ROUTE_CRASH_VALUES] = {"/v1/crashes/values", "GET"},
     [ROUTE_CRASH_TREND] = {"/v1/crashes/trend", "GET"},
     [ROUTE_MISSING] = {"/v1/missing", "GET"},
     [ROUTE_SYSTEM_SETS] = {"/v1/system-symbols", "GET, POST"},
@@ -355,6 +357,10 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_CRASH_GROUP_STATE;
     if (strcmp(url, "/v1/crashes/group/history") == 0)
         return ROUTE_CRASH_GROUP_HISTORY;
+    if (strcmp(url, "/v1/crashes/group/spread") == 0)
+        return ROUTE_CRASH_GROUP_SPREAD;
+    if (strcmp(url, "/v1/crashes/values") == 0)
+        return ROUTE_CRASH_VALUES;
     if (strcmp(url, "/v1/crashes/trend") == 0)
         return ROUTE_CRASH_TREND;
     if (strcmp(url, "/v1/missing") == 0)
@@ -432,6 +438,8 @@ static role role_of(route r, const char *method)
     case ROUTE_CRASH_GROUPS:
     case ROUTE_CRASH_GROUP:
     case ROUTE_CRASH_GROUP_HISTORY:
+    case ROUTE_CRASH_GROUP_SPREAD:
+    case ROUTE_CRASH_VALUES:
     case ROUTE_CRASH_TREND:
     case ROUTE_MISSING:
         return ROLE_READ;
@@ -988,6 +996,10 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
         return handle_crash_group_state(srv, c, rs);
     case ROUTE_CRASH_GROUP_HISTORY:
         return handle_crash_group_history(srv, c);
+    case ROUTE_CRASH_GROUP_SPREAD:
+        return handle_crash_group_spread(srv, c);
+    case ROUTE_CRASH_VALUES:
+        return handle_crash_values(srv, c);
     case ROUTE_CRASH_TREND:
         return handle_crash_trend(srv, c);
     case ROUTE_MISSING:

@@ -1017,22 +1017,46 @@ enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
 }
 
 /* GET /v1/crashes/trend: crashes per UTC day over the last ?days= (default
- * 30), of every kind or ?kind=, or of one group (?kind= and ?signature=). */
+ * 30), of every kind or ?kind=, or of one group (?kind= and ?signature=),
+ * filtered as the group listing is (?app_version, ?os_version,
+ * ?hardware_model, ?format, ?state, ?new_in). */
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c)
 {
-    const char *kind;
     enum MHD_Result refused;
     size_t ndays;
     int64_t from;
-    if (!kind_arg(c, &kind, &refused) || !days_arg(c, &ndays, &from, &refused))
+    store_crash_filter f = {0};
+    if (!kind_arg(c, &f.kind, &refused) || !days_arg(c, &ndays, &from, &refused) ||
+        !format_arg(c, &f.format, &refused) || !states_arg(c, &f.states, &refused))
         return refused;
-    const char *sig = query_arg(c, "signature");
-    if (sig && !kind)
+    f.signature = query_arg(c, "signature");
+    f.app_version = query_arg(c, "app_version");
+    f.os_version = query_arg(c, "os_version");
+    f.hardware_model = query_arg(c, "hardware_model");
+    f.new_in = query_arg(c, "new_in");
+    if (f.signature && *f.signature && !f.kind)
         return reply_error(c, 400, "invalid_request",
                            "a group is a kind and a signature: give kind too");
+    if (f.signature && !*f.signature)
+        f.signature = NULL;
+    int64_t *days = calloc(ndays, sizeof *days);
+    if (!days)
+        return reply_error(c, 503, "out_of_memory", "out of memory");
     symd_err err = {0};
-    json_t *doc = trend_json(srv, kind, sig, from, ndays, &err);
-    return doc ? reply_json(c, 200, doc) : reply_status(c, &err, "internal_error");
+    if ((f.states || (f.new_in && *f.new_in)) &&
+        store_end_ignores(srv->st, store_now_ms(), NULL, &err) != SYMD_OK) {
+        free(days);
+        return reply_status(c, &err, "internal_error");
+    }
+    if (store_crash_trend_filtered(srv->st, &f, from, ndays, days, &err) != SYMD_OK) {
+        free(days);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < ndays; i++)
+        json_array_append_new(arr, json_integer(days[i]));
+    free(days);
+    return reply_json(c, 200, json_pack("{s:I, s:o}", "from_day", (json_int_t)from, "days", arr));
 }
 
 /* A dimension's spread of a group as [{"value", "count"}], or NULL. */
@@ -1050,6 +1074,133 @@ static json_t *spread_json(server *srv, const char *kind, const char *sig, store
         free(v[i].value);
     }
     return arr;
+}
+
+/* ?dim= of the value routes: app_version, os_version or hardware_model. */
+static bool dim_arg(struct MHD_Connection *c, store_dim *dim, enum MHD_Result *refused)
+{
+    static const char *const names[] = {"app_version", "os_version", "hardware_model"};
+    const char *d = query_arg(c, "dim");
+    for (int i = 0; d && i < 3; i++)
+        if (strcmp(d, names[i]) == 0) {
+            *dim = (store_dim)i;
+            return true;
+        }
+    *refused = reply_error(c, 400, "invalid_request",
+                           "dim is app_version, os_version or hardware_model");
+    return false;
+}
+
+/* A page of values (of one group when sig is not NULL) as {"values":
+ * [{"value", "count"}], "next_cursor"}, ?limit (1-1000, default 50) and
+ * ?cursor ("COUNT:HEX(VALUE)", the previous page's next_cursor). */
+static enum MHD_Result reply_values(server *srv, struct MHD_Connection *c, const char *kind,
+                                    const char *sig)
+{
+    store_dim dim;
+    enum MHD_Result refused;
+    if (!dim_arg(c, &dim, &refused))
+        return refused;
+    const char *lim = query_arg(c, "limit"), *cur = query_arg(c, "cursor");
+    uint64_t limit = 50;
+    if (lim && *lim && (!num_parse_u64(lim, &limit) || limit == 0 || limit > MAX_LIST))
+        return reply_error(c, 400, "invalid_request", "limit must be an integer from 1 to %d",
+                           MAX_LIST);
+    store_dim_after after = {0, NULL};
+    char *value = NULL;
+    if (cur && *cur) {
+        const char *colon = strchr(cur, ':');
+        size_t hl = colon ? strlen(colon + 1) : 1;
+        uint64_t count = 0;
+        char num[24];
+        size_t nl = colon ? (size_t)(colon - cur) : 0;
+        bool ok = colon && nl > 0 && nl < sizeof num && hl % 2 == 0 && hl <= 8192;
+        if (ok) {
+            memcpy(num, cur, nl);
+            num[nl] = 0;
+            ok = num_parse_u64(num, &count) && count <= INT64_MAX &&
+                 (value = malloc(hl / 2 + 1)) != NULL;
+        }
+        for (size_t i = 0; ok && i < hl / 2; i++) {
+            int hi = hex_digit(colon[1 + 2 * i]), lo = hex_digit(colon[2 + 2 * i]);
+            ok = hi >= 0 && lo >= 0;
+            value[i] = (char)(hi << 4 | lo);
+        }
+        if (ok) {
+            value[hl / 2] = 0;
+            ok = strlen(value) == hl / 2; /* no NUL inside */
+        }
+        if (!ok) {
+            free(value);
+            return reply_error(c, 400, "invalid_request",
+                               "cursor must be a next_cursor value from an earlier page");
+        }
+        after.count = (int64_t)count;
+        after.value = value;
+    }
+    store_dim_count *v = calloc((size_t)limit, sizeof *v);
+    if (!v) {
+        free(value);
+        return reply_error(c, 503, "out_of_memory", "out of memory");
+    }
+    size_t n;
+    bool more;
+    symd_err err = {0};
+    symd_status st = store_dim_values(srv->st, kind, sig, dim, cur && *cur ? &after : NULL,
+                                      (size_t)limit, v, &n, &more, &err);
+    free(value);
+    if (st != SYMD_OK) {
+        free(v);
+        return reply_status(c, &err, "internal_error");
+    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, json_pack("{s:o, s:I}", "value", json_str_or_null(v[i].value),
+                                             "count", (json_int_t)v[i].count));
+    json_t *doc = json_pack("{s:o}", "values", arr);
+    json_t *next = json_null();
+    if (more && n && v[n - 1].value) {
+        const char *last = v[n - 1].value;
+        size_t ll = strlen(last);
+        char *cs = malloc(24 + 2 * ll + 1);
+        if (cs) {
+            int o = snprintf(cs, 24, "%lld:", (long long)v[n - 1].count);
+            for (size_t i = 0; i < ll; i++)
+                snprintf(cs + o + 2 * i, 3, "%02x", (unsigned char)last[i]);
+            next = json_string(cs);
+            free(cs);
+        }
+    }
+    json_object_set_new(doc, "next_cursor", next);
+    for (size_t i = 0; i < n; i++)
+        free(v[i].value);
+    free(v);
+    return reply_json(c, 200, doc);
+}
+
+/* GET /v1/crashes/values?dim=&kind=: the values of a dimension among the
+ * stored crashes (of one kind), the most frequent first, paged: what the
+ * dashboard's filter menus offer. From the dimension counters. */
+enum MHD_Result handle_crash_values(server *srv, struct MHD_Connection *c)
+{
+    const char *kind;
+    enum MHD_Result refused;
+    if (!kind_arg(c, &kind, &refused))
+        return refused;
+    return reply_values(srv, c, kind, NULL);
+}
+
+/* GET /v1/crashes/group/spread?kind=&signature=&dim=: a group's spread over
+ * one dimension, every value, paged (the group's answer shows the first 50). */
+enum MHD_Result handle_crash_group_spread(server *srv, struct MHD_Connection *c)
+{
+    const char *kind, *sig = query_arg(c, "signature");
+    enum MHD_Result refused;
+    if (!kind_arg(c, &kind, &refused))
+        return refused;
+    if (!kind || !sig)
+        return reply_error(c, 400, "invalid_request", "a group is a kind and a signature");
+    return reply_values(srv, c, kind, sig);
 }
 
 /* GET /v1/crashes/group?kind=&signature=: one group, its trend (?days=) and

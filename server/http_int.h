@@ -105,6 +105,8 @@ typedef enum {
     ROUTE_CRASH_GROUP,
     ROUTE_CRASH_GROUP_STATE,
     ROUTE_CRASH_GROUP_HISTORY,
+    ROUTE_CRASH_GROUP_SPREAD,
+    ROUTE_CRASH_VALUES,
     ROUTE_CRASH_TREND,
     ROUTE_MISSING,
     ROUTE_SYSTEM_SETS,
@@ -252,6 +254,8 @@ enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_group_state(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_crash_group_history(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_group_spread(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_values(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);

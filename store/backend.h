@@ -184,7 +184,7 @@ typedef struct {
     const char *cols[18];
     const char *key;
 } store_table_def;
-#define STORE_NTABLES 14
+#define STORE_NTABLES 15
 extern const store_table_def store_tables[STORE_NTABLES];
 /* "SELECT cols FROM t ORDER BY key", or "INSERT INTO t(cols) VALUES
  * (P1, P2..)" with param ('$' for PostgreSQL, '?' for SQLite) as P, of
@@ -274,9 +274,17 @@ typedef struct store_backend {
                                 store_crash_group *out, size_t *n, symd_err *err);
     symd_status (*crash_trend)(store_db *db, const char *kind, const char *signature,
                                int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
-    symd_status (*group_spread)(store_db *db, const char *kind, const char *signature,
-                                store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                symd_err *err);
+    /* The values of dim over the dimension counters: one group's (kind and
+     * signature) or summed over every group (of kind; NULL: all), the most
+     * frequent first then by value, a page after *after (NULL: the first). */
+    /* A trend of f (f->query NULL; some filter of kind beyond kind and
+     * signature set): see store_crash_trend_filtered. */
+    symd_status (*crash_trend_filtered)(store_db *db, const store_crash_filter *f,
+                                        int64_t from_day, size_t ndays, int64_t *days,
+                                        symd_err *err);
+    symd_status (*dim_values)(store_db *db, const char *kind, const char *signature,
+                              store_dim dim, const store_dim_after *after, size_t limit,
+                              store_dim_count *out, size_t *n, bool *more, symd_err *err);
     /* ---- a group's workflow ---- */
     /* ch checked by the core; version_key: ch->version's (resolved_in
      * "version"), else "". */

@@ -46,6 +46,8 @@ const store_table_def store_tables[STORE_NTABLES] = {
      {"id", "kind", "signature", "at", "from_state", "to_state", "by_role", "reason", "crash_id",
       "resolved_in", "version", "ignore_until", "ignore_reports", "note"},
      "id"},
+    {"crash_dim_days", 6, {"kind", "signature", "dim", "value", "day", "count"},
+     "kind, signature, dim, value, day"},
 };
 
 _Static_assert(STORE_NTABLES == STORE_COPY_TABLES, "store.h and backend.h count the same tables");

@@ -1379,6 +1379,16 @@ static symd_status count_crash(pgc *c, const crash_key *k, int sign, symd_err *e
         p_text(&q, k->signature);
         p_i32(&q, dim);
         p_text(&q, k->dims[dim]);
+        params dd = q;
+        p_i64(&dd, day);
+        if (!exec0(c,
+                   sign > 0 ? "INSERT INTO crash_dim_days AS d VALUES ($1, $2, $3, $4, $5, 1) ON "
+                              "CONFLICT (kind, signature, dim, value, day) DO UPDATE SET count = "
+                              "d.count + 1"
+                            : "UPDATE crash_dim_days SET count = count - 1 WHERE kind = $1 AND "
+                              "signature = $2 AND dim = $3 AND value = $4 AND day = $5",
+                   &dd, "counting the day of the crash's version, OS or device", err))
+            return err->kind;
         if (sign > 0) {
             p_i64(&q, k->created_at);
             p_i64(&q, k->id);
@@ -2383,35 +2393,128 @@ static symd_status pg_crash_trend(store_db *s, const char *kind, const char *sig
     return r;
 }
 
-static symd_status pg_group_spread(store_db *s, const char *kind, const char *signature,
-                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                   symd_err *err)
+/* As the SQLite store's crash_trend_filtered. */
+static symd_status pg_crash_trend_filtered(store_db *s, const store_crash_filter *f,
+                                           int64_t from_day, size_t ndays, int64_t *days,
+                                           symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2;
+    bool kind = f->kind && *f->kind, sig = f->signature && *f->signature;
+    char wf[256], new_lo[APP_VERSION_KEY_MAX] = "", new_hi[APP_VERSION_KEY_MAX] = "";
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= $10 AND s.first_key < $11");
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    char head[1024];
+    bool ok;
+    if (ndims <= 1) { /* a group's (or a value's) day counters */
+        snprintf(head, sizeof head,
+                 "SELECT d.day, sum(d.count)::bigint FROM %s d LEFT JOIN crash_group_states s ON "
+                 "s.kind = d.kind AND s.signature = d.signature WHERE $1 = 0 AND d.day >= $12 "
+                 "AND d.day < $13%s%s",
+                 ndims ? "crash_dim_days" : "crash_group_days", kind ? " AND d.kind = $3" : "",
+                 sig ? " AND d.signature = $4" : "");
+        ok = dynbuf_add(&q, head, strlen(head));
+        if (ndims) {
+            snprintf(head, sizeof head, " AND d.dim = %d AND d.value = $%d", dim, 5 + dim);
+            ok = ok && dynbuf_add(&q, head, strlen(head));
+        }
+        ok = ok && dynbuf_add(&q, wf, strlen(wf)) && dynbuf_add(&q, " GROUP BY d.day", 16);
+    } else { /* the matching crashes of those days */
+        snprintf(head, sizeof head,
+                 "SELECT c.created_at / 86400000, count(*) FROM crashes c LEFT JOIN "
+                 "crash_group_states s ON s.kind = c.kind AND s.signature = c.signature WHERE "
+                 "$1 = 0 AND c.created_at >= $12 * 86400000 AND c.created_at < $13 * 86400000");
+        ok = dynbuf_add(&q, head, strlen(head)) && filter_sql(&q, f) &&
+             dynbuf_add(&q, wf, strlen(wf)) && dynbuf_add(&q, " GROUP BY 1", 12);
+    }
+    if (!ok) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    params p = {0};
+    bind_filter(&p, 0, f, 0);
+    p_text(&p, new_lo); /* $10, $11 */
+    p_text(&p, new_hi);
+    p_i64(&p, from_day);
+    p_i64(&p, from_day + (int64_t)ndays);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK) {
+        dynbuf_free(&q);
+        return err->kind;
+    }
+    PGresult *res = run(&c, (const char *)q.data, &p, "reading the trend", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        rd x = {res, i, false};
+        int64_t d = rd_i64(&x, 0) - from_day;
+        int64_t v = rd_i64(&x, 1);
+        if (x.bad) {
+            r = bad_value(err, "reading the trend");
+            break;
+        }
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = v;
+    }
+    PQclear(res);
+    conn_put(&c);
+    dynbuf_free(&q);
+    return r;
+}
+
+/* As the SQLite store's dim_values. */
+static symd_status pg_dim_values(store_db *s, const char *kind, const char *signature,
+                                 store_dim dim, const store_dim_after *after, size_t limit,
+                                 store_dim_count *out, size_t *n, bool *more, symd_err *err)
 {
     *n = 0;
+    *more = false;
     params p = {0};
     p_text(&p, kind);
     p_text(&p, signature);
     p_i32(&p, (int)dim);
-    p_i64(&p, (int64_t)limit);
+    p_i64(&p, (int64_t)limit + 1);
+    if (after)
+        p_i64(&p, after->count);
+    else
+        p_add(&p, OID_INT8, NULL, 0, 0);
+    p_text(&p, after ? after->value : NULL);
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;
     PGresult *res = run(&c,
-                        "SELECT value, count FROM crash_group_dims WHERE kind = $1 AND "
-                        "signature = $2 AND dim = $3 AND count > 0 ORDER BY count DESC, value "
-                        "LIMIT $4",
-                        &p, "reading a group's spread", err);
+                        "SELECT value, c::bigint FROM (SELECT value, sum(count) c FROM "
+                        "crash_group_dims WHERE dim = $3 AND count > 0 AND ($1::text IS NULL OR "
+                        "kind = $1) AND ($2::text IS NULL OR signature = $2) GROUP BY value) v "
+                        "WHERE $5::bigint IS NULL OR c < $5 OR (c = $5 AND value > $6) ORDER BY c "
+                        "DESC, value LIMIT $4",
+                        &p, "reading a dimension's values", err);
     symd_status r = res ? SYMD_OK : err->kind;
-    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+    for (int i = 0; res && i < PQntuples(res) && r == SYMD_OK; i++) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
         rd x = {res, i, false};
         out[*n].value = rd_dup(&x, 0);
         out[*n].count = rd_i64(&x, 1);
         (*n)++;
-        if (x.bad && r == SYMD_OK)
-            r = bad_value(err, "reading a group's spread");
+        if (x.bad)
+            r = bad_value(err, "reading a dimension's values");
     }
     PQclear(res);
     conn_put(&c);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            free(out[i].value);
+        *n = 0;
+    }
     return r;
 }
 
@@ -3013,7 +3116,8 @@ const store_backend store_backend_postgres = {
     .list_crashes = pg_list_crashes,
     .crash_groups = pg_crash_groups,
     .crash_trend = pg_crash_trend,
-    .group_spread = pg_group_spread,
+    .crash_trend_filtered = pg_crash_trend_filtered,
+    .dim_values = pg_dim_values,
     .set_group_state = pg_set_group_state,
     .group_history = pg_group_history,
     .end_ignores = pg_end_ignores,

@@ -81,7 +81,8 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
      * store/sqlite_schema.c) */
     "CREATE TABLE crash_regroup(id bigint PRIMARY KEY);"
     "INSERT INTO crash_regroup SELECT id FROM crashes;",
-    /* 8: a group's workflow and its history (see store/sqlite_schema.c) */
+    /* 8: a group's workflow and its history; the crashes per day of each
+     * group's versions, OS versions and devices (see store/sqlite_schema.c) */
     "CREATE TABLE crash_group_states("
     "  kind " T " NOT NULL, signature " T " NOT NULL,"
     "  state " T " NOT NULL DEFAULT 'unresolved',"
@@ -100,7 +101,18 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "  reason " T " NOT NULL, crash_id bigint, resolved_in " T " NOT NULL DEFAULT '',"
     "  version " T ", ignore_until bigint NOT NULL DEFAULT 0,"
     "  ignore_reports bigint NOT NULL DEFAULT 0, note " T ");"
-    "CREATE INDEX crash_group_history_group ON crash_group_history(kind, signature, id);",
+    "CREATE INDEX crash_group_history_group ON crash_group_history(kind, signature, id);"
+    "CREATE TABLE crash_dim_days(kind " T " NOT NULL, signature " T " NOT NULL,"
+    "  dim integer NOT NULL, value " T " NOT NULL, day bigint NOT NULL, count bigint NOT NULL,"
+    "  PRIMARY KEY(kind, signature, dim, value, day));"
+    "CREATE INDEX crash_dim_days_value ON crash_dim_days(dim, value, day);"
+    "INSERT INTO crash_dim_days"
+    "  SELECT kind, signature, 0, app_version, created_at / 86400000, count(*) FROM crashes"
+    "    WHERE app_version <> '' GROUP BY 1, 2, 4, 5"
+    "  UNION ALL SELECT kind, signature, 1, os_version, created_at / 86400000, count(*)"
+    "    FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4, 5"
+    "  UNION ALL SELECT kind, signature, 2, hardware_model, created_at / 86400000, count(*)"
+    "    FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4, 5;",
 };
 #undef T
 

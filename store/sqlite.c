@@ -50,6 +50,8 @@ enum {
     Q_SAVEPOINT,
     Q_RELEASE,
     Q_ROLLBACK_TO,
+    Q_DIM_DAY_IN,
+    Q_DIM_DAY_OUT,
     Q_STATE_SEEN,
     Q_STATE_END_IGNORE,
     Q_STATE_IGNORE_COUNT,
@@ -969,6 +971,11 @@ static const char *const sql_of[NQ] = {
         "AND c.signature = ?2 AND CASE ?3 WHEN 0 THEN c.app_version WHEN 1 THEN c.os_version "
         "ELSE c.hardware_model END = ?4 ORDER BY c.id LIMIT 1) WHERE kind = ?1 AND "
         "signature = ?2 AND dim = ?3 AND value = ?4",
+    /* a dimension's day (?5) */
+    [Q_DIM_DAY_IN] = "INSERT INTO crash_dim_days VALUES (?1, ?2, ?3, ?4, ?5, 1) ON CONFLICT DO "
+                     "UPDATE SET count = count + 1",
+    [Q_DIM_DAY_OUT] = "UPDATE crash_dim_days SET count = count - 1 WHERE kind = ?1 AND "
+                      "signature = ?2 AND dim = ?3 AND value = ?4 AND day = ?5",
     /* a report filed under its group (?1, ?2): its version ?3 (key ?4,
      * first-order key ?5: store/appversion.h; all NULL when it has none)
      * widens the group's span; the new count of reports and the state are
@@ -1228,6 +1235,15 @@ static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign
     for (int d = 0; d < 3; d++) {
         if (!k->dims[d] || !*k->dims[d])
             continue;
+        if (!(st = stmt(s, ci, sign > 0 ? Q_DIM_DAY_IN : Q_DIM_DAY_OUT, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, d);
+        sqlite3_bind_text(st, 4, k->dims[d], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, day);
+        if (!run(st))
+            return db_fail(err, db, "counting the day of the crash's version, OS or device");
         if (!(st = stmt(s, ci, sign > 0 ? Q_DIM_IN : Q_DIM_OUT, err)))
             return err->kind;
         sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
@@ -2134,34 +2150,123 @@ out:
     return r;
 }
 
-static symd_status sq_group_spread(store_db *s, const char *kind, const char *signature,
-                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                   symd_err *err)
+static symd_status sq_crash_trend_filtered(store_db *s, const store_crash_filter *f,
+                                           int64_t from_day, size_t ndays, int64_t *days,
+                                           symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2;
+    bool kind = f->kind && *f->kind, sig = f->signature && *f->signature;
+    char wf[256], new_lo[APP_VERSION_KEY_MAX], new_hi[APP_VERSION_KEY_MAX];
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= ?11 AND s.first_key < ?12");
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    char head[1024];
+    if (ndims <= 1) { /* a group's (or a value's) day counters */
+        const char *t = ndims ? "crash_dim_days" : "crash_group_days";
+        snprintf(head, sizeof head,
+                 "SELECT d.day, sum(d.count) FROM %s d LEFT JOIN crash_group_states s ON s.kind "
+                 "= d.kind AND s.signature = d.signature WHERE d.day >= ?13 AND d.day < ?14%s%s",
+                 t, kind ? " AND d.kind = ?3" : "", sig ? " AND d.signature = ?4" : "");
+        dynbuf_add(&q, head, strlen(head));
+        if (ndims) {
+            snprintf(head, sizeof head, " AND d.dim = %d AND d.value = ?%d", dim, 5 + dim);
+            dynbuf_add(&q, head, strlen(head));
+        }
+        dynbuf_add(&q, wf, strlen(wf));
+        dynbuf_add(&q, " GROUP BY d.day", 15);
+    } else { /* the matching crashes of those days */
+        snprintf(head, sizeof head,
+                 "SELECT c.created_at / 86400000, count(*) FROM crashes c LEFT JOIN "
+                 "crash_group_states s ON s.kind = c.kind AND s.signature = c.signature WHERE "
+                 "c.created_at >= ?13 * 86400000 AND c.created_at < ?14 * 86400000");
+        dynbuf_add(&q, head, strlen(head));
+        filter_sql(&q, f);
+        dynbuf_add(&q, wf, strlen(wf));
+        dynbuf_add(&q, " GROUP BY 1", 11);
+    }
+    if (!dynbuf_add(&q, "", 1)) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, (const char *)q.data, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the trend");
+        goto out;
+    }
+    bind_filter(st, f);
+    if (new_in) {
+        sqlite3_bind_text(st, 11, new_lo, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 12, new_hi, -1, SQLITE_STATIC);
+    }
+    sqlite3_bind_int64(st, 13, from_day);
+    sqlite3_bind_int64(st, 14, from_day + (int64_t)ndays);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t d = sqlite3_column_int64(st, 0) - from_day;
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = sqlite3_column_int64(st, 1);
+    }
+    if (rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading the trend");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    dynbuf_free(&q);
+    return r;
+}
+
+/* The values of dim over crash_group_dims: one group's (signature) or every
+ * group's (of kind, or all) summed; a page after (count, value). */
+static symd_status sq_dim_values(store_db *s, const char *kind, const char *signature,
+                                 store_dim dim, const store_dim_after *after, size_t limit,
+                                 store_dim_count *out, size_t *n, bool *more, symd_err *err)
 {
     *n = 0;
+    *more = false;
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT value, count FROM crash_group_dims WHERE kind = ?1 AND "
-                           "signature = ?2 AND dim = ?3 AND count > 0 ORDER BY count DESC, value LIMIT ?4",
+                           "SELECT value, c FROM (SELECT value, sum(count) c FROM "
+                           "crash_group_dims WHERE dim = ?3 AND count > 0 AND (?1 IS NULL OR "
+                           "kind = ?1) AND (?2 IS NULL OR signature = ?2) GROUP BY value) WHERE "
+                           "?5 IS NULL OR c < ?5 OR (c = ?5 AND value > ?6) ORDER BY c DESC, "
+                           "value LIMIT ?4",
                            -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "reading a group's spread");
+        r = db_fail(err, db, "reading a dimension's values");
         goto out;
     }
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    bind_text_or_null(st, 1, kind);
+    bind_text_or_null(st, 2, signature);
     sqlite3_bind_int(st, 3, (int)dim);
-    sqlite3_bind_int64(st, 4, (int64_t)limit);
+    sqlite3_bind_int64(st, 4, (int64_t)limit + 1);
+    if (after) {
+        sqlite3_bind_int64(st, 5, after->count);
+        sqlite3_bind_text(st, 6, after->value, -1, SQLITE_STATIC);
+    }
     int rc;
-    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
         out[*n].value = col_dup(st, 0);
         out[*n].count = sqlite3_column_int64(st, 1);
         (*n)++;
     }
-    if (*n < limit && rc != SQLITE_DONE)
-        r = db_fail(err, db, "reading a group's spread");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading a dimension's values");
 out:
     sqlite3_finalize(st);
     conn_put(s, ci);
@@ -2975,7 +3080,8 @@ const store_backend store_backend_sqlite = {
     .list_crashes = sq_list_crashes,
     .crash_groups = sq_crash_groups,
     .crash_trend = sq_crash_trend,
-    .group_spread = sq_group_spread,
+    .crash_trend_filtered = sq_crash_trend_filtered,
+    .dim_values = sq_dim_values,
     .set_group_state = sq_set_group_state,
     .group_history = sq_group_history,
     .end_ignores = sq_end_ignores,

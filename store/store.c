@@ -779,10 +779,32 @@ symd_status store_crash_trend(store *s, const char *kind, const char *signature,
     return s->be->crash_trend(s->db, kind, signature, from_day, ndays, days, err);
 }
 
+symd_status store_crash_trend_filtered(store *s, const store_crash_filter *f, int64_t from_day,
+                                       size_t ndays, int64_t *days, symd_err *err)
+{
+    int dim;
+    const char *kind = f->kind && *f->kind ? f->kind : NULL;
+    const char *sig = f->signature && *f->signature ? f->signature : NULL;
+    if (!store_filter_dims(f, &dim) && !(f->format && *f->format) && !f->states &&
+        !(f->new_in && *f->new_in))
+        return s->be->crash_trend(s->db, kind, sig, from_day, ndays, days, err);
+    store_crash_filter g = *f;
+    g.query = NULL;
+    return s->be->crash_trend_filtered(s->db, &g, from_day, ndays, days, err);
+}
+
 symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
                                size_t limit, store_dim_count *out, size_t *n, symd_err *err)
 {
-    return s->be->group_spread(s->db, kind, signature, dim, limit, out, n, err);
+    bool more;
+    return s->be->dim_values(s->db, kind, signature, dim, NULL, limit, out, n, &more, err);
+}
+
+symd_status store_dim_values(store *s, const char *kind, const char *signature, store_dim dim,
+                             const store_dim_after *after, size_t limit, store_dim_count *out,
+                             size_t *n, bool *more, symd_err *err)
+{
+    return s->be->dim_values(s->db, kind, signature, dim, after, limit, out, n, more, err);
 }
 
 symd_status store_missing_images(store *s, store_missing_which which, size_t limit,

@@ -197,7 +197,7 @@ typedef struct {
  * reads both again and compares row counts and checksums of every row, blobs
  * included. tables (STORE_COPY_TABLES of them) say what was copied.
  * SYMD_E_INVALID when the target holds data; SYMD_E_DB on a mismatch. */
-#define STORE_COPY_TABLES 14
+#define STORE_COPY_TABLES 15
 symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
                           symd_err *err);
 
@@ -518,6 +518,15 @@ void store_crash_group_free(store_crash_group *g);
 symd_status store_crash_trend(store *s, const char *kind, const char *signature,
                               int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
 
+/* store_crash_trend of the crashes f keeps: of kind and signature (a group),
+ * of one app version, OS version or device (from the counters of each
+ * group's values per day), of groups in some states or new in a version
+ * (those groups' day counters), as the group listing filters; with several
+ * of version, OS version and device, or a format, from the matching
+ * crashes of the days asked for. f->query is not read. */
+symd_status store_crash_trend_filtered(store *s, const store_crash_filter *f, int64_t from_day,
+                                       size_t ndays, int64_t *days, symd_err *err);
+
 /* A group's crashes by app version, OS version or device model, the most
  * frequent first. */
 typedef enum { STORE_DIM_APP_VERSION, STORE_DIM_OS_VERSION, STORE_DIM_HARDWARE_MODEL } store_dim;
@@ -527,6 +536,20 @@ typedef struct {
 } store_dim_count;
 symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
                                size_t limit, store_dim_count *out, size_t *n, symd_err *err);
+/* Where a page of values ends: the last row's count and value. */
+typedef struct {
+    int64_t count;
+    const char *value;
+} store_dim_after;
+/* A page of a group's spread (kind and signature), or of every stored
+ * crash's values of dim (signature NULL; of kind, NULL: every kind), the
+ * most frequent first then by value (bytewise), from the dimension
+ * counters: after (NULL: the first page) continues after the previous
+ * page's last row; *more when another page follows. The values of the
+ * dashboard's filter menus, and a spread past its first 50. */
+symd_status store_dim_values(store *s, const char *kind, const char *signature, store_dim dim,
+                             const store_dim_after *after, size_t limit, store_dim_count *out,
+                             size_t *n, bool *more, symd_err *err);
 
 typedef struct {
     uint8_t uuid[16];

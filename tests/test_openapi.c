@@ -438,6 +438,14 @@ static const probe extra_probes[] = {
      "invalid_request"},
     {"GET", "/v1/crashes/group/history", "/v1/crashes/group/history?kind=crash&signature=x", NULL,
      NULL, 200, NULL},
+    {"GET", "/v1/crashes/values", "/v1/crashes/values?dim=app_version&limit=1", NULL, NULL, 200,
+     NULL},
+    {"GET", "/v1/crashes/values", "/v1/crashes/values?dim=app_version&cursor=x", NULL, NULL, 400,
+     "invalid_request"},
+    {"GET", "/v1/crashes/group/spread",
+     "/v1/crashes/group/spread?kind=crash&signature=x&dim=os_version", NULL, NULL, 200, NULL},
+    {"GET", "/v1/crashes/trend", "/v1/crashes/trend?app_version=1.0&state=resolved", NULL, NULL,
+     200, NULL},
     {"GET", "/v1/crashes/groups", "/v1/crashes/groups?state=closed", NULL, NULL, 400,
      "invalid_request"},
     {"GET", "/v1/crashes/groups", "/v1/crashes/groups?state=resolved,regressed&new_in=1.0", NULL,
@@ -566,7 +574,9 @@ TEST(openapi_every_operation_is_routed_and_its_answers_documented)
         if (strcmp(op->method, "GET") == 0 && !has_param)
             p.status = 200;
         if (strcmp(op->path, "/v1/crashes/group") == 0 ||
-            strcmp(op->path, "/v1/crashes/group/history") == 0) {
+            strcmp(op->path, "/v1/crashes/group/history") == 0 ||
+            strcmp(op->path, "/v1/crashes/group/spread") == 0 ||
+            strcmp(op->path, "/v1/crashes/values") == 0) {
             p.status = 400; /* a group needs its kind and signature */
             p.code = "invalid_request";
         }

@@ -91,23 +91,32 @@ TEST(workflow_version_order)
 
 /* ---- reports and requests ---- */
 
+static char *report_on(const char *fn, const char *ver, const char *os, const char *hw);
+static long long today_of(int port, const char *path);
+
 /* A text .crash of WfApp whose crashed frame is fn (its group), of app
  * version ver ("" none). */
 static char *report(const char *fn, const char *ver)
+{
+    return report_on(fn, ver, "iPhone OS 17.1 (21B80)", "iPhone14,2");
+}
+
+/* The same on OS version os and device hw. */
+static char *report_on(const char *fn, const char *ver, const char *os, const char *hw)
 {
     char *t = NULL;
     static int counter; /* posting threads share it */
     int n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
     if (asprintf(&t,
                  "Incident Identifier: 0000%04X-1111-2222-3333-444455556666\n"
-                 "Hardware Model:      iPhone14,2\n"
+                 "Hardware Model:      %s\n"
                  "Process:             WfApp [42]\n"
                  "Path:                /private/var/containers/Bundle/Application/0C5D8B4A/"
                  "WfApp.app/WfApp\n"
                  "Identifier:          org.symd.wfapp\n"
                  "%s%s%s"
                  "Code Type:           ARM-64 (Native)\n"
-                 "OS Version:          iPhone OS 17.1 (21B80)\n"
+                 "OS Version:          %s\n"
                  "Report Version:      104\n"
                  "\n"
                  "Exception Type:  EXC_BAD_ACCESS (SIGSEGV)\n"
@@ -120,7 +129,7 @@ static char *report(const char *fn, const char *ver)
                  "Binary Images:\n"
                  "0x104a38000 - 0x104a3bfff WfApp arm64  <eeee000155553144a17c64a339ede13a> "
                  "/private/var/containers/Bundle/Application/0C5D8B4A/WfApp.app/WfApp\n",
-                 n & 0xffff, *ver ? "Version:             " : "", ver, *ver ? "\n" : "",
+                 n & 0xffff, hw, *ver ? "Version:             " : "", ver, *ver ? "\n" : "", os,
                  fn) < 0)
         return NULL;
     return t;
@@ -597,11 +606,13 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
     post(s.port, "oldFn", "", NULL);
     post(s.port, "plainFn", "", NULL);
     CHECK(server_stop(&s), "server exit");
-    static const char down[] = "DROP TABLE crash_group_states; DROP TABLE crash_group_history;";
+    static const char down[] =
+        "DROP TABLE crash_group_states; DROP TABLE crash_group_history; DROP TABLE crash_dim_days;";
     if (test_pg()) {
         const char *uri = db_arg(db);
         CHECK(uri && pg_sql(uri, "DROP TABLE crash_group_states", NULL, 0) &&
                   pg_sql(uri, "DROP TABLE crash_group_history", NULL, 0) &&
+                  pg_sql(uri, "DROP TABLE crash_dim_days", NULL, 0) &&
                   pg_sql(uri, "UPDATE symd_schema SET version = 7", NULL, 0),
               "taking the PostgreSQL store back to schema 7");
     } else {
@@ -627,6 +638,9 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
               json_is_null(json_object_get(g, "first_version")),
           "plainFn migrated: %s", g ? json_dumps(g, 0) : "(not listed)");
     json_decref(g);
+    /* the trend of a version, from the days of values the migration counted */
+    long long t = today_of(s.port, "/v1/crashes/trend?app_version=1.10");
+    CHECK(t == 1, "the trend of 1.10 after the migration: %lld", t);
     /* and it works on: resolved in the next version, 2.0 (10) regresses it */
     int status;
     json_decref(set_state(s.port, SIG("oldFn"), "resolved", "\"resolved_in\": \"next\"", NULL,
@@ -635,6 +649,179 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
     STATE_IS(s.port, SIG("oldFn"), "resolved");
     post(s.port, "oldFn", "2.0 (10)", NULL);
     STATE_IS(s.port, SIG("oldFn"), "regressed");
+    CHECK(server_stop(&s), "server exit");
+}
+
+/* ---- filters that follow the user: trends, values, spreads ---- */
+
+/* Posts a report of fn on os and hw. */
+static void post_on(int port, const char *fn, const char *ver, const char *os, const char *hw)
+{
+    char *r = report_on(fn, ver, os, hw);
+    int status;
+    json_decref(http_json(port, "POST", "/v1/crashes", NULL, r, r ? strlen(r) : 0, &status, NULL));
+    free(r);
+    CHECK(status == 201, "posting %s %s %s %s: %d", fn, ver, os, hw, status);
+}
+
+/* Today's count of GET path (a trend), -1 when it fails. */
+static long long today_of(int port, const char *path)
+{
+    int status;
+    json_t *j = req(port, "GET", path, NULL, NULL, &status);
+    json_t *days = json_object_get(j, "days");
+    long long v = status == 200 && json_array_size(days)
+                      ? json_integer_value(json_array_get(days, json_array_size(days) - 1))
+                      : -1;
+    CHECK(status == 200, "GET %s: %d", path, status);
+    json_decref(j);
+    return v;
+}
+
+/* The sum of the counts of the groups GET /v1/crashes/groups?args lists. */
+static long long groups_sum(int port, const char *args)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/v1/crashes/groups?limit=1000&%s", args);
+    int status;
+    json_t *j = req(port, "GET", path, NULL, NULL, &status);
+    long long sum = 0;
+    json_t *g = json_object_get(j, "groups");
+    for (size_t i = 0; i < json_array_size(g); i++)
+        sum += jint(json_array_get(g, i), "count");
+    json_decref(j);
+    return status == 200 ? sum : -1;
+}
+
+/* Every page of a values route (path ends in its arguments), limit a page:
+ * "value=count" joined by spaces, in order; *pages how many. */
+static void all_values(int port, const char *path, int limit, char *out, size_t cap, int *pages)
+{
+    char cursor[600] = "", url[1024];
+    size_t o = 0;
+    out[0] = 0;
+    *pages = 0;
+    for (;;) {
+        snprintf(url, sizeof url, "%s&limit=%d%s%s", path, limit, *cursor ? "&cursor=" : "",
+                 cursor);
+        int status;
+        json_t *j = req(port, "GET", url, NULL, NULL, &status);
+        CHECK(status == 200, "GET %s: %d", url, status);
+        json_t *v = json_object_get(j, "values");
+        (*pages)++;
+        CHECK(json_array_size(v) <= (size_t)limit, "a page of %zu values, limit %d",
+              json_array_size(v), limit);
+        for (size_t i = 0; i < json_array_size(v) && o + 1 < cap; i++)
+            o += (size_t)snprintf(out + o, cap - o, "%s%s=%lld", o ? " " : "",
+                                  jstr(json_array_get(v, i), "value"),
+                                  jint(json_array_get(v, i), "count"));
+        const char *next = json_string_value(json_object_get(j, "next_cursor"));
+        snprintf(cursor, sizeof cursor, "%s", next ? next : "");
+        json_decref(j);
+        if (!*cursor || status != 200 || *pages > 100)
+            break;
+    }
+}
+
+TEST(workflow_trends_values_and_spreads_follow_the_filters)
+{
+    server_proc s;
+    char db[512];
+    snprintf(db, sizeof db, "%s/wf-filters.db", test_tmpdir());
+    if (!server_start(&s, db, NULL)) {
+        CHECK(false, "server did not start");
+        return;
+    }
+    int port = s.port, status;
+    const char *o1 = "iPhone OS 17.1 (21B80)", *o2 = "iPhone OS 16.4 (20E247)";
+    post_on(port, "fltA", "5.0", o1, "iPhone14,2");
+    post_on(port, "fltA", "5.0", o1, "iPhone15,3");
+    post_on(port, "fltA", "5.0", o2, "iPhone14,2");
+    post_on(port, "fltA", "5.1", o2, "iPhone14,2");
+    post_on(port, "fltA", "5.1", o1, "iPad13,1");
+    post_on(port, "fltB", "5.0", o1, "iPhone14,2");
+    post_on(port, "fltB", "4.9", o2, "iPad13,1");
+    json_decref(set_state(port, SIG("fltB"), "resolved", "", NULL, &status));
+    /* a trend counts what the listing counts, filter by filter (every
+     * report is today's) */
+    static const char *const filters[] = {
+        "", "app_version=5.0", "os_version=iPhone%20OS%2016.4%20(20E247)",
+        "hardware_model=iPhone14,2", "app_version=5.0&os_version=iPhone%20OS%2017.1%20(21B80)",
+        "app_version=5.1&hardware_model=iPad13,1&kind=crash", "format=crash",
+        "state=resolved", "state=unresolved,regressed&app_version=5.0", "new_in=4.9",
+        "new_in=5.0&os_version=iPhone%20OS%2016.4%20(20E247)", "kind=crash&app_version=5.1",
+        "kind=hang", "app_version=9.9",
+    };
+    static const long long want[] = {7, 4, 3, 4, 3, 1, 7, 2, 3, 2, 2, 2, 0, 0};
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "/v1/crashes/trend?days=7&%s", filters[i]);
+        long long t = today_of(port, path), g = groups_sum(port, filters[i]);
+        CHECK(t == want[i] && g == want[i], "%s: the trend says %lld today, the groups %lld, want %lld",
+              filters[i], t, g, want[i]);
+    }
+    /* one group's trend of one version */
+    long long t = today_of(port, "/v1/crashes/trend?kind=crash&signature=fltA%20%7C%20EXC_BAD_ACCESS"
+                                 "%20(SIGSEGV)&app_version=5.1");
+    CHECK(t == 2, "fltA's trend of 5.1: %lld", t);
+    json_decref(req(port, "GET", "/v1/crashes/trend?state=later", NULL, NULL, &status));
+    CHECK(status == 400, "an unknown state: %d", status);
+
+    /* the values of a dimension, the most frequent first, paged */
+    char got[4096];
+    int pages;
+    all_values(port, "/v1/crashes/values?dim=app_version", 50, got, sizeof got, &pages);
+    CHECK(!strcmp(got, "5.0=4 5.1=2 4.9=1") && pages == 1, "app versions: %s (%d pages)", got,
+          pages);
+    all_values(port, "/v1/crashes/values?dim=hardware_model", 1, got, sizeof got, &pages);
+    CHECK(!strcmp(got, "iPhone14,2=4 iPad13,1=2 iPhone15,3=1") && pages == 3,
+          "devices a page of 1: %s (%d pages)", got, pages);
+    all_values(port, "/v1/crashes/values?dim=os_version&kind=hang", 50, got, sizeof got, &pages);
+    CHECK(!strcmp(got, ""), "hangs' OS versions: %s", got);
+    json_decref(req(port, "GET", "/v1/crashes/values?dim=colour", NULL, NULL, &status));
+    CHECK(status == 400, "an unknown dimension: %d", status);
+    json_decref(req(port, "GET", "/v1/crashes/values?dim=app_version&cursor=3:zz", NULL, NULL,
+                    &status));
+    CHECK(status == 400, "a bad cursor: %d", status);
+
+    /* a group's spread past its first 50 values */
+    for (int i = 0; i < 60; i++) {
+        char hw[32];
+        snprintf(hw, sizeof hw, "Dev%02d", i);
+        post_on(port, "fltC", "6.0", o1, hw);
+        if (i % 7 == 0)
+            post_on(port, "fltC", "6.0", o1, hw);
+    }
+    json_t *g = req(port, "GET", "/v1/crashes/group?kind=crash&signature=fltC%20%7C%20"
+                                 "EXC_BAD_ACCESS%20(SIGSEGV)",
+                    NULL, NULL, &status);
+    CHECK(status == 200 && json_array_size(json_object_get(g, "hardware_models")) == 50,
+          "the group answers its first 50 devices: %d", status);
+    json_decref(g);
+    all_values(port, "/v1/crashes/group/spread?kind=crash&signature=fltC%20%7C%20EXC_BAD_ACCESS"
+                     "%20(SIGSEGV)&dim=hardware_model",
+               25, got, sizeof got, &pages);
+    char want60[4096];
+    size_t o = 0;
+    for (int i = 0; i < 60; i += 7) /* the counts of 2 first, by name */
+        o += (size_t)snprintf(want60 + o, sizeof want60 - o, "%sDev%02d=2", o ? " " : "", i);
+    for (int i = 0; i < 60; i++)
+        if (i % 7)
+            o += (size_t)snprintf(want60 + o, sizeof want60 - o, " Dev%02d=1", i);
+    CHECK(!strcmp(got, want60) && pages == 3, "fltC's devices in pages of 25 (%d pages): %s",
+          pages, got);
+    json_decref(req(port, "GET", "/v1/crashes/group/spread?dim=hardware_model&signature=x", NULL,
+                    NULL, &status));
+    CHECK(status == 400, "a spread without a kind: %d", status);
+    /* deleting a report takes it out of its version's day */
+    json_t *l = req(port, "GET", "/v1/crashes?app_version=4.9", NULL, NULL, &status);
+    long long id = jint(json_array_get(json_object_get(l, "crashes"), 0), "id");
+    json_decref(l);
+    char path[64];
+    snprintf(path, sizeof path, "/v1/crashes/%lld", id);
+    CHECK(del(port, path) == 204, "delete %s", path);
+    t = today_of(port, "/v1/crashes/trend?app_version=4.9");
+    CHECK(t == 0, "the trend of 4.9 after its report went: %lld", t);
     CHECK(server_stop(&s), "server exit");
 }
 
