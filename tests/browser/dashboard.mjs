@@ -980,6 +980,12 @@ try {
       assert(groups.join() !== allGroups.map((g) => `${g.kind} ${g.signature} ${g.count}`).join(), `${what} does not narrow the groups`);
       const url = new URL(page.url());
       eq(Object.fromEntries(new URLSearchParams(url.hash.split('?')[1] || '')), f, `filters in the address ${url.hash}`);
+      // the chart counts what the filters keep, as the API's trend does
+      const total = (await http('GET', `/v1/crashes/trend?days=30&${q}`)).json.days.reduce((a, b) => a + b, 0);
+      eq(total, groups.reduce((a, g) => a + Number(g.split(' ').pop()), 0), `API: the trend of ${what} counts what its groups count`);
+      await page.waitForFunction((t) => { const c = document.querySelector('[data-testid="overall-trend"] svg'); return c && c.dataset.total === String(t); }, total)
+        .catch(() => {});
+      eq(await page.getAttribute(`${testid('overall-trend')} svg`, 'data-total'), String(total), `the chart of ${what}`);
       await page.click(testid('tab-reports'));
       const want = (await http('GET', `/v1/crashes?${q}&limit=1000`)).json.crashes.map((c) => String(c.id));
       assert(want.length > 0 && want.length < all.length, `${what} keeps ${want.length} of ${all.length} reports`);
@@ -990,7 +996,14 @@ try {
       if (f === cases[0]) await shot('reports-filtered');
       await page.click(testid('tab-groups'));
     }
-    assert(await page.isVisible(testid('filter-note')), 'no note that the charts are not filtered');
+    assert(await page.isVisible(testid('filter-note')), 'no note that sparklines are not filtered');
+    // the filter menus offer every value the reports give, the most frequent first
+    for (const k of DIM_KEYS) {
+      const want = (await http('GET', `/v1/crashes/values?dim=${k}&limit=200`)).json.values.map((v) => v.value);
+      assert(want.length > 1, `API: ${want.length} values of ${k}`);
+      await page.waitForFunction(([id, n]) => document.getElementById(id).children.length === n, ['values-' + k, want.length]).catch(() => {});
+      eq(await page.$$eval(`#values-${k} option`, (os) => os.map((o) => o.value)), want, `the menu of ${k}`);
+    }
     await shot('groups-filtered');
     // Clear empties every field and lists everything again
     await page.click(testid('filter-clear'));
@@ -1330,6 +1343,35 @@ try {
     await page.waitForSelector(`${testid('group-workflow')}[data-state="unresolved"]`);
     const all = ['unresolved ignore_reports_reached', 'ignored api', 'regressed regression', 'resolved api'];
     eq(await rowsNow('tr[data-testid="history-row"]', ['data-to', 'data-reason'], all), all, 'the ignore\'s end in the history');
+  });
+
+  await check('group spread past its first 50 values: More values pages through the rest', async () => {
+    const text = (hw) => twinText.replace(/^Hardware Model:.*$/m, `Hardware Model:      ${hw}`)
+      .replace(/^Incident Identifier:.*$/m, 'Incident Identifier: ' + crypto.randomUUID().toUpperCase())
+      .replace(/^Version:.*$/m, 'Version:             8.0 (80)');
+    const before = (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: expectedSignature}))).json;
+    const had = new Set(before.hardware_models.map((v) => v.value));
+    for (let i = 0; i < 55; i++) await postCrash(text(`SpreadDev${String(i).padStart(2, '0')}`));
+    const g = (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: expectedSignature}))).json;
+    eq(g.hardware_models.length, 50, 'API: the group answers 50 devices');
+    let all = [], cursor = '';
+    do {
+      const d = (await http('GET', '/v1/crashes/group/spread?' + new URLSearchParams({kind: 'crash', signature: expectedSignature,
+        dim: 'hardware_model', limit: 200, cursor}))).json;
+      all = all.concat(d.values.map((v) => [v.value, v.count]));
+      cursor = d.next_cursor || '';
+    } while (cursor);
+    eq(all.length, 55 + had.size, 'API: every device of the group');
+    await open(groupHash('crash', expectedSignature));
+    const rows = () => page.$$eval(`${testid('spread-hardware_models')} tr[data-testid="spread-row"]`, (rs) => rs.map((r) => [r.dataset.value, Number(r.dataset.count)]));
+    const first = await rows();
+    eq(first.length, 51, 'the first 50 devices and the rest in one row');
+    eq(first[50][0], '', 'the last row: other values');
+    await page.click(testid('spread-more-hardware_models'));
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="spread-hardware_models"] tr[data-testid="spread-row"]').length === n, all.length);
+    eq(await rows(), all, 'every device after More values');
+    assert(!(await page.$(testid('spread-more-hardware_models'))), 'no More values once all are shown');
+    await shot('group-spread-all');
   });
 
   await check('no uncaught errors or CSP violations in the whole run', async () => {

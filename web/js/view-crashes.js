@@ -54,12 +54,14 @@ function filterForm(f, onApply) {
   return {form, lists};
 }
 
-/* Suggestions for the dimension fields: the values of some reports. */
-function fillSuggestions(lists, crashes) {
+/* Suggestions for the dimension fields: the values the stored reports give
+ * (of the kind chosen), the most frequent first (GET /v1/crashes/values). */
+function fillSuggestions(lists, kind) {
   DIMS.forEach(([k], i) => {
-    const seen = new Map();
-    for (const c of crashes) if (typeof c[k] === 'string' && c[k]) seen.set(c[k], (seen.get(c[k]) || 0) + 1);
-    put(lists[i], Array.from(seen).sort((a, b) => b[1] - a[1]).slice(0, 50).map(([v]) => el('option', {value: v})));
+    api('/v1/crashes/values' + qs({dim: k, kind, limit: 200})).then((d) => {
+      lists[i].dataset.kind = kind || '';
+      put(lists[i], d.values.map((v) => el('option', {value: v.value, label: `${v.value} (${v.count})`})));
+    }).catch(() => {});
   });
 }
 
@@ -88,14 +90,15 @@ export async function viewCrashes(params) {
   async function load() {
     const my = ++gen;
     for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.testid === 'tab-' + tab));
-    note.textContent = [hasDims(f) || f.format
-      ? 'The charts count every app version, OS version, device and format; the list counts the reports these filters keep.' : '',
+    note.textContent = [hasDims(f) || f.format || hasWorkflow(f)
+      ? 'The chart and the list count the reports these filters keep; a group\'s sparkline counts all its reports.' : '',
     hasWorkflow(f) && tab === 'reports' ? 'State and "new in version" keep groups: the reports tab lists every report of the other filters.' : '']
       .filter(Boolean).join(' ');
     status.info('Loading…');
     try {
       await Promise.all([
-        api('/v1/crashes/trend' + qs({days: TREND_DAYS, kind: f.kind})).then((t) => {
+        api('/v1/crashes/trend' + qs(Object.assign({days: TREND_DAYS, kind: f.kind, format: f.format}, dimsOf(f),
+          {state: f.state, new_in: f.new_in}))).then((t) => {
           if (my === gen) put(trendBox, trendPanel('overall-trend-panel', f.kind ? `${KIND_LABEL[f.kind]} reports per day` : 'Reports per day', t));
         }, (e) => {   // the list stands without its chart
           if (my === gen) put(trendBox, el('p', {class: 'status error', testid: 'trend-error'}, 'No trend: ' + e.message));
@@ -142,7 +145,7 @@ export async function viewCrashes(params) {
     put(list, rows.length ? [crashTable('crash-list', rows, true), more] : el('p', {testid: 'reports-empty'}, emptyText()));
   }
 
-  // value suggestions for the version, OS and device fields (the newest reports)
-  api('/v1/crashes' + qs({limit: 200})).then((d) => fillSuggestions(lists, d.crashes)).catch(() => {});
+  // value suggestions for the version, OS and device fields
+  fillSuggestions(lists, f.kind);
   await load();
 }

@@ -11,8 +11,28 @@ import {statusLine} from './status.js';
 import {workflowPanel} from './workflow.js';
 
 /* One dimension of a group's spread: values, counts and shares; a value
- * links to the group's reports of that value. */
-function spreadTable(key, label, items, total, hrefOf) {
+ * links to the group's reports of that value. The group's answer holds the
+ * first 50 values: "More values" pages through the rest (more(cursor)
+ * gives {values, next_cursor}). */
+function spreadTable(key, label, items, total, hrefOf, more) {
+  const section = el('section', {class: 'panel spread', testid: 'spread-' + key});
+  let shown = Array.isArray(items) ? items : [], cursor = '', paged = false;
+  const render = () => put(section, spreadBody(key, label, shown, total, hrefOf,
+    shown.length >= 50 && (!paged || cursor) ? async () => {
+      try {
+        const d = await more(cursor);
+        // the first page again holds the 50 shown: the pages replace them
+        shown = (paged ? shown : []).concat(d.values);
+        paged = true;
+        cursor = d.next_cursor || '';
+        render();
+      } catch (e) { put(section, el('p', {class: 'status error'}, 'No more values: ' + e.message)); }
+    } : null));
+  render();
+  return section;
+}
+
+function spreadBody(key, label, items, total, hrefOf, onMore) {
   items = Array.isArray(items) ? items.filter((it) => it && isInt(it.count)) : [];
   const given = items.reduce((a, it) => a + it.count, 0);
   const row = (value, count, href, none) => {
@@ -28,10 +48,10 @@ function spreadTable(key, label, items, total, hrefOf) {
   };
   const rows = items.map((it) => row(typeof it.value === 'string' ? it.value : null, it.count, hrefOf(it.value)));
   // the answer lists at most 50 values: the rest are other values or none
-  if (total > given) rows.push(row(null, total - given, null, items.length >= 50 ? 'other values, or none' : 'not in the report'));
-  return el('section', {class: 'panel spread', testid: 'spread-' + key},
-    el('h3', null, label, el('span', {class: 'dim'}, ' · ' + plural(items.length, 'value'))),
-    rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'));
+  if (total > given) rows.push(row(null, total - given, null, onMore ? 'other values, or none' : 'not in the report'));
+  return [el('h3', null, label, el('span', {class: 'dim'}, ' · ' + plural(items.length, 'value') + (onMore ? ' shown' : ''))),
+    rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'),
+    onMore ? el('button', {type: 'button', class: 'more', testid: 'spread-more-' + key, onclick: onMore}, 'More values') : null];
 }
 
 export async function viewGroup(params) {
@@ -68,7 +88,8 @@ export async function viewGroup(params) {
     trendPanel('group-trend', 'Reports of this group per day', g.trend),
     el('section', {testid: 'group-spread'},
       el('h2', null, 'Spread over app versions, OS versions and devices'),
-      el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k))))),
+      el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k),
+        (cursor) => api('/v1/crashes/group/spread' + qs({kind: gkind, signature: g.signature, dim: k, limit: 200, cursor})))))),
     reports);
   await openReports();
 
