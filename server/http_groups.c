@@ -255,7 +255,8 @@ static enum MHD_Result reply_values(server *srv, struct MHD_Connection *c, const
         for (size_t i = 0; ok && i < hl / 2; i++) {
             int hi = hex_digit(colon[1 + 2 * i]), lo = hex_digit(colon[2 + 2 * i]);
             ok = hi >= 0 && lo >= 0;
-            value[i] = (char)(hi << 4 | lo);
+            if (ok)
+                value[i] = (char)(hi << 4 | lo);
         }
         if (ok) {
             value[hl / 2] = 0;
