@@ -849,6 +849,26 @@ static void *race_thread(void *arg)
     return NULL;
 }
 
+typedef struct {
+    int port, n;
+    int failed;
+} read_job;
+
+/* Group listings (each ends the ignores whose date passed) as fast as they go. */
+static void *read_thread(void *arg)
+{
+    read_job *j = arg;
+    for (int i = 0; i < j->n; i++) {
+        http_resp resp;
+        bool ok = http_do(j->port, "GET", "/v1/crashes/groups?state=ignored", NULL, NULL, 0, &resp);
+        if (!ok || resp.status != 200)
+            j->failed++;
+        if (ok)
+            http_resp_free(&resp);
+    }
+    return NULL;
+}
+
 /* A counter of /metrics on port (-1 when absent). */
 static long long metric(int port, const char *line_start)
 {
@@ -865,7 +885,8 @@ static long long metric(int port, const char *line_start)
 
 /* Reports of one group posted at once on two nodes: the regression of a
  * resolved group, the end of an ignore by count and a new group are each
- * decided once (row locks, conditional updates), and recorded once. */
+ * decided once (row locks, conditional updates), and recorded once; so is
+ * the end of an ignore by date that readers on both nodes see at once. */
 TEST(workflow_two_nodes_decide_each_change_once)
 {
     if (!test_pg()) {
@@ -935,6 +956,33 @@ TEST(workflow_two_nodes_decide_each_change_once)
     CHECK(g && jint(g, "reports") == THREADS * EACH / 3 && jint(g, "count") == THREADS * EACH / 3,
           "newRaceFn: %s", g ? json_dumps(g, 0) : "(not listed)");
     json_decref(g);
+    /* an ignore's date passing, seen by both nodes' readers at once: ended once */
+    long long until = now_ms() + 1000;
+    char extra[64];
+    snprintf(extra, sizeof extra, "\"ignore_until\": %lld", until);
+    json_decref(set_state(n[0].port, SIG("newRaceFn"), "ignored", extra, NULL, &status));
+    CHECK(status == 200, "ignore until: %d", status);
+    while (now_ms() <= until)
+        usleep(20 * 1000);
+    read_job readers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        readers[i] = (read_job){n[i % 2].port, 10, 0};
+        pthread_create(&t[i], NULL, read_thread, &readers[i]);
+    }
+    failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        failed += readers[i].failed;
+    }
+    CHECK(failed == 0, "%d listings failed", failed);
+    h = history(n[1].port, SIG("newRaceFn"));
+    int ended = 0;
+    for (size_t i = 0; i < json_array_size(h); i++)
+        ended += !strcmp(jstr(json_array_get(h, i), "reason"), "ignore_until_passed");
+    CHECK(json_array_size(h) == 2 && ended == 1 && jint(json_array_get(h, 0), "at") == until,
+          "newRaceFn: %s", json_dumps(h, 0));
+    json_decref(h);
+    STATE_IS(n[0].port, SIG("newRaceFn"), "unresolved");
     /* what the nodes told of (crash_group_changed): 3 new groups, 1 regression, 1 reopening */
     static const char *const ev[3] = {"new", "regressed", "reopened"};
     long long want[3] = {3, 1, 1};
