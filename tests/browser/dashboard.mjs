@@ -1119,6 +1119,10 @@ try {
     eq(want.length, 3, `API: reports of ${V.v1} in the group`);
     eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], want), want, `the group's reports of ${V.v1}`);
     assert((await page.textContent(testid('group-filter'))).includes(V.v1), 'filter chip');
+    // the chart counts the reports the filter keeps
+    const ft = (await http('GET', '/v1/crashes/trend?' + new URLSearchParams({kind: 'crash', signature: expectedSignature, app_version: V.v1, days: 30}))).json;
+    eq(ft.days[29], 3, `API: today's reports of ${V.v1} in the group`);
+    await checkTrendChart(`${testid('group-trend')} ${testid('trend-chart')}`, ft, 'group-trend-filtered');
     await shot('group-filtered');
   });
 

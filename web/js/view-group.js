@@ -71,8 +71,16 @@ export async function viewGroup(params) {
     status.error(e);
     return;
   }
-  status.clear();
   const gkind = typeof g.kind === 'string' ? g.kind : kind;
+  // with a version, OS or device filter, the chart counts the reports it keeps
+  const filtered = Object.values(dims).some(Boolean);
+  let trend = g.trend;
+  if (filtered) {
+    try {
+      trend = await api('/v1/crashes/trend' + qs(Object.assign({kind: gkind, signature: g.signature, days: TREND_DAYS}, dims)));
+    } catch (e) { status.error(e); return; }
+  }
+  status.clear();
   const facts = [
     ['Kind', gkind], ['Reports', g.count], ['First seen', fmtTime(g.first_seen)], ['Last seen', fmtTime(g.last_seen)],
     ['Process', g.process], ['Newest app version', g.app_version],
@@ -85,7 +93,7 @@ export async function viewGroup(params) {
       el('code', {testid: 'group-signature'}, g.signature)),
     el('dl', {class: 'facts', testid: 'group-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
     workflowPanel(Object.assign({}, g, {kind: gkind}), status),
-    trendPanel('group-trend', 'Reports of this group per day', g.trend),
+    trendPanel('group-trend', filtered ? 'Reports of this group per day that the filter keeps' : 'Reports of this group per day', trend),
     el('section', {testid: 'group-spread'},
       el('h2', null, 'Spread over app versions, OS versions and devices'),
       el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k),
