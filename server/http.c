@@ -61,6 +61,10 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_CRASH] = {"/v1/crashes/{id}", "GET, DELETE"},
     [ROUTE_CRASH_GROUPS] = {"/v1/crashes/groups", "GET"},
     [ROUTE_CRASH_GROUP] = {"/v1/crashes/group", "GET"},
+    [ROUTE_CRASH_GROUP_STATE] = {"/v1/crashes/group/state", "POST"},
+    [ROUTE_CRASH_GROUP_HISTORY] = {"/v1/crashes/group/history", "GET"},
+    [ROUTE_CRASH_GROUP_SPREAD] = {"/v1/crashes/group/spread", "GET"},
+    [ROUTE_CRASH_VALUES] = {"/v1/crashes/values", "GET"},
     [ROUTE_CRASH_TREND] = {"/v1/crashes/trend", "GET"},
     [ROUTE_MISSING] = {"/v1/missing", "GET"},
     [ROUTE_SYSTEM_SETS] = {"/v1/system-symbols", "GET, POST"},
@@ -351,6 +355,14 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_CRASH_GROUPS;
     if (strcmp(url, "/v1/crashes/group") == 0)
         return ROUTE_CRASH_GROUP;
+    if (strcmp(url, "/v1/crashes/group/state") == 0)
+        return ROUTE_CRASH_GROUP_STATE;
+    if (strcmp(url, "/v1/crashes/group/history") == 0)
+        return ROUTE_CRASH_GROUP_HISTORY;
+    if (strcmp(url, "/v1/crashes/group/spread") == 0)
+        return ROUTE_CRASH_GROUP_SPREAD;
+    if (strcmp(url, "/v1/crashes/values") == 0)
+        return ROUTE_CRASH_VALUES;
     if (strcmp(url, "/v1/crashes/trend") == 0)
         return ROUTE_CRASH_TREND;
     if (strcmp(url, "/v1/missing") == 0)
@@ -398,7 +410,8 @@ static bool method_allowed(route r, const char *m, const char **allow)
 typedef enum {
     ROLE_NONE,   /* /healthz, /metrics, the files compiled in (dashboard, API description) */
     ROLE_UPLOAD, /* CI: POST and DELETE /v1/images and /v1/system-symbols */
-    ROLE_REPORT, /* crash pipelines: POST /v1/crashes, /v1/symbolicate, DELETE a crash */
+    ROLE_REPORT, /* crash pipelines: POST /v1/crashes, /v1/symbolicate, DELETE a crash, a
+                    group's state (POST /v1/crashes/group/state) */
     ROLE_READ,   /* every other GET: crash data, images */
 } role;
 
@@ -421,12 +434,16 @@ static role role_of(route r, const char *method)
     case ROUTE_SYSTEM_SET:
         return get ? ROLE_READ : ROLE_UPLOAD;
     case ROUTE_SYMBOLICATE:
+    case ROUTE_CRASH_GROUP_STATE:
         return ROLE_REPORT;
     case ROUTE_CRASHES:
     case ROUTE_CRASH:
         return get ? ROLE_READ : ROLE_REPORT;
     case ROUTE_CRASH_GROUPS:
     case ROUTE_CRASH_GROUP:
+    case ROUTE_CRASH_GROUP_HISTORY:
+    case ROUTE_CRASH_GROUP_SPREAD:
+    case ROUTE_CRASH_VALUES:
     case ROUTE_CRASH_TREND:
     case ROUTE_MISSING:
     case ROUTE_WEBHOOK_DELIVERIES:
@@ -980,6 +997,14 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
         return handle_crash_groups(srv, c);
     case ROUTE_CRASH_GROUP:
         return handle_crash_group(srv, c);
+    case ROUTE_CRASH_GROUP_STATE:
+        return handle_crash_group_state(srv, c, rs);
+    case ROUTE_CRASH_GROUP_HISTORY:
+        return handle_crash_group_history(srv, c);
+    case ROUTE_CRASH_GROUP_SPREAD:
+        return handle_crash_group_spread(srv, c);
+    case ROUTE_CRASH_VALUES:
+        return handle_crash_values(srv, c);
     case ROUTE_CRASH_TREND:
         return handle_crash_trend(srv, c);
     case ROUTE_MISSING:

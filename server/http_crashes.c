@@ -1,6 +1,6 @@
 /* Crash reports over HTTP: posting (parse, symbolicate, store), reading a
- * stored one back symbolicated anew, the listing, the groups per kind and
- * the list of images stored crashes miss.
+ * stored one back symbolicated anew, the listing, deleting one and the list
+ * of images stored crashes miss (the groups: http_groups.c).
  *
  * A report is refused only when it is no report at all (415) or over a
  * limit (413): whatever else the parser cannot read it skips and records
@@ -72,7 +72,7 @@ static bool prefer_minimal(struct MHD_Connection *c)
 /* ?kind= of the listings: NULL (no filter, also for an empty value) in
  * *kind, or false with a 400 queued for a name crash_kind_parse does not
  * know. */
-static bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Result *refused)
+bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Result *refused)
 {
     *kind = query_arg(c, "kind");
     if (*kind && !**kind)
@@ -92,7 +92,7 @@ static bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Resul
 
 /* ?format= of the listings, as kind_arg: NULL for none, false with a 400
  * queued for a name crash_format_parse does not know. */
-static bool format_arg(struct MHD_Connection *c, const char **format, enum MHD_Result *refused)
+bool format_arg(struct MHD_Connection *c, const char **format, enum MHD_Result *refused)
 {
     *format = query_arg(c, "format");
     if (*format && !**format)
@@ -217,6 +217,33 @@ static symd_status full_names_of(server *srv, const crash_report *r,
     return SYMD_OK;
 }
 
+/* What a stored report did to its group (store_put_crash_ev decided it in
+ * the report's transaction): a new group (group.new), a resolved group
+ * reopened as regressed (group.regressed), an ignored one reopened. The
+ * one place every posted report passes after it is stored (single, parts
+ * of a payload, members of a zip): where notifications of those events
+ * are sent. Now it only counts them for /metrics. */
+static void crash_group_changed(server *srv, const store_crash *sc, int64_t id,
+                                const store_group_event *ev)
+{
+    (void)sc;
+    (void)id;
+    metrics_group_event(srv->m, ev->new_group, ev->regressed, ev->reopened);
+}
+
+/* Stores one report (sc, the images it needs) and tells crash_group_changed
+ * what it did to its group. *id is the new crash's. */
+static symd_status store_and_tell(server *srv, const store_crash *sc,
+                                  const store_crash_image *imgs, size_t nimg, int64_t *id,
+                                  symd_err *err)
+{
+    store_group_event ev;
+    symd_status st = store_put_crash_ev(srv->st, sc, imgs, nimg, id, &ev, err);
+    if (st == SYMD_OK)
+        crash_group_changed(srv, sc, *id, &ev);
+    return st;
+}
+
 /* Stores the posted report: its original bytes, what the header says, its
  * kind and bug_type, the signature and the images it needs. *id is the new
  * crash's. */
@@ -229,7 +256,7 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
     sc.part = (int)r->part; /* the whole input is each part's original */
-    symd_status st = store_put_crash(srv->st, &sc, imgs, nimg, id, err);
+    symd_status st = store_and_tell(srv, &sc, imgs, nimg, id, err);
     free(imgs);
     return st;
 }
@@ -402,7 +429,7 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
             } else {
                 store_crash sc = crash_store_record(r, &sym, data, len);
                 sc.part = (int)r->part;
-                z->st = store_put_crash(z->srv->st, &sc, imgs, nimg, &id, z->err);
+                z->st = store_and_tell(z->srv, &sc, imgs, nimg, &id, z->err);
                 free(imgs);
                 z->stored += z->st == SYMD_OK;
             }
@@ -778,10 +805,34 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
     return ret;
 }
 
+/* ?state= of the group listings: a comma-separated list of states (any
+ * one of them; empty: any state) into *mask (bits 1 << store_state);
+ * false with a 400 queued for a name that is no state. */
+bool states_arg(struct MHD_Connection *c, unsigned *mask, enum MHD_Result *refused)
+{
+    *mask = 0;
+    const char *v = query_arg(c, "state");
+    for (const char *p = v; p && *p;) {
+        size_t n = strcspn(p, ",");
+        store_state st;
+        if (n && !store_state_parse(p, n, &st)) {
+            *refused = reply_error(c, 400, "invalid_request",
+                                   "unknown state '%.*s' (unresolved, resolved, ignored, "
+                                   "regressed)",
+                                   (int)(n < 64 ? n : 64), p);
+            return false;
+        }
+        if (n)
+            *mask |= 1u << st;
+        p += n + (p[n] == ',');
+    }
+    return true;
+}
+
 /* ?limit, ?cursor and the filters of the crash listings (query, kind,
  * signature, app_version, os_version, hardware_model, format); false with a 400
  * queued in *refused for a bad one. */
-static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
+bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
                             store_crash_filter *f, enum MHD_Result *refused)
 {
     const char *bad = list_args(c, limit, before);
@@ -795,7 +846,9 @@ static bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t 
     f->app_version = query_arg(c, "app_version");
     f->os_version = query_arg(c, "os_version");
     f->hardware_model = query_arg(c, "hardware_model");
-    return kind_arg(c, &f->kind, refused) && format_arg(c, &f->format, refused);
+    f->new_in = query_arg(c, "new_in");
+    return kind_arg(c, &f->kind, refused) && format_arg(c, &f->format, refused) &&
+           states_arg(c, &f->states, refused);
 }
 
 /* GET /v1/crashes: one page, newest first (?query, ?kind, ?signature,
@@ -826,197 +879,6 @@ enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c)
     for (size_t i = 0; i < n; i++)
         store_crash_free(&rows[i]);
     free(rows);
-    return reply_json(c, 200, doc);
-}
-
-/* The last ?days= (1-366, default 30) UTC days, ending today: the first
- * day (days since 1970) in *from; false with a 400 queued when bad. */
-static bool days_arg(struct MHD_Connection *c, size_t *ndays, int64_t *from,
-                     enum MHD_Result *refused)
-{
-    const char *d = query_arg(c, "days");
-    uint64_t v = 30;
-    if (d && *d && (!num_parse_u64(d, &v) || v < 1 || v > 366)) {
-        *refused = reply_error(c, 400, "invalid_request", "days must be 1 to 366, not '%.32s'", d);
-        return false;
-    }
-    *ndays = (size_t)v;
-    int64_t today = store_now_ms() / 86400000;
-    *from = today - (int64_t)v + 1;
-    return true;
-}
-
-/* {"from_day", "days": [counts]} of a trend, or NULL (err set). */
-static json_t *trend_json(server *srv, const char *kind, const char *signature, int64_t from,
-                          size_t ndays, symd_err *err)
-{
-    int64_t *days = calloc(ndays, sizeof *days);
-    if (!days) {
-        symd_fail(err, SYMD_E_NOMEM, "out of memory");
-        return NULL;
-    }
-    if (store_crash_trend(srv->st, kind, signature, from, ndays, days, err) != SYMD_OK) {
-        free(days);
-        return NULL;
-    }
-    json_t *arr = json_array();
-    for (size_t i = 0; i < ndays; i++)
-        json_array_append_new(arr, json_integer(days[i]));
-    free(days);
-    return json_pack("{s:I, s:o}", "from_day", (json_int_t)from, "days", arr);
-}
-
-static json_t *group_json(const store_crash_group *g)
-{
-    return json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:o, s:o}", "kind",
-                     g->kind ? g->kind : "crash", "signature", json_str_or_null(g->signature),
-                     "count", (json_int_t)g->count, "first_seen", (json_int_t)g->first_seen,
-                     "last_seen", (json_int_t)g->last_seen, "example_id",
-                     (json_int_t)g->example_id, "app_version", json_str_or_null(g->app_version),
-                     "process", json_str_or_null(g->process));
-}
-
-/* GET /v1/crashes/groups: (kind, signature) groups, most frequent first
- * (?query, ?kind, ?app_version, ?os_version, ?hardware_model, ?format, ?limit);
- * ?trend=N adds each group's last N days. */
-enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
-{
-    uint64_t limit, before;
-    store_crash_filter f;
-    enum MHD_Result refused;
-    if (!crash_list_args(c, &limit, &before, &f, &refused))
-        return refused;
-    size_t ndays = 0;
-    int64_t from = 0;
-    const char *t = query_arg(c, "trend");
-    if (t && *t) {
-        uint64_t v;
-        if (!num_parse_u64(t, &v) || v < 1 || v > 366)
-            return reply_error(c, 400, "invalid_request", "trend must be 1 to 366, not '%.32s'",
-                               t);
-        ndays = (size_t)v;
-        from = store_now_ms() / 86400000 - (int64_t)v + 1;
-    }
-    store_crash_group *g = calloc((size_t)limit, sizeof *g);
-    if (!g)
-        return reply_error(c, 503, "out_of_memory", "out of memory");
-    size_t n;
-    symd_err err = {0};
-    if (store_crash_groups(srv->st, &f, (size_t)limit, g, &n, &err) != SYMD_OK) {
-        free(g);
-        return reply_status(c, &err, "internal_error");
-    }
-    json_t *arr = json_array();
-    symd_status st = SYMD_OK;
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = group_json(&g[i]);
-        if (ndays && st == SYMD_OK) {
-            json_t *tr = trend_json(srv, g[i].kind, g[i].signature, from, ndays, &err);
-            if (tr)
-                json_object_set_new(o, "trend", tr);
-            else
-                st = err.kind;
-        }
-        json_array_append_new(arr, o);
-        store_crash_group_free(&g[i]);
-    }
-    free(g);
-    if (st != SYMD_OK) {
-        json_decref(arr);
-        return reply_status(c, &err, "internal_error");
-    }
-    return reply_json(c, 200, json_pack("{s:o}", "groups", arr));
-}
-
-/* GET /v1/crashes/trend: crashes per UTC day over the last ?days= (default
- * 30), of every kind or ?kind=, or of one group (?kind= and ?signature=). */
-enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c)
-{
-    const char *kind;
-    enum MHD_Result refused;
-    size_t ndays;
-    int64_t from;
-    if (!kind_arg(c, &kind, &refused) || !days_arg(c, &ndays, &from, &refused))
-        return refused;
-    const char *sig = query_arg(c, "signature");
-    if (sig && !kind)
-        return reply_error(c, 400, "invalid_request",
-                           "a group is a kind and a signature: give kind too");
-    symd_err err = {0};
-    json_t *doc = trend_json(srv, kind, sig, from, ndays, &err);
-    return doc ? reply_json(c, 200, doc) : reply_status(c, &err, "internal_error");
-}
-
-/* A dimension's spread of a group as [{"value", "count"}], or NULL. */
-static json_t *spread_json(server *srv, const char *kind, const char *sig, store_dim dim,
-                           symd_err *err)
-{
-    store_dim_count v[50];
-    size_t n;
-    if (store_group_spread(srv->st, kind, sig, dim, 50, v, &n, err) != SYMD_OK)
-        return NULL;
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_array_append_new(arr, json_pack("{s:o, s:I}", "value", json_str_or_null(v[i].value),
-                                             "count", (json_int_t)v[i].count));
-        free(v[i].value);
-    }
-    return arr;
-}
-
-/* GET /v1/crashes/group?kind=&signature=: one group, its trend (?days=) and
- * its spread over app versions, OS versions and devices. */
-enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
-{
-    const char *kind, *sig = query_arg(c, "signature");
-    enum MHD_Result refused;
-    size_t ndays;
-    int64_t from;
-    if (!kind_arg(c, &kind, &refused) || !days_arg(c, &ndays, &from, &refused))
-        return refused;
-    if (!kind || !sig)
-        return reply_error(c, 400, "invalid_request", "a group is a kind and a signature");
-    /* the group's row: the groups listing filtered to it */
-    store_crash_filter f = {.kind = kind, .signature = sig};
-    store_crash_group g[1];
-    size_t n = 0;
-    symd_err err = {0};
-    if (store_crash_groups(srv->st, &f, 1, g, &n, &err) != SYMD_OK)
-        return reply_status(c, &err, "internal_error");
-    if (!n)
-        return reply_error(c, 404, "not_found", "no group of kind '%.32s' with that signature",
-                           kind);
-    json_t *doc = group_json(&g[0]);
-    /* the grouping rule that filed its newest crash (null: the default
-     * rule), which a change of rules refiles with the rest */
-    store_crash ex;
-    symd_status es = store_get_crash(srv->st, g[0].example_id, false, &ex, &err);
-    store_crash_group_free(&g[0]);
-    if (es == SYMD_OK) {
-        json_object_set_new(doc, "grouping_rule", json_str_or_null(ex.grouping_rule));
-        store_crash_free(&ex);
-    } else if (es == SYMD_E_NOT_FOUND) { /* deleted since: the next read has another */
-        symd_err_clear(&err);
-        json_object_set_new(doc, "grouping_rule", json_null());
-    } else {
-        json_decref(doc);
-        return reply_status(c, &err, "internal_error");
-    }
-    static const char *const keys[] = {"app_versions", "os_versions", "hardware_models"};
-    json_t *tr = trend_json(srv, kind, sig, from, ndays, &err);
-    bool ok = tr != NULL;
-    if (tr)
-        json_object_set_new(doc, "trend", tr);
-    for (int d = 0; ok && d < 3; d++) {
-        json_t *sp = spread_json(srv, kind, sig, (store_dim)d, &err);
-        ok = sp != NULL;
-        if (sp)
-            json_object_set_new(doc, keys[d], sp);
-    }
-    if (!ok) {
-        json_decref(doc);
-        return reply_status(c, &err, "internal_error");
-    }
     return reply_json(c, 200, doc);
 }
 

@@ -104,6 +104,10 @@ typedef enum {
     ROUTE_CRASH,
     ROUTE_CRASH_GROUPS,
     ROUTE_CRASH_GROUP,
+    ROUTE_CRASH_GROUP_STATE,
+    ROUTE_CRASH_GROUP_HISTORY,
+    ROUTE_CRASH_GROUP_SPREAD,
+    ROUTE_CRASH_VALUES,
     ROUTE_CRASH_TREND,
     ROUTE_MISSING,
     ROUTE_SYSTEM_SETS,
@@ -244,13 +248,34 @@ enum MHD_Result handle_image(server *srv, struct MHD_Connection *c, req_state *r
 /* http_symbolicate.c: POST /v1/symbolicate */
 enum MHD_Result handle_symbolicate(server *srv, struct MHD_Connection *c, req_state *rs);
 
-/* http_crashes.c: /v1/crashes, /v1/crashes/{id}, /v1/crashes/groups, /v1/missing */
+/* http_crashes.c: /v1/crashes, /v1/crashes/{id}, /v1/missing, and the
+ * listings' arguments the group routes share */
+/* ?kind= of the listings: NULL (no filter, also for an empty value) in
+ * *kind, or false with a 400 queued for a name crash_kind_parse does not
+ * know. */
+bool kind_arg(struct MHD_Connection *c, const char **kind, enum MHD_Result *refused);
+/* ?format=, as kind_arg. */
+bool format_arg(struct MHD_Connection *c, const char **format, enum MHD_Result *refused);
+/* ?state=: comma-separated states into *mask (bits 1 << store_state);
+ * false with a 400 queued for a name that is no state. */
+bool states_arg(struct MHD_Connection *c, unsigned *mask, enum MHD_Result *refused);
+/* ?limit, ?cursor and the filters of the crash listings; false with a 400
+ * queued. */
+bool crash_list_args(struct MHD_Connection *c, uint64_t *limit, uint64_t *before,
+                     store_crash_filter *f, enum MHD_Result *refused);
 enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_crash_list(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_state *rs);
+/* http_groups.c: /v1/crashes/groups, /v1/crashes/group (its state, history,
+ * spread), /v1/crashes/trend, /v1/crashes/values */
 enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_group_state(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_crash_group_history(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_group_spread(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_crash_values(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_crash_trend(server *srv, struct MHD_Connection *c);
+/* http_crashes.c */
 enum MHD_Result handle_crash_delete(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
 

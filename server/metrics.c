@@ -31,6 +31,7 @@ struct metrics {
     counter frames[4];
     counter upload_bytes, conns_total, timeouts[PHASE_COUNT];
     counter refused[REFUSED_COUNT], evicted;
+    counter group_events[3]; /* new, regressed, reopened */
     _Atomic int64_t conns_open;
 };
 
@@ -119,6 +120,16 @@ void metrics_evicted(metrics *m)
 {
     if (m)
         add(&m->evicted, 1);
+}
+
+void metrics_group_event(metrics *m, bool new_group, bool regressed, bool reopened)
+{
+    if (!m)
+        return;
+    bool e[3] = {new_group, regressed, reopened};
+    for (int i = 0; i < 3; i++)
+        if (e[i])
+            add(&m->group_events[i], 1);
 }
 
 /* ---- exposition --------------------------------------------------------- */
@@ -241,6 +252,13 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
          "Idle connections (still sending their first headers, or kept alive between "
          "requests) shut down to make room for a connection from an address holding fewer.");
     put(&w, "symd_connections_evicted_total %llu\n", (unsigned long long)get(&m->evicted));
+    head(&w, "symd_crash_group_events_total", "counter",
+         "What stored reports did to their groups: new (the first report of a group), "
+         "regressed (a resolved group reopened), reopened (an ignored group's ignore ended).");
+    static const char *const group_events[3] = {"new", "regressed", "reopened"};
+    for (int i = 0; i < 3; i++)
+        put(&w, "symd_crash_group_events_total{event=\"%s\"} %llu\n", group_events[i],
+            (unsigned long long)get(&m->group_events[i]));
     head(&w, "symd_requests_in_flight", "gauge", "Requests being received, handled or sent.");
     put(&w, "symd_requests_in_flight %llu\n", (unsigned long long)g->in_flight);
     head(&w, "symd_inflight_bytes", "gauge",

@@ -51,6 +51,8 @@ typedef enum {
 void metrics_refused(metrics *m, metrics_refusal why);
 /* A connection doing nothing useful shut down to make room for a newcomer. */
 void metrics_evicted(metrics *m);
+/* What a stored report did to its group (store_group_event). */
+void metrics_group_event(metrics *m, bool new_group, bool regressed, bool reopened);
 
 /* Values read at scrape time. A negative count is left out. */
 typedef struct {

@@ -7,8 +7,10 @@
 #ifndef SYMD_STORE_BACKEND_H
 #define SYMD_STORE_BACKEND_H
 
+#include <stdio.h>
 #include <string.h>
 
+#include "appversion.h"
 #include "store.h"
 
 /* How a crash's original bytes are stored. */
@@ -94,6 +96,86 @@ static inline bool store_hooks_on(const store_hooks *h)
     return h && h->nurls > 0;
 }
 
+/* ---- a group's workflow: what both backends read and write alike ---- */
+
+/* A group's workflow columns on crash_group_states s (LEFT JOINed: a group
+ * without a row is unresolved), in the order store_status_set takes them. */
+#define STORE_STATUS_COLS                                                                   \
+    "coalesce(s.state, 'unresolved'), coalesce(s.changed_at, 0), coalesce(s.resolved_in, "   \
+    "''), s.resolved_version, coalesce(s.ignore_until, 0), coalesce(s.ignore_reports, 0), "   \
+    "coalesce(s.ignore_seen, 0), s.first_version, s.last_version, coalesce(s.reports, 0)"
+#define STORE_STATUS_NCOLS 10
+
+/* The columns of crash_group_history h a store_group_change is read from
+ * (store_change_set). */
+#define STORE_HISTORY_COLS                                                                  \
+    "h.id, h.at, h.from_state, h.to_state, h.by_role, h.reason, coalesce(h.crash_id, 0), "   \
+    "h.resolved_in, h.version, h.ignore_until, h.ignore_reports, h.note"
+#define STORE_HISTORY_NCOLS 12
+
+/* A state name as stored into *st (an unknown one is unresolved). */
+static inline store_state store_state_of(const char *name, size_t len)
+{
+    store_state st = STORE_STATE_UNRESOLVED;
+    if (name)
+        store_state_parse(name, len, &st);
+    return st;
+}
+
+/* " AND coalesce(s.state, 'unresolved') IN (...)" of the states whose bits
+ * mask sets (store_crash_filter.states) into out (cap bytes: 128 do);
+ * "" for mask 0. Names from the store, never from input. */
+static inline void store_states_sql(unsigned mask, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = 0;
+    if (!(mask & ((1u << STORE_STATE_COUNT) - 1)))
+        return;
+    o += (size_t)snprintf(out, cap, " AND coalesce(s.state, 'unresolved') IN (");
+    for (int i = 0, n = 0; i < STORE_STATE_COUNT && o < cap; i++)
+        if (mask & (1u << i))
+            o += (size_t)snprintf(out + o, cap - o, "%s'%s'", n++ ? ", " : "",
+                                  store_state_name((store_state)i));
+    if (o < cap)
+        snprintf(out + o, cap - o, ")");
+}
+
+/* One row of crash_group_history to write. */
+typedef struct {
+    const char *kind, *signature;
+    int64_t at;
+    store_state from, to;
+    const char *by, *reason;
+    int64_t crash_id; /* 0: none (NULL) */
+    const char *resolved_in, *version;
+    int64_t ignore_until, ignore_reports;
+    const char *note;
+} store_history_row;
+
+/* A group's first and last version while existing groups get their rows
+ * (the backends' backfill at open: versions from crash_group_dims). */
+typedef struct {
+    char first[128], first_key[APP_VERSION_KEY_MAX];
+    char last[128], last_key[APP_VERSION_KEY_MAX];
+} store_version_span;
+
+/* Widens span by version v (len bytes). */
+static inline void store_span_add(store_version_span *sp, const char *v, size_t len)
+{
+    char text[128], key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
+    store_text_cut(text, sizeof text, v, len);
+    if (!app_version_key(text, key) || !app_version_first_key(text, fkey))
+        return;
+    if (!sp->first_key[0] || strcmp(fkey, sp->first_key) < 0) {
+        memcpy(sp->first_key, fkey, sizeof fkey);
+        memcpy(sp->first, text, sizeof text);
+    }
+    if (!sp->last_key[0] || strcmp(key, sp->last_key) > 0) {
+        memcpy(sp->last_key, key, sizeof key);
+        memcpy(sp->last, text, sizeof text);
+    }
+}
+
 /* A backend's open database (its connection pool). */
 typedef struct store_db store_db;
 
@@ -125,7 +207,7 @@ typedef struct {
     const char *cols[STORE_MAX_COLS];
     const char *key;
 } store_table_def;
-#define STORE_NTABLES 12
+#define STORE_NTABLES 15
 extern const store_table_def store_tables[STORE_NTABLES];
 /* "SELECT cols FROM t ORDER BY key", or "INSERT INTO t(cols) VALUES
  * (P1, P2..)" with param ('$' for PostgreSQL, '?' for SQLite) as P, of
@@ -198,7 +280,7 @@ typedef struct store_backend {
      * report's own length; imgs hold no (uuid, arch) twice. */
     symd_status (*put_crash)(store_db *db, const store_crash *c, int codec, size_t raw_len,
                              const store_crash_image *imgs, size_t nimgs, int64_t *id,
-                             symd_err *err);
+                             store_group_event *ev, symd_err *err);
     /* c->original (with_bytes) is the stored form; *codec and *raw_len say
      * how to read it back. */
     symd_status (*get_crash)(store_db *db, int64_t id, bool with_bytes, store_crash *c,
@@ -219,9 +301,27 @@ typedef struct store_backend {
                                 store_crash_group *out, size_t *n, symd_err *err);
     symd_status (*crash_trend)(store_db *db, const char *kind, const char *signature,
                                int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
-    symd_status (*group_spread)(store_db *db, const char *kind, const char *signature,
-                                store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                symd_err *err);
+    /* The values of dim over the dimension counters: one group's (kind and
+     * signature) or summed over every group (of kind; NULL: all), the most
+     * frequent first then by value, a page after *after (NULL: the first). */
+    /* A trend of f (f->query NULL; some filter of kind beyond kind and
+     * signature set): see store_crash_trend_filtered. */
+    symd_status (*crash_trend_filtered)(store_db *db, const store_crash_filter *f,
+                                        int64_t from_day, size_t ndays, int64_t *days,
+                                        symd_err *err);
+    symd_status (*dim_values)(store_db *db, const char *kind, const char *signature,
+                              store_dim dim, const store_dim_after *after, size_t limit,
+                              store_dim_count *out, size_t *n, bool *more, symd_err *err);
+    /* ---- a group's workflow ---- */
+    /* ch checked by the core; version_key: ch->version's (resolved_in
+     * "version"), else "". */
+    symd_status (*set_group_state)(store_db *db, const char *kind, const char *signature,
+                                   const store_state_change *ch, const char *version_key,
+                                   store_group_status *out, bool *found, symd_err *err);
+    symd_status (*group_history)(store_db *db, const char *kind, const char *signature,
+                                 int64_t before_id, size_t limit, store_group_change *out,
+                                 size_t *n, bool *more, symd_err *err);
+    symd_status (*end_ignores)(store_db *db, int64_t now_ms, size_t *ended, symd_err *err);
     symd_status (*missing_images)(store_db *db, store_missing_which which, size_t limit,
                                   store_missing *out, size_t *n, symd_err *err);
     symd_status (*missing_system)(store_db *db, size_t limit, store_missing_os *out, size_t *n,

@@ -37,6 +37,17 @@ const store_table_def store_tables[STORE_NTABLES] = {
      {"kind", "signature", "dim", "value", "count", "first_seen", "last_seen", "example_id"},
      "kind, signature, dim, value"},
     {"crash_regroup", 1, {"id"}, "id"},
+    {"crash_group_states", 15,
+     {"kind", "signature", "state", "resolved_in", "resolved_version", "resolved_key",
+      "ignore_until", "ignore_reports", "ignore_seen", "first_version", "first_key",
+      "last_version", "last_key", "changed_at", "reports"},
+     "kind, signature"},
+    {"crash_group_history", 14,
+     {"id", "kind", "signature", "at", "from_state", "to_state", "by_role", "reason", "crash_id",
+      "resolved_in", "version", "ignore_until", "ignore_reports", "note"},
+     "id"},
+    {"crash_dim_days", 6, {"kind", "signature", "dim", "value", "day", "count"},
+     "kind, signature, dim, value, day"},
 };
 
 _Static_assert(STORE_NTABLES == STORE_COPY_TABLES, "store.h and backend.h count the same tables");

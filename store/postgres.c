@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "schema.h"
+#include "appversion.h"
 #include "../util/dynbuf.h"
 #include "../util/hex.h"
 
@@ -514,6 +515,8 @@ static PGconn *open_conn(const char *uri, symd_err *err)
     return c;
 }
 
+static symd_status backfill_states(pgc *c, symd_err *err);
+
 static symd_status pg_open(const char *where, int pool, store_change_fn on_change, void *ctx,
                            store_db **out, symd_err *err)
 {
@@ -548,7 +551,7 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
         s->nconns = i + 1;
         if (i == 0) {
             pgc c = {s, 0, s->conns[0], "", true};
-            if (migrate(&c, err) != SYMD_OK) {
+            if (migrate(&c, err) != SYMD_OK || backfill_states(&c, err) != SYMD_OK) {
                 pg_close(s);
                 return err->kind;
             }
@@ -1518,6 +1521,16 @@ static symd_status count_crash(pgc *c, const crash_key *k, int sign, symd_err *e
         p_text(&q, k->signature);
         p_i32(&q, dim);
         p_text(&q, k->dims[dim]);
+        params dd = q;
+        p_i64(&dd, day);
+        if (!exec0(c,
+                   sign > 0 ? "INSERT INTO crash_dim_days AS d VALUES ($1, $2, $3, $4, $5, 1) ON "
+                              "CONFLICT (kind, signature, dim, value, day) DO UPDATE SET count = "
+                              "d.count + 1"
+                            : "UPDATE crash_dim_days SET count = count - 1 WHERE kind = $1 AND "
+                              "signature = $2 AND dim = $3 AND value = $4 AND day = $5",
+                   &dd, "counting the day of the crash's version, OS or device", err))
+            return err->kind;
         if (sign > 0) {
             p_i64(&q, k->created_at);
             p_i64(&q, k->id);
@@ -1560,6 +1573,199 @@ static symd_status count_crash(pgc *c, const crash_key *k, int sign, symd_err *e
     return SYMD_OK;
 }
 
+/* ---- a group's workflow (store.h; as the SQLite store's) ---- */
+
+/* The text value at col into dst, cut as store_text_cut does ("" for NULL). */
+static void rd_text_cut(const rd *x, int col, char *dst, size_t cap);
+
+/* Fills o from STORE_STATUS_COLS at column at. */
+static void rd_status(rd *x, int at, store_group_status *o)
+{
+    memset(o, 0, sizeof *o);
+    o->state = store_state_of(PQgetvalue(x->r, x->row, at),
+                              (size_t)PQgetlength(x->r, x->row, at));
+    o->changed_at = rd_i64(x, at + 1);
+    rd_text_cut(x, at + 2, o->resolved_in, sizeof o->resolved_in);
+    rd_text_cut(x, at + 3, o->resolved_version, sizeof o->resolved_version);
+    o->ignore_until = rd_i64(x, at + 4);
+    o->ignore_reports = rd_i64(x, at + 5);
+    o->ignore_seen = rd_i64(x, at + 6);
+    rd_text_cut(x, at + 7, o->first_version, sizeof o->first_version);
+    rd_text_cut(x, at + 8, o->last_version, sizeof o->last_version);
+    o->reports = rd_i64(x, at + 9);
+}
+
+/* Records one state change (inside c's transaction). */
+static symd_status history_add(pgc *c, const store_history_row *h, symd_err *err)
+{
+    params p = {0};
+    p_text(&p, h->kind);
+    p_text(&p, h->signature);
+    p_i64(&p, h->at);
+    p_text(&p, store_state_name(h->from));
+    p_text(&p, store_state_name(h->to));
+    p_text(&p, h->by);
+    p_text(&p, h->reason);
+    if (h->crash_id)
+        p_i64(&p, h->crash_id);
+    else
+        p_add(&p, OID_INT8, NULL, 0, 0);
+    p_text(&p, h->resolved_in ? h->resolved_in : "");
+    p_text_or_null(&p, h->version);
+    p_i64(&p, h->ignore_until);
+    p_i64(&p, h->ignore_reports);
+    p_text_or_null(&p, h->note);
+    return exec0(c,
+                 "INSERT INTO crash_group_history(kind, signature, at, from_state, to_state, "
+                 "by_role, reason, crash_id, resolved_in, version, ignore_until, ignore_reports, "
+                 "note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 &p, "recording a group's state change", err)
+               ? SYMD_OK
+               : err->kind;
+}
+
+/* Files report k into its group's workflow inside c's transaction, as the
+ * SQLite store's group_state_on_report: the version widens the group's
+ * span; a new report (ev not NULL) then ends a passed ignore, counts an
+ * ignore's reports, or regresses a resolved group, each one conditional
+ * update under the group's row lock (taken by the first statement and held
+ * to the commit), so two nodes filing reports of one group at once decide
+ * each change once. *ev is the hook of group.new and group.regressed. */
+static symd_status group_state_on_report(pgc *c, const crash_key *k, int64_t now,
+                                         store_group_event *ev, symd_err *err)
+{
+    char key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
+    bool versioned = app_version_key(k->dims[0], key) && app_version_first_key(k->dims[0], fkey);
+    params p = {0};
+    p_text(&p, k->kind);
+    p_text(&p, k->signature);
+    p_text(&p, versioned ? k->dims[0] : NULL);
+    p_text(&p, versioned ? key : NULL);
+    p_text(&p, versioned ? fkey : NULL);
+    PGresult *res = run(c,
+                        "INSERT INTO crash_group_states AS t (kind, signature, reports, "
+                        "first_version, first_key, last_version, last_key) VALUES ($1, $2, 1, $3, "
+                        "$5, $3, $4) ON CONFLICT (kind, signature) DO UPDATE SET reports = "
+                        "t.reports + 1, first_version = CASE WHEN excluded.first_key < "
+                        "t.first_key OR t.first_key IS NULL THEN excluded.first_version ELSE "
+                        "t.first_version END, first_key = CASE WHEN excluded.first_key < "
+                        "t.first_key OR t.first_key IS NULL THEN excluded.first_key ELSE "
+                        "t.first_key END, last_version = CASE WHEN excluded.last_key > "
+                        "t.last_key OR t.last_key IS NULL THEN excluded.last_version ELSE "
+                        "t.last_version END, last_key = CASE WHEN excluded.last_key > t.last_key "
+                        "OR t.last_key IS NULL THEN excluded.last_key ELSE t.last_key END "
+                        "RETURNING reports, state",
+                        &p, "counting the report in its group's workflow", err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    bool row = PQntuples(res) == 1;
+    int64_t reports = row ? rd_i64(&x, 0) : 0;
+    store_state state = row ? store_state_of(PQgetvalue(res, 0, 1), (size_t)PQgetlength(res, 0, 1))
+                            : STORE_STATE_UNRESOLVED;
+    PQclear(res);
+    if (x.bad || !row)
+        return bad_value(err, "counting the report in its group's workflow");
+    if (!ev)
+        return SYMD_OK;
+    ev->new_group = reports == 1;
+    store_history_row h = {.kind = k->kind, .signature = k->signature, .by = "system"};
+    params q = {0};
+    p_text(&q, k->kind);
+    p_text(&q, k->signature);
+    p_i64(&q, now);
+    if (state == STORE_STATE_IGNORED) {
+        /* an ignore whose date has passed: over at the date, before this report */
+        if (!(res = run(c,
+                        "UPDATE crash_group_states SET state = 'unresolved', changed_at = "
+                        "ignore_until WHERE kind = $1 AND signature = $2 AND state = 'ignored' "
+                        "AND ignore_until > 0 AND ignore_until <= $3 RETURNING ignore_until, "
+                        "ignore_reports",
+                        &q, "ending an ignore", err)))
+            return err->kind;
+        x = (rd){res, 0, false};
+        bool ended = PQntuples(res) == 1;
+        if (ended) {
+            h.at = h.ignore_until = rd_i64(&x, 0);
+            h.ignore_reports = rd_i64(&x, 1);
+        }
+        PQclear(res);
+        if (x.bad)
+            return bad_value(err, "ending an ignore");
+        if (ended) {
+            h.from = STORE_STATE_IGNORED;
+            h.to = state = STORE_STATE_UNRESOLVED;
+            h.reason = "ignore_until_passed";
+            ev->reopened = true;
+            if (history_add(c, &h, err) != SYMD_OK)
+                return err->kind;
+        }
+    }
+    if (state == STORE_STATE_IGNORED) {
+        /* an ignore counting reports: the one that makes the count ends it */
+        if (!(res = run(c,
+                        "UPDATE crash_group_states SET ignore_seen = ignore_seen + 1, state = "
+                        "CASE WHEN ignore_reports > 0 AND ignore_seen + 1 >= ignore_reports THEN "
+                        "'unresolved' ELSE state END, changed_at = CASE WHEN ignore_reports > 0 "
+                        "AND ignore_seen + 1 >= ignore_reports THEN $3 ELSE changed_at END WHERE "
+                        "kind = $1 AND signature = $2 AND state = 'ignored' RETURNING state, "
+                        "ignore_until, ignore_reports",
+                        &q, "counting a report of an ignored group", err)))
+            return err->kind;
+        x = (rd){res, 0, false};
+        bool ended = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "unresolved") == 0;
+        if (ended) {
+            h.ignore_until = rd_i64(&x, 1);
+            h.ignore_reports = rd_i64(&x, 2);
+        }
+        PQclear(res);
+        if (x.bad)
+            return bad_value(err, "counting a report of an ignored group");
+        if (ended) {
+            h.at = now;
+            h.from = STORE_STATE_IGNORED;
+            h.to = state = STORE_STATE_UNRESOLVED;
+            h.reason = "ignore_reports_reached";
+            h.crash_id = k->id;
+            ev->reopened = true;
+            if (history_add(c, &h, err) != SYMD_OK)
+                return err->kind;
+        }
+    }
+    if (state == STORE_STATE_RESOLVED) {
+        /* a regression: any report when resolved in no version, else one
+         * newer than the resolution's */
+        p_text(&q, versioned ? key : NULL);
+        if (!(res = run(c,
+                        "UPDATE crash_group_states SET state = 'regressed', changed_at = $3 WHERE "
+                        "kind = $1 AND signature = $2 AND state = 'resolved' AND (resolved_in = "
+                        "'' OR ($4::text IS NOT NULL AND (resolved_key IS NULL OR $4 > "
+                        "resolved_key))) RETURNING coalesce(resolved_version, ''), resolved_in",
+                        &q, "regressing a resolved group", err)))
+            return err->kind;
+        x = (rd){res, 0, false};
+        bool regressed = PQntuples(res) == 1;
+        char in[8] = "";
+        if (regressed) {
+            rd_text_cut(&x, 0, ev->resolved_version, sizeof ev->resolved_version);
+            rd_text_cut(&x, 1, in, sizeof in);
+        }
+        PQclear(res);
+        if (regressed) {
+            h = (store_history_row){.kind = k->kind, .signature = k->signature, .at = now,
+                                    .from = STORE_STATE_RESOLVED, .to = STORE_STATE_REGRESSED,
+                                    .by = "system", .reason = "regression", .crash_id = k->id,
+                                    .resolved_in = in, .version = k->dims[0]};
+            state = STORE_STATE_REGRESSED;
+            ev->regressed = true;
+            if (history_add(c, &h, err) != SYMD_OK)
+                return err->kind;
+        }
+    }
+    ev->state = state;
+    return SYMD_OK;
+}
+
 typedef struct {
     const store_crash *c;
     int codec;
@@ -1567,6 +1773,7 @@ typedef struct {
     const store_crash_image *imgs;
     size_t nimgs;
     int64_t *id;
+    store_group_event *ev;
 } put_crash_args;
 
 /* Images in one order on every node (uuid, then arch), so two crashes
@@ -1581,6 +1788,8 @@ static int img_cmp(const void *a, const void *b)
 static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
                                       const store_crash_image *imgs, size_t nimgs, int64_t id,
                                       int64_t now, symd_err *err);
+static symd_status regressed_event_in_tx(pgc *c, const crash_key *k, const store_group_event *ev,
+                                         int64_t now, symd_err *err);
 
 /* Stores a crash and records the webhook events it causes. */
 static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
@@ -1588,6 +1797,7 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     put_crash_args *a = arg;
     const store_crash *cr = a->c;
     int64_t now = store_now_ms();
+    memset(a->ev, 0, sizeof *a->ev); /* a transaction run again decides again */
     const store_crash_image *app = NULL;
     for (size_t i = 0; i < a->nimgs && !app; i++)
         if (a->imgs[i].app)
@@ -1638,6 +1848,10 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
                    {cr->app_version, cr->os_version, cr->hardware_model}, cr->process, *a->id,
                    now};
     symd_status r = count_crash(c, &k, +1, err);
+    if (r == SYMD_OK)
+        r = group_state_on_report(c, &k, now, a->ev, err);
+    if (r == SYMD_OK && a->ev->regressed)
+        r = regressed_event_in_tx(c, &k, a->ev, now, err);
     if (r != SYMD_OK || !a->nimgs)
         return r == SYMD_OK ? crash_events_in_tx(c, cr, NULL, 0, *a->id, now, err) : r;
     /* the images it needs: counted, and listed in the crash (",3,17,") */
@@ -1715,10 +1929,13 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
  * batch's locks. */
 static symd_status pg_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
                                 const store_crash_image *imgs, size_t nimgs, int64_t *id,
-                                symd_err *err)
+                                store_group_event *ev, symd_err *err)
 {
-    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id};
-    return in_tx(s, put_crash_tx, &a, "storing crash", err);
+    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev};
+    symd_status r = in_tx(s, put_crash_tx, &a, "storing crash", err);
+    if (r != SYMD_OK)
+        memset(ev, 0, sizeof *ev);
+    return r;
 }
 
 /* The counted fields of a crash, read and locked. */
@@ -2032,8 +2249,9 @@ static symd_status update_crash_tx(pgc *c, void *arg, symd_err *err)
             crash_key to = w.k;
             to.kind = a->kind;
             to.signature = a->signature;
-            if ((r = count_crash(c, &w.k, -1, err)) == SYMD_OK)
-                r = count_crash(c, &to, +1, err);
+            if ((r = count_crash(c, &w.k, -1, err)) == SYMD_OK &&
+                (r = count_crash(c, &to, +1, err)) == SYMD_OK)
+                r = group_state_on_report(c, &to, store_now_ms(), NULL, err);
         }
     }
     crash_row_free(&w);
@@ -2216,40 +2434,53 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
          sig = f->signature && *f->signature;
     static const char qg[] = "AND strpos(lower(g.signature || ' ' || coalesce(g.process, '')), "
                              "lower($2 COLLATE \"C\")) > 0";
-    char buf[2048];
+    /* the workflow's filters, on crash_group_states s */
+    char wf[256], new_lo[APP_VERSION_KEY_MAX] = "", new_hi[APP_VERSION_KEY_MAX] = "";
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= $10 AND s.first_key < $11");
+    char buf[3072];
     if (ndims == 0) { /* the group counters */
         snprintf(buf, sizeof buf,
                  "SELECT g.kind, g.signature, g.count, g.first_seen, g.last_seen, g.example_id, "
-                 "g.app_version, g.process FROM crash_groups g WHERE $1 = 0 %s %s %s ORDER BY "
-                 "g.count DESC, g.last_seen DESC LIMIT $8",
+                 "g.app_version, g.process, " STORE_STATUS_COLS " FROM crash_groups g LEFT JOIN "
+                 "crash_group_states s ON s.kind = g.kind AND s.signature = g.signature WHERE "
+                 "$1 = 0 %s %s %s %s ORDER BY g.count DESC, g.last_seen DESC LIMIT $8",
                  kind ? "AND g.kind = $3" : "", sig ? "AND g.signature = $4" : "",
-                 query ? qg : "");
+                 query ? qg : "", wf);
     } else if (ndims == 1) { /* one dimension's counters */
         snprintf(buf, sizeof buf,
                  "SELECT d.kind, d.signature, d.count, d.first_seen, d.last_seen, d.example_id, "
-                 "x.app_version, x.process FROM crash_group_dims d JOIN crash_groups g ON "
-                 "g.kind = d.kind AND g.signature = d.signature LEFT JOIN crashes x ON x.id = "
-                 "d.example_id WHERE $1 = 0 AND d.dim = %d AND d.value = $%d AND d.count > 0 "
-                 "%s %s %s ORDER BY d.count DESC, d.last_seen DESC LIMIT $8",
+                 "x.app_version, x.process, " STORE_STATUS_COLS " FROM crash_group_dims d JOIN "
+                 "crash_groups g ON g.kind = d.kind AND g.signature = d.signature LEFT JOIN "
+                 "crash_group_states s ON s.kind = d.kind AND s.signature = d.signature LEFT "
+                 "JOIN crashes x ON x.id = d.example_id WHERE $1 = 0 AND d.dim = %d AND d.value "
+                 "= $%d AND d.count > 0 %s %s %s %s ORDER BY d.count DESC, d.last_seen DESC "
+                 "LIMIT $8",
                  dim, 5 + dim, kind ? "AND d.kind = $3" : "", sig ? "AND d.signature = $4" : "",
-                 query ? qg : "");
+                 query ? qg : "", wf);
     } else { /* several: the matching crashes themselves */
         dynbuf q;
         dynbuf_init(&q, sizeof buf - 1);
         static const char head[] =
-            "SELECT g.k, g.s, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
-            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e) FROM (SELECT "
-            "c.kind k, c.signature s, count(*) n, min(c.created_at) f, max(c.created_at) l, "
-            "max(c.id) e FROM crashes c WHERE $1 = 0";
+            "SELECT g.k, g.sg, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
+            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e), " STORE_STATUS_COLS
+            " FROM (SELECT c.kind k, c.signature sg, count(*) n, min(c.created_at) f, "
+            "max(c.created_at) l, max(c.id) e FROM crashes c WHERE $1 = 0";
         static const char tail[] =
-            " GROUP BY c.kind, c.signature) g ORDER BY g.n DESC, g.l DESC LIMIT $8";
+            " GROUP BY c.kind, c.signature) g LEFT JOIN crash_group_states s ON s.kind = g.k "
+            "AND s.signature = g.sg WHERE true";
+        static const char order[] = " ORDER BY g.n DESC, g.l DESC LIMIT $8";
         static const char qc[] = " AND strpos(lower(c.signature || ' ' || coalesce(c.process, "
                                  "'')), lower($2 COLLATE \"C\")) > 0";
         store_crash_filter g = *f;
         g.query = NULL; /* a group's query matches signature or process */
         bool ok = dynbuf_add(&q, head, sizeof head - 1) && filter_sql(&q, &g) &&
                   (!query || dynbuf_add(&q, qc, sizeof qc - 1)) &&
-                  dynbuf_add(&q, tail, sizeof tail);
+                  dynbuf_add(&q, tail, sizeof tail - 1) && dynbuf_add(&q, wf, strlen(wf)) &&
+                  dynbuf_add(&q, order, sizeof order) && q.len <= sizeof buf;
         if (!ok) {
             dynbuf_free(&q);
             return symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -2259,6 +2490,8 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
     }
     params p = {0};
     bind_filter(&p, 0, f, (int64_t)limit);
+    p_text(&p, new_lo); /* $10, $11 */
+    p_text(&p, new_hi);
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;
@@ -2276,6 +2509,7 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
         g->example_id = rd_i64(&x, 5);
         g->app_version = rd_dup(&x, 6);
         g->process = rd_dup(&x, 7);
+        rd_status(&x, 8, &g->status);
         if (x.bad && r == SYMD_OK)
             r = bad_value(err, "grouping crashes");
     }
@@ -2324,35 +2558,128 @@ static symd_status pg_crash_trend(store_db *s, const char *kind, const char *sig
     return r;
 }
 
-static symd_status pg_group_spread(store_db *s, const char *kind, const char *signature,
-                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                   symd_err *err)
+/* As the SQLite store's crash_trend_filtered. */
+static symd_status pg_crash_trend_filtered(store_db *s, const store_crash_filter *f,
+                                           int64_t from_day, size_t ndays, int64_t *days,
+                                           symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2;
+    bool kind = f->kind && *f->kind, sig = f->signature && *f->signature;
+    char wf[256], new_lo[APP_VERSION_KEY_MAX] = "", new_hi[APP_VERSION_KEY_MAX] = "";
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= $10 AND s.first_key < $11");
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    char head[1024];
+    bool ok;
+    if (ndims <= 1) { /* a group's (or a value's) day counters */
+        snprintf(head, sizeof head,
+                 "SELECT d.day, sum(d.count)::bigint FROM %s d LEFT JOIN crash_group_states s ON "
+                 "s.kind = d.kind AND s.signature = d.signature WHERE $1 = 0 AND d.day >= $12 "
+                 "AND d.day < $13%s%s",
+                 ndims ? "crash_dim_days" : "crash_group_days", kind ? " AND d.kind = $3" : "",
+                 sig ? " AND d.signature = $4" : "");
+        ok = dynbuf_add(&q, head, strlen(head));
+        if (ndims) {
+            snprintf(head, sizeof head, " AND d.dim = %d AND d.value = $%d", dim, 5 + dim);
+            ok = ok && dynbuf_add(&q, head, strlen(head));
+        }
+        ok = ok && dynbuf_add(&q, wf, strlen(wf)) && dynbuf_add(&q, " GROUP BY d.day", 16);
+    } else { /* the matching crashes of those days */
+        snprintf(head, sizeof head,
+                 "SELECT c.created_at / 86400000, count(*) FROM crashes c LEFT JOIN "
+                 "crash_group_states s ON s.kind = c.kind AND s.signature = c.signature WHERE "
+                 "$1 = 0 AND c.created_at >= $12 * 86400000 AND c.created_at < $13 * 86400000");
+        ok = dynbuf_add(&q, head, strlen(head)) && filter_sql(&q, f) &&
+             dynbuf_add(&q, wf, strlen(wf)) && dynbuf_add(&q, " GROUP BY 1", 12);
+    }
+    if (!ok) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    params p = {0};
+    bind_filter(&p, 0, f, 0);
+    p_text(&p, new_lo); /* $10, $11 */
+    p_text(&p, new_hi);
+    p_i64(&p, from_day);
+    p_i64(&p, from_day + (int64_t)ndays);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK) {
+        dynbuf_free(&q);
+        return err->kind;
+    }
+    PGresult *res = run(&c, (const char *)q.data, &p, "reading the trend", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        rd x = {res, i, false};
+        int64_t d = rd_i64(&x, 0) - from_day;
+        int64_t v = rd_i64(&x, 1);
+        if (x.bad) {
+            r = bad_value(err, "reading the trend");
+            break;
+        }
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = v;
+    }
+    PQclear(res);
+    conn_put(&c);
+    dynbuf_free(&q);
+    return r;
+}
+
+/* As the SQLite store's dim_values. */
+static symd_status pg_dim_values(store_db *s, const char *kind, const char *signature,
+                                 store_dim dim, const store_dim_after *after, size_t limit,
+                                 store_dim_count *out, size_t *n, bool *more, symd_err *err)
 {
     *n = 0;
+    *more = false;
     params p = {0};
     p_text(&p, kind);
     p_text(&p, signature);
     p_i32(&p, (int)dim);
-    p_i64(&p, (int64_t)limit);
+    p_i64(&p, (int64_t)limit + 1);
+    if (after)
+        p_i64(&p, after->count);
+    else
+        p_add(&p, OID_INT8, NULL, 0, 0);
+    p_text(&p, after ? after->value : NULL);
     pgc c;
     if (conn_get(s, &c, err) != SYMD_OK)
         return err->kind;
     PGresult *res = run(&c,
-                        "SELECT value, count FROM crash_group_dims WHERE kind = $1 AND "
-                        "signature = $2 AND dim = $3 AND count > 0 ORDER BY count DESC, value "
-                        "LIMIT $4",
-                        &p, "reading a group's spread", err);
+                        "SELECT value, c::bigint FROM (SELECT value, sum(count) c FROM "
+                        "crash_group_dims WHERE dim = $3 AND count > 0 AND ($1::text IS NULL OR "
+                        "kind = $1) AND ($2::text IS NULL OR signature = $2) GROUP BY value) v "
+                        "WHERE $5::bigint IS NULL OR c < $5 OR (c = $5 AND value > $6) ORDER BY c "
+                        "DESC, value LIMIT $4",
+                        &p, "reading a dimension's values", err);
     symd_status r = res ? SYMD_OK : err->kind;
-    for (int i = 0; res && i < PQntuples(res) && *n < limit; i++) {
+    for (int i = 0; res && i < PQntuples(res) && r == SYMD_OK; i++) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
         rd x = {res, i, false};
         out[*n].value = rd_dup(&x, 0);
         out[*n].count = rd_i64(&x, 1);
         (*n)++;
-        if (x.bad && r == SYMD_OK)
-            r = bad_value(err, "reading a group's spread");
+        if (x.bad)
+            r = bad_value(err, "reading a dimension's values");
     }
     PQclear(res);
     conn_put(&c);
+    if (r != SYMD_OK) {
+        for (size_t i = 0; i < *n; i++)
+            free(out[i].value);
+        *n = 0;
+    }
     return r;
 }
 
@@ -2361,6 +2688,264 @@ static void rd_text_cut(const rd *x, int col, char *dst, size_t cap)
 {
     store_text_cut(dst, cap, rd_null(x, col) ? NULL : PQgetvalue(x->r, x->row, col),
                    (size_t)PQgetlength(x->r, x->row, col));
+}
+
+typedef struct {
+    const char *kind, *signature;
+    const store_state_change *ch;
+    const char *version_key;
+    store_group_status *out;
+    bool *found;
+} set_state_args;
+
+/* A user's state change: the group's row locked (FOR UPDATE) before it is
+ * read and changed, so a report filed at once on another node sees the
+ * state before or after, never half of it. */
+static symd_status set_state_tx(pgc *c, void *arg, symd_err *err)
+{
+    set_state_args *a = arg;
+    const store_state_change *ch = a->ch;
+    const char *in = ch->state == STORE_STATE_RESOLVED && ch->resolved_in ? ch->resolved_in : "";
+    bool ignored = ch->state == STORE_STATE_IGNORED;
+    *a->found = false;
+    params p = {0};
+    p_text(&p, a->kind);
+    p_text(&p, a->signature);
+    PGresult *res = run(c, "SELECT 1 FROM crash_groups WHERE kind = $1 AND signature = $2", &p,
+                        "setting a group's state", err);
+    if (!res)
+        return err->kind;
+    *a->found = PQntuples(res) == 1;
+    PQclear(res);
+    if (!*a->found)
+        return SYMD_OK;
+    if (!exec0(c, "INSERT INTO crash_group_states(kind, signature) VALUES ($1, $2) ON CONFLICT "
+                  "DO NOTHING",
+               &p, "setting a group's state", err) ||
+        !(res = run(c, "SELECT state FROM crash_group_states WHERE kind = $1 AND signature = $2 "
+                       "FOR UPDATE",
+                    &p, "setting a group's state", err)))
+        return err->kind;
+    store_state from = PQntuples(res) == 1 ? store_state_of(PQgetvalue(res, 0, 0),
+                                                            (size_t)PQgetlength(res, 0, 0))
+                                           : STORE_STATE_UNRESOLVED;
+    PQclear(res);
+    int64_t now = store_now_ms();
+    bool at_version = strcmp(in, "version") == 0;
+    p_text(&p, store_state_name(ch->state));
+    p_text(&p, in);
+    p_text(&p, at_version ? ch->version : NULL);
+    p_text(&p, at_version ? a->version_key : NULL);
+    p_i64(&p, ignored ? ch->ignore_until : 0);
+    p_i64(&p, ignored ? ch->ignore_reports : 0);
+    p_i64(&p, now);
+    /* "next": above the newest version the group was reported in so far */
+    if (!(res = run(c,
+                    "UPDATE crash_group_states SET state = $3, resolved_in = $4, "
+                    "resolved_version = CASE $4 WHEN 'next' THEN last_version WHEN 'version' "
+                    "THEN $5 END, resolved_key = CASE $4 WHEN 'next' THEN last_key WHEN "
+                    "'version' THEN $6 END, ignore_until = $7, ignore_reports = $8, ignore_seen "
+                    "= 0, changed_at = $9 WHERE kind = $1 AND signature = $2 RETURNING "
+                    "coalesce(resolved_version, '')",
+                    &p, "setting a group's state", err)))
+        return err->kind;
+    char version[128] = "";
+    rd x = {res, 0, false};
+    if (PQntuples(res) == 1)
+        rd_text_cut(&x, 0, version, sizeof version);
+    PQclear(res);
+    store_history_row h = {a->kind, a->signature, now, from, ch->state, ch->by ? ch->by : "",
+                           "api", 0, in, *in ? version : NULL, ignored ? ch->ignore_until : 0,
+                           ignored ? ch->ignore_reports : 0, ch->note};
+    if (history_add(c, &h, err) != SYMD_OK)
+        return err->kind;
+    params q = {0};
+    p_text(&q, a->kind);
+    p_text(&q, a->signature);
+    if (!(res = run(c, "SELECT " STORE_STATUS_COLS " FROM crash_group_states s WHERE s.kind = $1 "
+                       "AND s.signature = $2",
+                    &q, "setting a group's state", err)))
+        return err->kind;
+    x = (rd){res, 0, false};
+    if (PQntuples(res) == 1)
+        rd_status(&x, 0, a->out);
+    PQclear(res);
+    return x.bad ? bad_value(err, "setting a group's state") : SYMD_OK;
+}
+
+static symd_status pg_set_group_state(store_db *s, const char *kind, const char *signature,
+                                      const store_state_change *ch, const char *version_key,
+                                      store_group_status *out, bool *found, symd_err *err)
+{
+    set_state_args a = {kind, signature, ch, version_key, out, found};
+    symd_status r = in_tx(s, set_state_tx, &a, "setting a group's state", err);
+    if (r != SYMD_OK)
+        *found = false;
+    return r;
+}
+
+static symd_status pg_group_history(store_db *s, const char *kind, const char *signature,
+                                    int64_t before_id, size_t limit, store_group_change *out,
+                                    size_t *n, bool *more, symd_err *err)
+{
+    *n = 0;
+    *more = false;
+    params p = {0};
+    p_text(&p, kind);
+    p_text(&p, signature);
+    p_i64(&p, before_id);
+    p_i64(&p, (int64_t)limit + 1);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c,
+                        "SELECT " STORE_HISTORY_COLS " FROM crash_group_history h WHERE h.kind = "
+                        "$1 AND h.signature = $2 AND ($3 = 0 OR h.id < $3) ORDER BY h.id DESC "
+                        "LIMIT $4",
+                        &p, "reading a group's history", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    for (int i = 0; res && i < PQntuples(res); i++) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        rd x = {res, i, false};
+        store_group_change *o = &out[(*n)++];
+        memset(o, 0, sizeof *o);
+        o->id = rd_i64(&x, 0);
+        o->at = rd_i64(&x, 1);
+        o->from = store_state_of(PQgetvalue(res, i, 2), (size_t)PQgetlength(res, i, 2));
+        o->to = store_state_of(PQgetvalue(res, i, 3), (size_t)PQgetlength(res, i, 3));
+        rd_text_cut(&x, 4, o->by, sizeof o->by);
+        rd_text_cut(&x, 5, o->reason, sizeof o->reason);
+        o->crash_id = rd_i64(&x, 6);
+        rd_text_cut(&x, 7, o->resolved_in, sizeof o->resolved_in);
+        rd_text_cut(&x, 8, o->version, sizeof o->version);
+        o->ignore_until = rd_i64(&x, 9);
+        o->ignore_reports = rd_i64(&x, 10);
+        rd_text_cut(&x, 11, o->note, sizeof o->note);
+        if (x.bad && r == SYMD_OK)
+            r = bad_value(err, "reading a group's history");
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+typedef struct {
+    int64_t now;
+    size_t *ended;
+} end_ignores_args;
+
+/* Every passed ignore ends in one statement, recorded at its date; a node
+ * ending them at once waits on the rows' locks and then finds them
+ * unresolved (READ COMMITTED checks its WHERE again): each ends once. */
+static symd_status end_ignores_tx(pgc *c, void *arg, symd_err *err)
+{
+    end_ignores_args *a = arg;
+    params p = {0};
+    p_i64(&p, a->now);
+    PGresult *res = run(c,
+                        "WITH x AS (UPDATE crash_group_states SET state = 'unresolved', "
+                        "changed_at = ignore_until WHERE state = 'ignored' AND ignore_until > 0 "
+                        "AND ignore_until <= $1 RETURNING kind, signature, ignore_until, "
+                        "ignore_reports) INSERT INTO crash_group_history(kind, signature, at, "
+                        "from_state, to_state, by_role, reason, resolved_in, ignore_until, "
+                        "ignore_reports) SELECT kind, signature, ignore_until, 'ignored', "
+                        "'unresolved', 'system', 'ignore_until_passed', '', ignore_until, "
+                        "ignore_reports FROM x",
+                        &p, "ending ignores", err);
+    if (!res)
+        return err->kind;
+    *a->ended = (size_t)strtoull(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return SYMD_OK;
+}
+
+static symd_status pg_end_ignores(store_db *s, int64_t now_ms, size_t *ended, symd_err *err)
+{
+    *ended = 0;
+    params p = {0};
+    p_i64(&p, now_ms);
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    /* a read first: nothing due costs no write */
+    PGresult *res = run(&c,
+                        "SELECT 1 FROM crash_group_states WHERE state = 'ignored' AND "
+                        "ignore_until > 0 AND ignore_until <= $1 LIMIT 1",
+                        &p, "finding ignores to end", err);
+    bool due = res && PQntuples(res) > 0;
+    PQclear(res);
+    conn_put(&c);
+    if (!res)
+        return err->kind;
+    if (!due)
+        return SYMD_OK;
+    end_ignores_args a = {now_ms, ended};
+    symd_status r = in_tx(s, end_ignores_tx, &a, "ending ignores", err);
+    if (r != SYMD_OK)
+        *ended = 0;
+    return r;
+}
+
+/* Gives every group without a workflow row one (a database from before
+ * schema 8), as the SQLite store's backfill_states: unresolved, its span of
+ * versions from its version counters, its reports the crashes stored.
+ * Nodes opening at once insert the same rows (ON CONFLICT DO NOTHING). */
+static symd_status backfill_states(pgc *c, symd_err *err)
+{
+    PGresult *res = NULL;
+    symd_status r = SYMD_OK;
+    if (!exec0(c, "BEGIN", NULL, "giving groups their states", err) ||
+        !(res = run(c,
+                    "SELECT g.kind, g.signature, g.count, d.value FROM crash_groups g LEFT JOIN "
+                    "crash_group_dims d ON d.kind = g.kind AND d.signature = g.signature AND "
+                    "d.dim = 0 AND d.count > 0 WHERE NOT EXISTS (SELECT 1 FROM "
+                    "crash_group_states s WHERE s.kind = g.kind AND s.signature = g.signature) "
+                    "ORDER BY g.kind, g.signature",
+                    NULL, "giving groups their states", err))) {
+        r = err->kind;
+        goto done;
+    }
+    int rows = PQntuples(res);
+    store_version_span sp;
+    for (int i = 0; i < rows && r == SYMD_OK; i++) {
+        rd x = {res, i, false};
+        bool first = i == 0 || strcmp(PQgetvalue(res, i, 0), PQgetvalue(res, i - 1, 0)) != 0 ||
+                     strcmp(PQgetvalue(res, i, 1), PQgetvalue(res, i - 1, 1)) != 0;
+        if (first)
+            memset(&sp, 0, sizeof sp);
+        if (!rd_null(&x, 3))
+            store_span_add(&sp, PQgetvalue(res, i, 3), (size_t)PQgetlength(res, i, 3));
+        bool last = i + 1 == rows || strcmp(PQgetvalue(res, i, 0), PQgetvalue(res, i + 1, 0)) != 0 ||
+                    strcmp(PQgetvalue(res, i, 1), PQgetvalue(res, i + 1, 1)) != 0;
+        if (!last)
+            continue;
+        params p = {0};
+        p_text(&p, PQgetvalue(res, i, 0));
+        p_text(&p, PQgetvalue(res, i, 1));
+        p_i64(&p, rd_i64(&x, 2));
+        p_text_or_null(&p, sp.first);
+        p_text_or_null(&p, sp.first_key);
+        p_text_or_null(&p, sp.last);
+        p_text_or_null(&p, sp.last_key);
+        if (x.bad)
+            r = bad_value(err, "giving groups their states");
+        else if (!exec0(c,
+                        "INSERT INTO crash_group_states(kind, signature, reports, first_version, "
+                        "first_key, last_version, last_key) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+                        "ON CONFLICT DO NOTHING",
+                        &p, "giving groups their states", err))
+            r = err->kind;
+    }
+done:
+    PQclear(res);
+    if (r == SYMD_OK && !exec0(c, "COMMIT", NULL, "committing the groups' states", err))
+        r = err->kind;
+    if (r != SYMD_OK)
+        PQclear(PQexec(c->c, "ROLLBACK"));
+    return r;
 }
 
 /* The refs a missing image is: counted by some crash, and no slice of its
@@ -2701,7 +3286,9 @@ static symd_status pg_import_end(store_db *s, bool commit, symd_err *err)
                            "SELECT setval(pg_get_serial_sequence('crashes', 'id'), coalesce((SELECT "
                            "max(id) FROM crashes), 0) + 1, false);"
                            "SELECT setval(pg_get_serial_sequence('crash_image_refs', 'id'), "
-                           "coalesce((SELECT max(id) FROM crash_image_refs), 0) + 1, false);",
+                           "coalesce((SELECT max(id) FROM crash_image_refs), 0) + 1, false);"
+                           "SELECT setval(pg_get_serial_sequence('crash_group_history', 'id'), "
+                           "coalesce((SELECT max(id) FROM crash_group_history), 0) + 1, false);",
                            "moving the id sequences", err) &&
                exec0(&c, "COMMIT", NULL, "committing the import", err));
     if (!commit || !ok)
@@ -2777,6 +3364,29 @@ static symd_status hook_ints(pgc *c, const char *sql, const params *p, int64_t v
         v[i] = rd_i64(&x, i);
     PQclear(res);
     return x.bad ? bad_value(err, what) : SYMD_OK;
+}
+
+/* group.regressed for the report k that reopened its resolved group (ev),
+ * recorded in the post's transaction like the other events. */
+static symd_status regressed_event_in_tx(pgc *c, const crash_key *k, const store_group_event *ev,
+                                         int64_t now, symd_err *err)
+{
+    const store_hooks *h = c->db->hooks;
+    if (!store_hooks_on(h))
+        return SYMD_OK;
+    int64_t v[2] = {0, 0};
+    bool got = false;
+    params p = {0};
+    p_text(&p, k->kind);
+    p_text(&p, k->signature);
+    symd_status r = hook_ints(c, "SELECT count FROM crash_groups WHERE kind = $1 AND "
+                                 "signature = $2", &p, v, &got, "reading a group's count", err);
+    if (r != SYMD_OK)
+        return r;
+    return hook_emit_owned(c, h, "group.regressed",
+                           store_hook_data_group_regressed(k->kind, k->signature, k->id, k->dims[0],
+                                                           ev->resolved_version, v[0]),
+                           now, err);
 }
 
 /* As the SQLite store's crash_events_in_tx: group.new, image.missing,
@@ -3058,7 +3668,11 @@ const store_backend store_backend_postgres = {
     .list_crashes = pg_list_crashes,
     .crash_groups = pg_crash_groups,
     .crash_trend = pg_crash_trend,
-    .group_spread = pg_group_spread,
+    .crash_trend_filtered = pg_crash_trend_filtered,
+    .dim_values = pg_dim_values,
+    .set_group_state = pg_set_group_state,
+    .group_history = pg_group_history,
+    .end_ignores = pg_end_ignores,
     .missing_images = pg_missing_images,
     .missing_system = pg_missing_system,
     .export_rows = pg_export_rows,

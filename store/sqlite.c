@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "schema.h"
+#include "appversion.h"
 #include "../util/dynbuf.h"
 
 /* Images one refs upsert statement counts at most (more go in several), and
@@ -49,6 +50,13 @@ enum {
     Q_SAVEPOINT,
     Q_RELEASE,
     Q_ROLLBACK_TO,
+    Q_DIM_DAY_IN,
+    Q_DIM_DAY_OUT,
+    Q_STATE_SEEN,
+    Q_STATE_END_IGNORE,
+    Q_STATE_IGNORE_COUNT,
+    Q_STATE_REGRESS,
+    Q_HISTORY_IN,
     NQ
 };
 
@@ -133,6 +141,8 @@ static void sq_close(store_db *s)
 /* SQLite keeps memory statistics under one process-wide mutex that every
  * allocation takes; symd never reads them, and the worker threads would
  * queue on it. Before SQLite initializes, once. */
+static symd_status backfill_states(sqlite3 *db, symd_err *err);
+
 static pthread_once_t sq_config_once = PTHREAD_ONCE_INIT;
 static void sq_config(void)
 {
@@ -167,8 +177,8 @@ static symd_status sq_open(const char *path, int pool, store_change_fn on_change
     for (int i = 0; i < pool; i++) {
         symd_status st = open_conn(path, &s->conns[i], err);
         s->nconns = i + (st == SYMD_OK);
-        if (st == SYMD_OK && i == 0)
-            st = sqlite_schema_migrate(s->conns[0], err);
+        if (st == SYMD_OK && i == 0 && (st = sqlite_schema_migrate(s->conns[0], err)) == SYMD_OK)
+            st = backfill_states(s->conns[0], err);
         if (st != SYMD_OK) {
             sq_close(s);
             return st;
@@ -963,6 +973,51 @@ static const char *const sql_of[NQ] = {
         "AND c.signature = ?2 AND CASE ?3 WHEN 0 THEN c.app_version WHEN 1 THEN c.os_version "
         "ELSE c.hardware_model END = ?4 ORDER BY c.id LIMIT 1) WHERE kind = ?1 AND "
         "signature = ?2 AND dim = ?3 AND value = ?4",
+    /* a dimension's day (?5) */
+    [Q_DIM_DAY_IN] = "INSERT INTO crash_dim_days VALUES (?1, ?2, ?3, ?4, ?5, 1) ON CONFLICT DO "
+                     "UPDATE SET count = count + 1",
+    [Q_DIM_DAY_OUT] = "UPDATE crash_dim_days SET count = count - 1 WHERE kind = ?1 AND "
+                      "signature = ?2 AND dim = ?3 AND value = ?4 AND day = ?5",
+    /* a report filed under its group (?1, ?2): its version ?3 (key ?4,
+     * first-order key ?5: store/appversion.h; all NULL when it has none)
+     * widens the group's span; the new count of reports and the state are
+     * returned */
+    [Q_STATE_SEEN] =
+        "INSERT INTO crash_group_states(kind, signature, reports, first_version, first_key, "
+        "last_version, last_key) VALUES (?1, ?2, 1, ?3, ?5, ?3, ?4) ON CONFLICT(kind, "
+        "signature) DO UPDATE SET reports = reports + 1, first_version = CASE WHEN "
+        "excluded.first_key < first_key OR first_key IS NULL THEN excluded.first_version ELSE "
+        "first_version END, first_key = CASE "
+        "WHEN excluded.first_key < first_key OR first_key IS NULL THEN excluded.first_key ELSE "
+        "first_key END, last_version = CASE WHEN excluded.last_key > last_key OR last_key IS "
+        "NULL THEN excluded.last_version ELSE last_version END, last_key = CASE WHEN "
+        "excluded.last_key > last_key OR last_key IS NULL THEN excluded.last_key ELSE last_key "
+        "END RETURNING reports, state",
+    /* the group's ignore ended at its date (?3: now): unresolved, at the date */
+    [Q_STATE_END_IGNORE] =
+        "UPDATE crash_group_states SET state = 'unresolved', changed_at = ignore_until WHERE "
+        "kind = ?1 AND signature = ?2 AND state = 'ignored' AND ignore_until > 0 AND "
+        "ignore_until <= ?3 RETURNING ignore_until, ignore_reports",
+    /* one more report of an ignored group; the one that makes its count
+     * reopens it (?3: now) */
+    [Q_STATE_IGNORE_COUNT] =
+        "UPDATE crash_group_states SET ignore_seen = ignore_seen + 1, state = CASE WHEN "
+        "ignore_reports > 0 AND ignore_seen + 1 >= ignore_reports THEN 'unresolved' ELSE state "
+        "END, changed_at = CASE WHEN ignore_reports > 0 AND ignore_seen + 1 >= ignore_reports "
+        "THEN ?3 ELSE changed_at END WHERE kind = ?1 AND signature = ?2 AND state = 'ignored' "
+        "RETURNING state, ignore_until, ignore_reports",
+    /* a report (version key ?4, NULL none) of a resolved group it reopens:
+     * any report when resolved in no version, else one newer than the
+     * resolution's (?3: now) */
+    [Q_STATE_REGRESS] =
+        "UPDATE crash_group_states SET state = 'regressed', changed_at = ?3 WHERE kind = ?1 AND "
+        "signature = ?2 AND state = 'resolved' AND (resolved_in = '' OR (?4 IS NOT NULL AND "
+        "(resolved_key IS NULL OR ?4 > resolved_key))) RETURNING coalesce(resolved_version, "
+        "''), resolved_in",
+    [Q_HISTORY_IN] =
+        "INSERT INTO crash_group_history(kind, signature, at, from_state, to_state, by_role, "
+        "reason, crash_id, resolved_in, version, ignore_until, ignore_reports, note) VALUES "
+        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     /* ?4: the crash, the newest to need the image (ids only grow) */
     [Q_REF_IN] = "INSERT INTO crash_image_refs(uuid, arch, name, crashes, last_crash_id) "
                  "VALUES (?1, ?2, ?3, 1, ?4) ON CONFLICT(uuid, arch) DO UPDATE SET crashes = "
@@ -1182,6 +1237,15 @@ static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign
     for (int d = 0; d < 3; d++) {
         if (!k->dims[d] || !*k->dims[d])
             continue;
+        if (!(st = stmt(s, ci, sign > 0 ? Q_DIM_DAY_IN : Q_DIM_DAY_OUT, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, d);
+        sqlite3_bind_text(st, 4, k->dims[d], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, day);
+        if (!run(st))
+            return db_fail(err, db, "counting the day of the crash's version, OS or device");
         if (!(st = stmt(s, ci, sign > 0 ? Q_DIM_IN : Q_DIM_OUT, err)))
             return err->kind;
         sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
@@ -1216,15 +1280,168 @@ static symd_status count_crash(store_db *s, int ci, const crash_key *k, int sign
     return SYMD_OK;
 }
 
+/* ---- a group's workflow (store.h) ---- */
+
+static void column_text_cut(sqlite3_stmt *st, int i, char *dst, size_t cap);
+static void row_to_status(sqlite3_stmt *st, int at, store_group_status *o);
+
+/* Records one state change (connection ci, inside its transaction). */
+static symd_status history_add(store_db *s, int ci, const store_history_row *h, symd_err *err)
+{
+    sqlite3_stmt *st = stmt(s, ci, Q_HISTORY_IN, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_text(st, 1, h->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, h->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, h->at);
+    sqlite3_bind_text(st, 4, store_state_name(h->from), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 5, store_state_name(h->to), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, h->by, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, h->reason, -1, SQLITE_STATIC);
+    if (h->crash_id)
+        sqlite3_bind_int64(st, 8, h->crash_id);
+    sqlite3_bind_text(st, 9, h->resolved_in ? h->resolved_in : "", -1, SQLITE_STATIC);
+    bind_text_or_null(st, 10, h->version);
+    sqlite3_bind_int64(st, 11, h->ignore_until);
+    sqlite3_bind_int64(st, 12, h->ignore_reports);
+    bind_text_or_null(st, 13, h->note);
+    if (!run(st))
+        return db_fail(err, s->conns[ci], "recording a group's state change");
+    return SYMD_OK;
+}
+
+/* Files report k into its group's workflow (connection ci, inside its
+ * transaction): its app version widens the group's span of versions. A new
+ * report (ev not NULL; a refile passes NULL) then decides what it does to
+ * the group's state, each step one conditional update of the group's row,
+ * recorded when it changes the state: an ignore whose date has passed ends
+ * (at its date), an ignore counting reports counts it (and ends at its
+ * count), and a resolved group regresses when the report is newer than its
+ * resolution (store.h). *ev says what happened: the hook of group.new and
+ * group.regressed. */
+static symd_status group_state_on_report(store_db *s, int ci, const crash_key *k, int64_t now,
+                                         store_group_event *ev, symd_err *err)
+{
+    sqlite3 *db = s->conns[ci];
+    char key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
+    bool versioned = app_version_key(k->dims[0], key) && app_version_first_key(k->dims[0], fkey);
+    sqlite3_stmt *st = stmt(s, ci, Q_STATE_SEEN, err);
+    if (!st)
+        return err->kind;
+    sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+    if (versioned) {
+        sqlite3_bind_text(st, 3, k->dims[0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, fkey, -1, SQLITE_STATIC);
+    }
+    int rc = sqlite3_step(st);
+    int64_t reports = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    store_state state = rc == SQLITE_ROW
+                            ? store_state_of((const char *)sqlite3_column_text(st, 1),
+                                             (size_t)sqlite3_column_bytes(st, 1))
+                            : STORE_STATE_UNRESOLVED;
+    stmt_done(st);
+    if (rc != SQLITE_ROW)
+        return db_fail(err, db, "counting the report in its group's workflow");
+    if (!ev)
+        return SYMD_OK;
+    ev->new_group = reports == 1;
+    store_history_row h = {.kind = k->kind, .signature = k->signature, .by = "system"};
+    /* an ignore whose date has passed: over at the date, before this report */
+    if (!(st = stmt(s, ci, Q_STATE_END_IGNORE, err)))
+        return err->kind;
+    sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, now);
+    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        h.at = sqlite3_column_int64(st, 0);
+        h.ignore_until = h.at;
+        h.ignore_reports = sqlite3_column_int64(st, 1);
+    }
+    stmt_done(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(err, db, "ending an ignore");
+    if (rc == SQLITE_ROW) {
+        h.from = STORE_STATE_IGNORED;
+        h.to = state = STORE_STATE_UNRESOLVED;
+        h.reason = "ignore_until_passed";
+        ev->reopened = true;
+        if (history_add(s, ci, &h, err) != SYMD_OK)
+            return err->kind;
+    }
+    /* an ignore counting reports */
+    if (state == STORE_STATE_IGNORED) {
+        if (!(st = stmt(s, ci, Q_STATE_IGNORE_COUNT, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, now);
+        bool ended = false;
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            ended = strcmp((const char *)sqlite3_column_text(st, 0), "unresolved") == 0;
+            h.ignore_until = sqlite3_column_int64(st, 1);
+            h.ignore_reports = sqlite3_column_int64(st, 2);
+        }
+        stmt_done(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, db, "counting a report of an ignored group");
+        if (ended) {
+            h.at = now;
+            h.from = STORE_STATE_IGNORED;
+            h.to = state = STORE_STATE_UNRESOLVED;
+            h.reason = "ignore_reports_reached";
+            h.crash_id = k->id;
+            ev->reopened = true;
+            if (history_add(s, ci, &h, err) != SYMD_OK)
+                return err->kind;
+        }
+    }
+    /* a regression */
+    if (state == STORE_STATE_RESOLVED) {
+        if (!(st = stmt(s, ci, Q_STATE_REGRESS, err)))
+            return err->kind;
+        sqlite3_bind_text(st, 1, k->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->signature, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, now);
+        if (versioned)
+            sqlite3_bind_text(st, 4, key, -1, SQLITE_STATIC);
+        char in[8] = "";
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            column_text_cut(st, 0, ev->resolved_version, sizeof ev->resolved_version);
+            column_text_cut(st, 1, in, sizeof in);
+        }
+        stmt_done(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return db_fail(err, db, "regressing a resolved group");
+        if (rc == SQLITE_ROW) {
+            h = (store_history_row){.kind = k->kind, .signature = k->signature, .at = now,
+                                    .from = STORE_STATE_RESOLVED, .to = STORE_STATE_REGRESSED,
+                                    .by = "system", .reason = "regression", .crash_id = k->id,
+                                    .resolved_in = in, .version = k->dims[0]};
+            state = STORE_STATE_REGRESSED;
+            ev->regressed = true;
+            if (history_add(s, ci, &h, err) != SYMD_OK)
+                return err->kind;
+        }
+    }
+    ev->state = state;
+    return SYMD_OK;
+}
+
 static symd_status crash_events_in_tx(store_db *s, int ci, const store_crash *c,
                                       const store_crash_image *imgs, size_t nimgs, int64_t id,
                                       int64_t now, symd_err *err);
+
+static symd_status regressed_event_in_tx(store_db *s, int ci, const crash_key *k,
+                                         const store_group_event *ev, int64_t now,
+                                         symd_err *err);
 
 /* Stores one crash inside the caller's transaction (connection ci), and
  * records the webhook events it causes; *id is the new crash's. */
 static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, int codec,
                                    size_t raw_len, const store_crash_image *imgs, size_t nimgs,
-                                   int64_t *id, symd_err *err)
+                                   int64_t *id, store_group_event *ev, symd_err *err)
 {
     sqlite3 *db = s->conns[ci];
     int64_t now = store_now_ms();
@@ -1266,6 +1483,10 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
     crash_key k = {c->kind ? c->kind : "crash", c->signature,
                    {c->app_version, c->os_version, c->hardware_model}, c->process, *id, now};
     symd_status r = count_crash(s, ci, &k, +1, err);
+    if (r == SYMD_OK)
+        r = group_state_on_report(s, ci, &k, now, ev, err);
+    if (r == SYMD_OK && ev && ev->regressed)
+        r = regressed_event_in_tx(s, ci, &k, ev, now, err);
     if (r != SYMD_OK)
         return r;
     /* the images it needs: counted, and listed in the crash (",3,17,") */
@@ -1320,6 +1541,7 @@ struct crash_job {
     const store_crash_image *imgs;
     size_t nimgs;
     int64_t id;
+    store_group_event *ev;
     symd_status r;
     symd_err err;
     bool done;
@@ -1344,9 +1566,11 @@ static void put_crash_batch(store_db *s, struct crash_job *batch)
             break;
         }
         j->r = put_crash_in_tx(s, ci, j->c, j->codec, j->raw_len, j->imgs, j->nimgs, &j->id,
-                               &j->err);
-        if (j->r != SYMD_OK)
+                               j->ev, &j->err);
+        if (j->r != SYMD_OK) {
             run_q(s, ci, Q_ROLLBACK_TO);
+            memset(j->ev, 0, sizeof *j->ev);
+        }
         if (!run_q(s, ci, Q_RELEASE))
             r = db_fail(&e, db, "storing crash");
     }
@@ -1357,6 +1581,7 @@ static void put_crash_batch(store_db *s, struct crash_job *batch)
         for (struct crash_job *j = batch; j; j = j->next) {
             j->r = r;
             j->err = e;
+            memset(j->ev, 0, sizeof *j->ev);
         }
     }
     writer_put(s, ci);
@@ -1372,9 +1597,9 @@ static void put_crash_batch(store_db *s, struct crash_job *batch)
  * most of a crash's cost. */
 static symd_status sq_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
                                 const store_crash_image *imgs, size_t nimgs, int64_t *id,
-                                symd_err *err)
+                                store_group_event *ev, symd_err *err)
 {
-    struct crash_job job = {c, codec, raw_len, imgs, nimgs, 0, SYMD_OK, {0}, false, NULL};
+    struct crash_job job = {c, codec, raw_len, imgs, nimgs, 0, ev, SYMD_OK, {0}, false, NULL};
     pthread_mutex_lock(&s->gc_mu);
     if (s->gc_tail)
         s->gc_tail->next = &job;
@@ -1635,8 +1860,9 @@ static symd_status sq_update_crash(store_db *s, int64_t id, const char *signatur
         crash_key to = w.k;
         to.kind = kind;
         to.signature = signature;
-        if ((r = count_crash(s, ci, &w.k, -1, err)) == SYMD_OK)
-            r = count_crash(s, ci, &to, +1, err);
+        if ((r = count_crash(s, ci, &w.k, -1, err)) == SYMD_OK &&
+            (r = count_crash(s, ci, &to, +1, err)) == SYMD_OK)
+            r = group_state_on_report(s, ci, &to, store_now_ms(), NULL, err);
     }
 commit:
     if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -1804,40 +2030,53 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
         ndims = 2; /* no counters per format: the crashes themselves */
     bool query = f->query && *f->query, kind = f->kind && *f->kind,
          sig = f->signature && *f->signature;
+    /* the workflow's filters, on crash_group_states s */
+    char wf[256], new_lo[APP_VERSION_KEY_MAX], new_hi[APP_VERSION_KEY_MAX];
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= ?11 AND s.first_key < ?12");
     const char *sql;
-    char buf[1024];
+    char buf[2048];
     if (ndims == 0) { /* the group counters */
         snprintf(buf, sizeof buf,
                  "SELECT g.kind, g.signature, g.count, g.first_seen, g.last_seen, g.example_id, "
-                 "g.app_version, g.process FROM crash_groups g WHERE 1 %s %s %s ORDER BY "
-                 "g.count DESC, g.last_seen DESC LIMIT ?9",
+                 "g.app_version, g.process, " STORE_STATUS_COLS " FROM crash_groups g LEFT JOIN "
+                 "crash_group_states s ON s.kind = g.kind AND s.signature = g.signature WHERE 1 "
+                 "%s %s %s %s ORDER BY g.count DESC, g.last_seen DESC LIMIT ?9",
                  kind ? "AND g.kind = ?3" : "", sig ? "AND g.signature = ?4" : "",
                  query ? "AND instr(lower(g.signature || ' ' || coalesce(g.process, '')), "
                          "lower(?2)) > 0"
-                       : "");
+                       : "",
+                 wf);
         sql = buf;
     } else if (ndims == 1) { /* one dimension's counters */
         snprintf(buf, sizeof buf,
                  "SELECT d.kind, d.signature, d.count, d.first_seen, d.last_seen, d.example_id, "
-                 "x.app_version, x.process FROM crash_group_dims d JOIN crash_groups g ON "
-                 "g.kind = d.kind AND g.signature = d.signature LEFT JOIN crashes x ON x.id = "
-                 "d.example_id WHERE d.dim = %d AND d.value = ?%d AND d.count > 0 %s %s %s "
-                 "ORDER BY d.count DESC, d.last_seen DESC LIMIT ?9",
+                 "x.app_version, x.process, " STORE_STATUS_COLS " FROM crash_group_dims d JOIN "
+                 "crash_groups g ON g.kind = d.kind AND g.signature = d.signature LEFT JOIN "
+                 "crash_group_states s ON s.kind = d.kind AND s.signature = d.signature LEFT "
+                 "JOIN crashes x ON x.id = d.example_id WHERE d.dim = %d AND d.value = ?%d AND "
+                 "d.count > 0 %s %s %s %s ORDER BY d.count DESC, d.last_seen DESC LIMIT ?9",
                  dim, 5 + dim, kind ? "AND d.kind = ?3" : "", sig ? "AND d.signature = ?4" : "",
                  query ? "AND instr(lower(g.signature || ' ' || coalesce(g.process, '')), "
                          "lower(?2)) > 0"
-                       : "");
+                       : "",
+                 wf);
         sql = buf;
     } else { /* several: the matching crashes themselves */
         dynbuf q;
         dynbuf_init(&q, 4096);
         static const char head[] =
-            "SELECT g.k, g.s, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
-            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e) FROM (SELECT "
-            "c.kind k, c.signature s, count(*) n, min(c.created_at) f, max(c.created_at) l, "
-            "max(c.id) e FROM crashes c WHERE ?1 = 0";
+            "SELECT g.k, g.sg, g.n, g.f, g.l, g.e, (SELECT x.app_version FROM crashes x WHERE "
+            "x.id = g.e), (SELECT x.process FROM crashes x WHERE x.id = g.e), " STORE_STATUS_COLS
+            " FROM (SELECT c.kind k, c.signature sg, count(*) n, min(c.created_at) f, "
+            "max(c.created_at) l, max(c.id) e FROM crashes c WHERE ?1 = 0";
         static const char tail[] =
-            " GROUP BY c.kind, c.signature) g ORDER BY g.n DESC, g.l DESC LIMIT ?9";
+            " GROUP BY c.kind, c.signature) g LEFT JOIN crash_group_states s ON s.kind = g.k "
+            "AND s.signature = g.sg WHERE 1";
+        static const char order[] = " ORDER BY g.n DESC, g.l DESC LIMIT ?9";
         store_crash_filter g = *f;
         g.query = NULL; /* a group's query matches signature or process */
         dynbuf_add(&q, head, sizeof head - 1);
@@ -1847,7 +2086,8 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
                                      "coalesce(c.process, '')), lower(?2)) > 0";
             dynbuf_add(&q, qc, sizeof qc - 1);
         }
-        if (!dynbuf_add(&q, tail, sizeof tail - 1) || q.len >= sizeof buf) {
+        if (!dynbuf_add(&q, tail, sizeof tail - 1) || !dynbuf_add(&q, wf, strlen(wf)) ||
+            !dynbuf_add(&q, order, sizeof order - 1) || q.len >= sizeof buf) {
             dynbuf_free(&q);
             return symd_fail(err, SYMD_E_NOMEM, "out of memory");
         }
@@ -1866,6 +2106,10 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
     sqlite3_bind_int64(st, 1, 0);
     bind_filter(st, f);
     sqlite3_bind_int64(st, 9, (int64_t)limit);
+    if (new_in) {
+        sqlite3_bind_text(st, 11, new_lo, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 12, new_hi, -1, SQLITE_STATIC);
+    }
     int rc;
     while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_crash_group *g = &out[(*n)++];
@@ -1878,6 +2122,7 @@ static symd_status sq_crash_groups(store_db *s, const store_crash_filter *f, siz
         g->example_id = sqlite3_column_int64(st, 5);
         g->app_version = col_dup(st, 6);
         g->process = col_dup(st, 7);
+        row_to_status(st, 8, &g->status);
     }
     if (*n < limit && rc != SQLITE_DONE)
         r = db_fail(err, db, "grouping crashes");
@@ -1925,34 +2170,123 @@ out:
     return r;
 }
 
-static symd_status sq_group_spread(store_db *s, const char *kind, const char *signature,
-                                   store_dim dim, size_t limit, store_dim_count *out, size_t *n,
-                                   symd_err *err)
+static symd_status sq_crash_trend_filtered(store_db *s, const store_crash_filter *f,
+                                           int64_t from_day, size_t ndays, int64_t *days,
+                                           symd_err *err)
+{
+    memset(days, 0, ndays * sizeof *days);
+    int dim, ndims = store_filter_dims(f, &dim);
+    if (f->format && *f->format)
+        ndims = 2;
+    bool kind = f->kind && *f->kind, sig = f->signature && *f->signature;
+    char wf[256], new_lo[APP_VERSION_KEY_MAX], new_hi[APP_VERSION_KEY_MAX];
+    bool new_in = f->new_in && app_version_first_range(f->new_in, new_lo, new_hi);
+    store_states_sql(f->states, wf, sizeof wf);
+    if (new_in)
+        snprintf(wf + strlen(wf), sizeof wf - strlen(wf),
+                 " AND s.first_key >= ?11 AND s.first_key < ?12");
+    dynbuf q;
+    dynbuf_init(&q, 4096);
+    char head[1024];
+    if (ndims <= 1) { /* a group's (or a value's) day counters */
+        const char *t = ndims ? "crash_dim_days" : "crash_group_days";
+        snprintf(head, sizeof head,
+                 "SELECT d.day, sum(d.count) FROM %s d LEFT JOIN crash_group_states s ON s.kind "
+                 "= d.kind AND s.signature = d.signature WHERE d.day >= ?13 AND d.day < ?14%s%s",
+                 t, kind ? " AND d.kind = ?3" : "", sig ? " AND d.signature = ?4" : "");
+        dynbuf_add(&q, head, strlen(head));
+        if (ndims) {
+            snprintf(head, sizeof head, " AND d.dim = %d AND d.value = ?%d", dim, 5 + dim);
+            dynbuf_add(&q, head, strlen(head));
+        }
+        dynbuf_add(&q, wf, strlen(wf));
+        dynbuf_add(&q, " GROUP BY d.day", 15);
+    } else { /* the matching crashes of those days */
+        snprintf(head, sizeof head,
+                 "SELECT c.created_at / 86400000, count(*) FROM crashes c LEFT JOIN "
+                 "crash_group_states s ON s.kind = c.kind AND s.signature = c.signature WHERE "
+                 "c.created_at >= ?13 * 86400000 AND c.created_at < ?14 * 86400000");
+        dynbuf_add(&q, head, strlen(head));
+        filter_sql(&q, f);
+        dynbuf_add(&q, wf, strlen(wf));
+        dynbuf_add(&q, " GROUP BY 1", 11);
+    }
+    if (!dynbuf_add(&q, "", 1)) {
+        dynbuf_free(&q);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, (const char *)q.data, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "reading the trend");
+        goto out;
+    }
+    bind_filter(st, f);
+    if (new_in) {
+        sqlite3_bind_text(st, 11, new_lo, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 12, new_hi, -1, SQLITE_STATIC);
+    }
+    sqlite3_bind_int64(st, 13, from_day);
+    sqlite3_bind_int64(st, 14, from_day + (int64_t)ndays);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t d = sqlite3_column_int64(st, 0) - from_day;
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = sqlite3_column_int64(st, 1);
+    }
+    if (rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading the trend");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    dynbuf_free(&q);
+    return r;
+}
+
+/* The values of dim over crash_group_dims: one group's (signature) or every
+ * group's (of kind, or all) summed; a page after (count, value). */
+static symd_status sq_dim_values(store_db *s, const char *kind, const char *signature,
+                                 store_dim dim, const store_dim_after *after, size_t limit,
+                                 store_dim_count *out, size_t *n, bool *more, symd_err *err)
 {
     *n = 0;
+    *more = false;
     int ci = conn_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     if (sqlite3_prepare_v2(db,
-                           "SELECT value, count FROM crash_group_dims WHERE kind = ?1 AND "
-                           "signature = ?2 AND dim = ?3 AND count > 0 ORDER BY count DESC, value LIMIT ?4",
+                           "SELECT value, c FROM (SELECT value, sum(count) c FROM "
+                           "crash_group_dims WHERE dim = ?3 AND count > 0 AND (?1 IS NULL OR "
+                           "kind = ?1) AND (?2 IS NULL OR signature = ?2) GROUP BY value) WHERE "
+                           "?5 IS NULL OR c < ?5 OR (c = ?5 AND value > ?6) ORDER BY c DESC, "
+                           "value LIMIT ?4",
                            -1, &st, NULL) != SQLITE_OK) {
-        r = db_fail(err, db, "reading a group's spread");
+        r = db_fail(err, db, "reading a dimension's values");
         goto out;
     }
-    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    bind_text_or_null(st, 1, kind);
+    bind_text_or_null(st, 2, signature);
     sqlite3_bind_int(st, 3, (int)dim);
-    sqlite3_bind_int64(st, 4, (int64_t)limit);
+    sqlite3_bind_int64(st, 4, (int64_t)limit + 1);
+    if (after) {
+        sqlite3_bind_int64(st, 5, after->count);
+        sqlite3_bind_text(st, 6, after->value, -1, SQLITE_STATIC);
+    }
     int rc;
-    while (*n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
         out[*n].value = col_dup(st, 0);
         out[*n].count = sqlite3_column_int64(st, 1);
         (*n)++;
     }
-    if (*n < limit && rc != SQLITE_DONE)
-        r = db_fail(err, db, "reading a group's spread");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading a dimension's values");
 out:
     sqlite3_finalize(st);
     conn_put(s, ci);
@@ -1964,6 +2298,342 @@ static void column_text_cut(sqlite3_stmt *st, int i, char *dst, size_t cap)
 {
     store_text_cut(dst, cap, (const char *)sqlite3_column_text(st, i),
                    (size_t)sqlite3_column_bytes(st, i));
+}
+
+/* Fills o from STORE_STATUS_COLS at column at. */
+static void row_to_status(sqlite3_stmt *st, int at, store_group_status *o)
+{
+    memset(o, 0, sizeof *o);
+    o->state = store_state_of((const char *)sqlite3_column_text(st, at),
+                              (size_t)sqlite3_column_bytes(st, at));
+    o->changed_at = sqlite3_column_int64(st, at + 1);
+    column_text_cut(st, at + 2, o->resolved_in, sizeof o->resolved_in);
+    column_text_cut(st, at + 3, o->resolved_version, sizeof o->resolved_version);
+    o->ignore_until = sqlite3_column_int64(st, at + 4);
+    o->ignore_reports = sqlite3_column_int64(st, at + 5);
+    o->ignore_seen = sqlite3_column_int64(st, at + 6);
+    column_text_cut(st, at + 7, o->first_version, sizeof o->first_version);
+    column_text_cut(st, at + 8, o->last_version, sizeof o->last_version);
+    o->reports = sqlite3_column_int64(st, at + 9);
+}
+
+/* Prepares sql on connection ci, binds kind (?1) and signature (?2). */
+static sqlite3_stmt *prep_group(sqlite3 *db, const char *sql, const char *kind,
+                                const char *signature)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
+    return st;
+}
+
+static symd_status sq_set_group_state(store_db *s, const char *kind, const char *signature,
+                                      const store_state_change *ch, const char *version_key,
+                                      store_group_status *out, bool *found, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = NULL;
+    const char *in = ch->state == STORE_STATE_RESOLVED && ch->resolved_in ? ch->resolved_in : "";
+    bool ignored = ch->state == STORE_STATE_IGNORED;
+    *found = false;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting to set a group's state");
+        goto out;
+    }
+    /* a group some crash is filed under; its row made when it has none */
+    if (!(st = prep_group(db, "SELECT 1 FROM crash_groups WHERE kind = ?1 AND signature = ?2",
+                          kind, signature)))
+        goto fail;
+    int rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        goto fail;
+    if (!*found)
+        goto commit;
+    if (!(st = prep_group(db, "INSERT INTO crash_group_states(kind, signature) VALUES (?1, ?2) "
+                              "ON CONFLICT DO NOTHING",
+                          kind, signature)) ||
+        sqlite3_step(st) != SQLITE_DONE)
+        goto fail;
+    sqlite3_finalize(st);
+    if (!(st = prep_group(db, "SELECT state FROM crash_group_states WHERE kind = ?1 AND "
+                              "signature = ?2",
+                          kind, signature)) ||
+        sqlite3_step(st) != SQLITE_ROW)
+        goto fail;
+    store_state from = store_state_of((const char *)sqlite3_column_text(st, 0),
+                                      (size_t)sqlite3_column_bytes(st, 0));
+    sqlite3_finalize(st);
+    /* "next": above the newest version the group was reported in so far */
+    if (!(st = prep_group(db,
+                          "UPDATE crash_group_states SET state = ?3, resolved_in = ?4, "
+                          "resolved_version = CASE ?4 WHEN 'next' THEN last_version WHEN "
+                          "'version' THEN ?5 END, resolved_key = CASE ?4 WHEN 'next' THEN "
+                          "last_key WHEN 'version' THEN ?6 END, ignore_until = ?7, "
+                          "ignore_reports = ?8, ignore_seen = 0, changed_at = ?9 WHERE kind = "
+                          "?1 AND signature = ?2 RETURNING coalesce(resolved_version, '')",
+                          kind, signature)))
+        goto fail;
+    int64_t now = store_now_ms();
+    sqlite3_bind_text(st, 3, store_state_name(ch->state), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, in, -1, SQLITE_STATIC);
+    if (strcmp(in, "version") == 0) {
+        sqlite3_bind_text(st, 5, ch->version, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, version_key, -1, SQLITE_STATIC);
+    }
+    sqlite3_bind_int64(st, 7, ignored ? ch->ignore_until : 0);
+    sqlite3_bind_int64(st, 8, ignored ? ch->ignore_reports : 0);
+    sqlite3_bind_int64(st, 9, now);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        goto fail;
+    char version[128];
+    column_text_cut(st, 0, version, sizeof version);
+    sqlite3_finalize(st);
+    st = NULL;
+    store_history_row h = {kind, signature, now, from, ch->state, ch->by ? ch->by : "", "api", 0,
+                           in, *in ? version : NULL, ignored ? ch->ignore_until : 0,
+                           ignored ? ch->ignore_reports : 0, ch->note};
+    if ((r = history_add(s, ci, &h, err)) != SYMD_OK)
+        goto rollback;
+    if (!(st = prep_group(db, "SELECT " STORE_STATUS_COLS " FROM crash_group_states s WHERE "
+                              "s.kind = ?1 AND s.signature = ?2",
+                          kind, signature)) ||
+        sqlite3_step(st) != SQLITE_ROW)
+        goto fail;
+    row_to_status(st, 0, out);
+    sqlite3_finalize(st);
+    st = NULL;
+commit:
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "committing a group's state");
+        goto rollback;
+    }
+    goto out;
+fail:
+    r = db_fail(err, db, "setting a group's state");
+rollback:
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    *found = false;
+out:
+    writer_put(s, ci);
+    return r;
+}
+
+/* Fills o from STORE_HISTORY_COLS. */
+static void row_to_change(sqlite3_stmt *st, store_group_change *o)
+{
+    memset(o, 0, sizeof *o);
+    o->id = sqlite3_column_int64(st, 0);
+    o->at = sqlite3_column_int64(st, 1);
+    o->from = store_state_of((const char *)sqlite3_column_text(st, 2),
+                             (size_t)sqlite3_column_bytes(st, 2));
+    o->to = store_state_of((const char *)sqlite3_column_text(st, 3),
+                           (size_t)sqlite3_column_bytes(st, 3));
+    column_text_cut(st, 4, o->by, sizeof o->by);
+    column_text_cut(st, 5, o->reason, sizeof o->reason);
+    o->crash_id = sqlite3_column_int64(st, 6);
+    column_text_cut(st, 7, o->resolved_in, sizeof o->resolved_in);
+    column_text_cut(st, 8, o->version, sizeof o->version);
+    o->ignore_until = sqlite3_column_int64(st, 9);
+    o->ignore_reports = sqlite3_column_int64(st, 10);
+    column_text_cut(st, 11, o->note, sizeof o->note);
+}
+
+static symd_status sq_group_history(store_db *s, const char *kind, const char *signature,
+                                    int64_t before_id, size_t limit, store_group_change *out,
+                                    size_t *n, bool *more, symd_err *err)
+{
+    *n = 0;
+    *more = false;
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    symd_status r = SYMD_OK;
+    sqlite3_stmt *st = prep_group(db,
+                                  "SELECT " STORE_HISTORY_COLS " FROM crash_group_history h "
+                                  "WHERE h.kind = ?1 AND h.signature = ?2 AND (?3 = 0 OR h.id < "
+                                  "?3) ORDER BY h.id DESC LIMIT ?4",
+                                  kind, signature);
+    if (!st) {
+        r = db_fail(err, db, "reading a group's history");
+        goto out;
+    }
+    sqlite3_bind_int64(st, 3, before_id);
+    sqlite3_bind_int64(st, 4, (int64_t)limit + 1);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == limit) {
+            *more = true;
+            break;
+        }
+        row_to_change(st, &out[(*n)++]);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        r = db_fail(err, db, "reading a group's history");
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_end_ignores(store_db *s, int64_t now_ms, size_t *ended, symd_err *err)
+{
+    *ended = 0;
+    static const char due[] = "state = 'ignored' AND ignore_until > 0 AND ignore_until <= ?1";
+    /* a read first: nothing due costs no write */
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM crash_group_states WHERE %s LIMIT 1", due);
+    int rc = SQLITE_ERROR;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, now_ms);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    symd_status r = rc == SQLITE_ROW || rc == SQLITE_DONE
+                        ? SYMD_OK
+                        : db_fail(err, db, "finding ignores to end");
+    conn_put(s, ci);
+    if (rc != SQLITE_ROW)
+        return r;
+    ci = writer_get(s);
+    db = s->conns[ci];
+    st = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "starting to end ignores");
+        goto out;
+    }
+    snprintf(sql, sizeof sql,
+             "UPDATE crash_group_states SET state = 'unresolved', changed_at = ignore_until "
+             "WHERE %s RETURNING kind, signature, "
+             "ignore_until, ignore_reports",
+             due);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "ending ignores");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, now_ms);
+    /* RETURNING rows are all computed by the first step: the history
+     * inserts below do not disturb the update */
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && r == SYMD_OK) {
+        store_history_row h = {.kind = (const char *)sqlite3_column_text(st, 0),
+                               .signature = (const char *)sqlite3_column_text(st, 1),
+                               .at = sqlite3_column_int64(st, 2),
+                               .from = STORE_STATE_IGNORED, .to = STORE_STATE_UNRESOLVED,
+                               .by = "system", .reason = "ignore_until_passed",
+                               .ignore_until = sqlite3_column_int64(st, 2),
+                               .ignore_reports = sqlite3_column_int64(st, 3)};
+        r = history_add(s, ci, &h, err);
+        (*ended)++;
+    }
+    if (r == SYMD_OK && rc != SQLITE_DONE)
+        r = db_fail(err, db, "ending ignores");
+    sqlite3_finalize(st);
+    st = NULL;
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing ended ignores");
+    if (r == SYMD_OK)
+        goto out;
+rollback:
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    *ended = 0;
+out:
+    writer_put(s, ci);
+    return r;
+}
+
+/* Gives every group without a workflow row one (a database from before
+ * schema 8): unresolved, its span of versions from its version counters,
+ * its reports the crashes stored. Costs a scan of the groups at open. */
+static symd_status backfill_states(sqlite3 *db, symd_err *err)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(err, db, "starting to give groups their states");
+    if (sqlite3_prepare_v2(db,
+                           "SELECT g.kind, g.signature, g.count, d.value FROM crash_groups g "
+                           "LEFT JOIN crash_group_dims d ON d.kind = g.kind AND d.signature = "
+                           "g.signature AND d.dim = 0 AND d.count > 0 WHERE NOT EXISTS (SELECT "
+                           "1 FROM crash_group_states s WHERE s.kind = g.kind AND s.signature = "
+                           "g.signature) ORDER BY g.kind, g.signature",
+                           -1, &rd, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO crash_group_states(kind, signature, reports, "
+                           "first_version, first_key, last_version, last_key) VALUES (?1, ?2, "
+                           "?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+                           -1, &ins, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "giving groups their states");
+        goto done;
+    }
+    char *kind = NULL, *sig = NULL;
+    bool have = false;
+    int64_t count = 0;
+    store_version_span sp;
+    for (;;) {
+        int rc = sqlite3_step(rd);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            r = db_fail(err, db, "giving groups their states");
+            break;
+        }
+        const char *k = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(rd, 0) : "";
+        const char *g = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(rd, 1) : "";
+        bool same = rc == SQLITE_ROW && have && strcmp(k, kind) == 0 && strcmp(g, sig) == 0;
+        if (have && !same) { /* the group before is complete */
+            sqlite3_bind_text(ins, 1, kind, -1, SQLITE_STATIC);
+            sqlite3_bind_text(ins, 2, sig, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(ins, 3, count);
+            for (int i = 0; i < 4; i++) {
+                const char *v = i == 0 ? sp.first : i == 1 ? sp.first_key : i == 2 ? sp.last
+                                                                                   : sp.last_key;
+                if (*v)
+                    sqlite3_bind_text(ins, 4 + i, v, -1, SQLITE_STATIC);
+            }
+            bool ok = sqlite3_step(ins) == SQLITE_DONE;
+            stmt_done(ins);
+            if (!ok) {
+                r = db_fail(err, db, "giving groups their states");
+                break;
+            }
+        }
+        if (rc == SQLITE_DONE)
+            break;
+        if (!same) {
+            free(kind);
+            free(sig);
+            kind = strdup(k);
+            sig = strdup(g);
+            if (!kind || !sig) {
+                r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+                break;
+            }
+            have = true;
+            count = sqlite3_column_int64(rd, 2);
+            memset(&sp, 0, sizeof sp);
+        }
+        if (sqlite3_column_type(rd, 3) != SQLITE_NULL)
+            store_span_add(&sp, (const char *)sqlite3_column_text(rd, 3),
+                           (size_t)sqlite3_column_bytes(rd, 3));
+    }
+    free(kind);
+    free(sig);
+done:
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing the groups' states");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return r;
 }
 
 /* The refs a missing image is: counted by some crash, and no slice of its
@@ -2530,6 +3200,27 @@ static symd_status hook_int(store_db *s, int ci, const char *sql, const char *ki
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? SYMD_OK : db_fail(err, s->conns[ci], what);
 }
 
+/* group.regressed for the report k that reopened its resolved group (ev),
+ * recorded in the post's transaction like the other events. */
+static symd_status regressed_event_in_tx(store_db *s, int ci, const crash_key *k,
+                                         const store_group_event *ev, int64_t now,
+                                         symd_err *err)
+{
+    const store_hooks *h = s->hooks;
+    if (!store_hooks_on(h))
+        return SYMD_OK;
+    int64_t count = 0;
+    bool got = false;
+    symd_status r = hook_int(s, ci, "SELECT count FROM crash_groups WHERE kind = ?1 AND "
+                                    "signature = ?2", k->kind, k->signature, 0, &count, &got, err);
+    if (r != SYMD_OK)
+        return r;
+    return hook_emit_owned(s, ci, h, "group.regressed",
+                           store_hook_data_group_regressed(k->kind, k->signature, k->id,
+                                                           k->dims[0], ev->resolved_version, count),
+                           now, err);
+}
+
 /* The events crash id (c, needing imgs), stored at now, causes, recorded
  * inside connection ci's transaction: group.new when it opened its group,
  * image.missing for each image not the OS's whose UUID was never stored
@@ -2863,7 +3554,11 @@ const store_backend store_backend_sqlite = {
     .list_crashes = sq_list_crashes,
     .crash_groups = sq_crash_groups,
     .crash_trend = sq_crash_trend,
-    .group_spread = sq_group_spread,
+    .crash_trend_filtered = sq_crash_trend_filtered,
+    .dim_values = sq_dim_values,
+    .set_group_state = sq_set_group_state,
+    .group_history = sq_group_history,
+    .end_ignores = sq_end_ignores,
     .missing_images = sq_missing_images,
     .missing_system = sq_missing_system,
     .export_rows = sq_export_rows,

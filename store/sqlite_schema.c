@@ -194,6 +194,48 @@ static const char *const migrations[] = {
     "  hour INTEGER NOT NULL, count INTEGER NOT NULL, spiked INTEGER NOT NULL DEFAULT 0,"
     "  PRIMARY KEY(kind, signature, hour)) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS crash_group_hours_hour ON crash_group_hours(hour);",
+    /* 10: a group's workflow (store.h, "a group's workflow"): its state
+     * (unresolved, resolved, ignored, regressed) with what a resolution or
+     * an ignore waits for, the first and last app version it was reported
+     * in (with their sort keys, store/appversion.h) and how many reports
+     * were ever filed under it; a row outlives the group's crashes (a
+     * resolved group whose reports were pruned still regresses). Every
+     * state change is a row of crash_group_history. Rows of existing groups
+     * are made at open (their versions from crash_group_dims: the keys are
+     * computed in C). And the crashes per day of each group's versions, OS
+     * versions and devices, which trends filtered by one of them read. */
+    "CREATE TABLE crash_group_states("
+    "  kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  state TEXT NOT NULL DEFAULT 'unresolved',"
+    "  resolved_in TEXT NOT NULL DEFAULT '', resolved_version TEXT, resolved_key TEXT,"
+    "  ignore_until INTEGER NOT NULL DEFAULT 0, ignore_reports INTEGER NOT NULL DEFAULT 0,"
+    "  ignore_seen INTEGER NOT NULL DEFAULT 0,"
+    "  first_version TEXT, first_key TEXT, last_version TEXT, last_key TEXT,"
+    "  changed_at INTEGER NOT NULL DEFAULT 0, reports INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(kind, signature)) WITHOUT ROWID;"
+    "CREATE INDEX crash_group_states_state ON crash_group_states(state, ignore_until);"
+    "CREATE INDEX crash_group_states_first ON crash_group_states(first_key);"
+    "CREATE TABLE crash_group_history("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  kind TEXT NOT NULL, signature TEXT NOT NULL, at INTEGER NOT NULL,"
+    "  from_state TEXT NOT NULL, to_state TEXT NOT NULL, by_role TEXT NOT NULL,"
+    "  reason TEXT NOT NULL, crash_id INTEGER, resolved_in TEXT NOT NULL DEFAULT '',"
+    "  version TEXT, ignore_until INTEGER NOT NULL DEFAULT 0,"
+    "  ignore_reports INTEGER NOT NULL DEFAULT 0, note TEXT);"
+    "CREATE INDEX crash_group_history_group ON crash_group_history(kind, signature, id);"
+    /* the crashes per day of each group's app versions, OS versions and
+     * devices (dim 0, 1, 2): trends filtered by one of them */
+    "CREATE TABLE crash_dim_days(kind TEXT NOT NULL, signature TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL, value TEXT NOT NULL, day INTEGER NOT NULL, count INTEGER NOT NULL,"
+    "  PRIMARY KEY(kind, signature, dim, value, day)) WITHOUT ROWID;"
+    "CREATE INDEX crash_dim_days_value ON crash_dim_days(dim, value, day);"
+    "INSERT INTO crash_dim_days"
+    "  SELECT kind, signature, 0, app_version, created_at / 86400000, count(*) FROM crashes"
+    "    WHERE app_version <> '' GROUP BY 1, 2, 4, 5"
+    "  UNION ALL SELECT kind, signature, 1, os_version, created_at / 86400000, count(*)"
+    "    FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4, 5"
+    "  UNION ALL SELECT kind, signature, 2, hardware_model, created_at / 86400000, count(*)"
+    "    FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4, 5;",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <zstd.h>
 
+#include "appversion.h"
 #include "backend.h"
 #include "../breakpad/image.h"
 #include "../breakpad/unwrows.h"
@@ -576,6 +577,14 @@ static ZSTD_DCtx *zdctx(void)
 symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
                             size_t nimgs, int64_t *id, symd_err *err)
 {
+    store_group_event ev;
+    return store_put_crash_ev(s, c, imgs, nimgs, id, &ev, err);
+}
+
+symd_status store_put_crash_ev(store *s, const store_crash *c, const store_crash_image *imgs,
+                               size_t nimgs, int64_t *id, store_group_event *ev, symd_err *err)
+{
+    memset(ev, 0, sizeof *ev);
     size_t cap = ZSTD_compressBound(c->original_len);
     uint8_t *packed = malloc(cap ? cap : 1);
     store_crash_image *uniq = malloc((nimgs ? nimgs : 1) * sizeof *uniq);
@@ -608,7 +617,7 @@ symd_status store_put_crash(store *s, const store_crash *c, const store_crash_im
     stored.original = packed;
     stored.original_len = n;
     symd_status r = s->be->put_crash(s->db, &stored, STORE_CODEC_ZSTD, c->original_len, uniq, nu,
-                                     id, err);
+                                     id, ev, err);
     free(packed);
     free(uniq);
     return r;
@@ -716,16 +725,95 @@ symd_status store_crash_groups(store *s, const store_crash_filter *f, size_t lim
     return s->be->crash_groups(s->db, f, limit, out, n, err);
 }
 
+static const char *const state_names[STORE_STATE_COUNT] = {"unresolved", "resolved", "ignored",
+                                                            "regressed"};
+
+const char *store_state_name(store_state st)
+{
+    return (unsigned)st < STORE_STATE_COUNT ? state_names[st] : "unresolved";
+}
+
+bool store_state_parse(const char *name, size_t len, store_state *st)
+{
+    for (int i = 0; i < STORE_STATE_COUNT; i++)
+        if (strlen(state_names[i]) == len && memcmp(state_names[i], name, len) == 0) {
+            *st = (store_state)i;
+            return true;
+        }
+    return false;
+}
+
+symd_status store_set_group_state(store *s, const char *kind, const char *signature,
+                                  const store_state_change *ch, store_group_status *out,
+                                  bool *found, symd_err *err)
+{
+    *found = false;
+    memset(out, 0, sizeof *out);
+    const char *in = ch->resolved_in ? ch->resolved_in : "";
+    if (ch->state != STORE_STATE_UNRESOLVED && ch->state != STORE_STATE_RESOLVED &&
+        ch->state != STORE_STATE_IGNORED)
+        return symd_fail(err, SYMD_E_INVALID, "a group can be set unresolved, resolved or "
+                                              "ignored (reports regress it)");
+    if (ch->state == STORE_STATE_RESOLVED && *in && strcmp(in, "next") != 0 &&
+        strcmp(in, "version") != 0)
+        return symd_fail(err, SYMD_E_INVALID, "resolved_in is \"next\" or \"version\"");
+    char key[APP_VERSION_KEY_MAX] = "";
+    if (ch->state == STORE_STATE_RESOLVED && strcmp(in, "version") == 0 &&
+        !app_version_resolution_key(ch->version, key))
+        return symd_fail(err, SYMD_E_INVALID, "resolved in a version: which one (version)");
+    if (ch->ignore_until < 0 || ch->ignore_reports < 0)
+        return symd_fail(err, SYMD_E_INVALID, "ignore_until and ignore_reports are not negative");
+    return s->be->set_group_state(s->db, kind, signature, ch, key, out, found, err);
+}
+
+symd_status store_group_history(store *s, const char *kind, const char *signature,
+                                int64_t before_id, size_t limit, store_group_change *out,
+                                size_t *n, bool *more, symd_err *err)
+{
+    return s->be->group_history(s->db, kind, signature, before_id, limit, out, n, more, err);
+}
+
+symd_status store_end_ignores(store *s, int64_t now_ms, size_t *ended, symd_err *err)
+{
+    size_t n = 0;
+    symd_status r = s->be->end_ignores(s->db, now_ms, &n, err);
+    if (ended)
+        *ended = n;
+    return r;
+}
+
 symd_status store_crash_trend(store *s, const char *kind, const char *signature,
                               int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
 {
     return s->be->crash_trend(s->db, kind, signature, from_day, ndays, days, err);
 }
 
+symd_status store_crash_trend_filtered(store *s, const store_crash_filter *f, int64_t from_day,
+                                       size_t ndays, int64_t *days, symd_err *err)
+{
+    int dim;
+    const char *kind = f->kind && *f->kind ? f->kind : NULL;
+    const char *sig = f->signature && *f->signature ? f->signature : NULL;
+    if (!store_filter_dims(f, &dim) && !(f->format && *f->format) && !f->states &&
+        !(f->new_in && *f->new_in))
+        return s->be->crash_trend(s->db, kind, sig, from_day, ndays, days, err);
+    store_crash_filter g = *f;
+    g.query = NULL;
+    return s->be->crash_trend_filtered(s->db, &g, from_day, ndays, days, err);
+}
+
 symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
                                size_t limit, store_dim_count *out, size_t *n, symd_err *err)
 {
-    return s->be->group_spread(s->db, kind, signature, dim, limit, out, n, err);
+    bool more;
+    return s->be->dim_values(s->db, kind, signature, dim, NULL, limit, out, n, &more, err);
+}
+
+symd_status store_dim_values(store *s, const char *kind, const char *signature, store_dim dim,
+                             const store_dim_after *after, size_t limit, store_dim_count *out,
+                             size_t *n, bool *more, symd_err *err)
+{
+    return s->be->dim_values(s->db, kind, signature, dim, after, limit, out, n, more, err);
 }
 
 symd_status store_missing_images(store *s, store_missing_which which, size_t limit,

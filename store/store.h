@@ -21,9 +21,11 @@
  * needed-image counters; 5: a crash's part of its original; 6: system
  * symbol sets; 7: crashes to file again under a new grouping rule; 8: the
  * grouping rule that filed each crash, the digest of the rules in force); 9: the
- * webhook outbox, its deliveries, per-hour group counters).
+ * webhook outbox, its deliveries, per-hour group counters); 10: group
+ * states, first and last app versions, state history, per-day counters of
+ * versions, OS versions and devices).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 typedef struct store store;
 
@@ -198,7 +200,7 @@ typedef struct {
  * reads both again and compares row counts and checksums of every row, blobs
  * included. tables (STORE_COPY_TABLES of them) say what was copied.
  * SYMD_E_INVALID when the target holds data; SYMD_E_DB on a mismatch. */
-#define STORE_COPY_TABLES 12
+#define STORE_COPY_TABLES 15
 symd_status store_migrate(const char *from, const char *to, store_copy_table *tables,
                           symd_err *err);
 
@@ -298,6 +300,50 @@ symd_status store_list_symbol_sets(store *s, store_symbol_set *out, size_t max, 
 symd_status store_delete_symbol_set(store *s, int64_t id, bool *found, size_t *images_deleted,
                                     symd_err *err);
 
+/* ---- a group's workflow ----
+ * Each group (kind, signature) has a state: unresolved (new groups, and
+ * what reopens), resolved, ignored, or regressed (a resolved group a later
+ * report reopened; only reports set it). A resolution says what reopens it:
+ * any later report (resolved_in ""), a report from a version newer than the
+ * newest one the group was reported in when it was resolved ("next"), or
+ * newer than a given version ("version"); newer as store/appversion.h
+ * orders versions (a report without a version, or an unparsable one, is
+ * newer than no version). An ignore lasts forever, until ignore_reports
+ * more reports came (the one that makes the count reopens it), or until
+ * ignore_until (a time): then the group is unresolved again (never
+ * regressed). Each change is recorded (store_group_history). The state
+ * outlives the group's crashes: when retention or DELETE took them all, a
+ * report of the group later still regresses a resolved one. */
+typedef enum {
+    STORE_STATE_UNRESOLVED,
+    STORE_STATE_RESOLVED,
+    STORE_STATE_IGNORED,
+    STORE_STATE_REGRESSED,
+    STORE_STATE_COUNT
+} store_state;
+/* "unresolved", "resolved", "ignored", "regressed". */
+const char *store_state_name(store_state st);
+/* The state named name (exactly); false when none is. */
+bool store_state_parse(const char *name, size_t len, store_state *st);
+
+/* What the store holds of a group's workflow. Versions are cut at a UTF-8
+ * character's start when longer. */
+typedef struct {
+    store_state state;
+    int64_t changed_at;        /* of the last change, unix ms; 0 never changed */
+    char resolved_in[8];       /* resolved: "", "next", "version" */
+    char resolved_version[128]; /* "next": the newest seen at resolution ("" none); "version": X */
+    int64_t ignore_until;      /* ignored: unix ms, 0 none */
+    int64_t ignore_reports;    /* ignored: reports that reopen it, 0 none */
+    int64_t ignore_seen;       /* reports since the ignore */
+    /* The oldest and newest app version (store/appversion.h) ever filed
+     * under the group ("" none): neither retention nor DELETE narrows them,
+     * so a group does not look new in a version again once its first
+     * reports are gone. */
+    char first_version[128], last_version[128];
+    int64_t reports;           /* reports ever filed under the group */
+} store_group_status;
+
 /* ---- crash reports ---- */
 
 /* A stored crash report: what the listings show and, on request, its
@@ -343,6 +389,62 @@ typedef struct {
  * compressed. */
 symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
                             size_t nimgs, int64_t *id, symd_err *err);
+/* What filing a new report did to its group, for the caller of the post
+ * (webhooks: group.new, group.regressed). */
+typedef struct {
+    bool new_group; /* the first report ever filed under its group */
+    bool regressed; /* it reopened the resolved group as regressed */
+    bool reopened;  /* it reopened an ignored group (its count reached or date passed) */
+    store_state state; /* the group's state after it */
+    char resolved_version[128]; /* regressed: what the group was resolved in ("" any report) */
+} store_group_event;
+/* store_put_crash, and what filing it did to its group in *ev: the state
+ * changes a report makes (a regression, an ignore's end) are decided in
+ * the same transaction, by conditional updates under the group's row lock,
+ * so two nodes filing reports of one group at once decide them once. */
+symd_status store_put_crash_ev(store *s, const store_crash *c, const store_crash_image *imgs,
+                               size_t nimgs, int64_t *id, store_group_event *ev, symd_err *err);
+
+/* A state a user sets (store_set_group_state). */
+typedef struct {
+    store_state state;          /* UNRESOLVED, RESOLVED or IGNORED */
+    const char *resolved_in;    /* RESOLVED: NULL or "", "next", "version" */
+    const char *version;        /* resolved_in "version": X (not empty) */
+    int64_t ignore_until;       /* IGNORED: unix ms (0 none) */
+    int64_t ignore_reports;     /* IGNORED: more reports (0 none) */
+    const char *by;             /* the role whose token asked ("report"), recorded */
+    const char *note;           /* recorded (NULL none) */
+} store_state_change;
+/* Sets group (kind, signature)'s state as ch says and records the change;
+ * *found false (nothing done) when no crash is filed under the group.
+ * *out is the group's workflow after it. SYMD_E_INVALID for a change that
+ * is none of the above (regressed, "version" without one). */
+symd_status store_set_group_state(store *s, const char *kind, const char *signature,
+                                  const store_state_change *ch, store_group_status *out,
+                                  bool *found, symd_err *err);
+
+/* One recorded state change. */
+typedef struct {
+    int64_t id, at;             /* at: unix ms */
+    store_state from, to;
+    char by[16];                /* the role ("report"), or "system" for a report's or a date's doing */
+    char reason[32];            /* "api", "regression", "ignore_reports_reached", "ignore_until_passed" */
+    int64_t crash_id;           /* the report that made it (0 none) */
+    char resolved_in[8], version[128]; /* a resolution's; a regression's: the report's version */
+    int64_t ignore_until, ignore_reports;
+    char note[256];
+} store_group_change;
+/* A group's changes, newest first, at most limit; before_id > 0
+ * continues. *more when another page follows. */
+symd_status store_group_history(store *s, const char *kind, const char *signature,
+                                int64_t before_id, size_t limit, store_group_change *out,
+                                size_t *n, bool *more, symd_err *err);
+/* Ignores whose date is past (at or before now_ms) end: their groups are
+ * unresolved again, recorded at the date. Cheap when none is due (one
+ * indexed probe); *ended (may be NULL) says how many ended. Readers call it
+ * before they show states, so a passed date always shows. */
+symd_status store_end_ignores(store *s, int64_t now_ms, size_t *ended, symd_err *err);
+
 /* Loads crash id (with its original bytes when with_bytes). SYMD_E_NOT_FOUND
  * when unknown. Free with store_crash_free. */
 symd_status store_get_crash(store *s, int64_t id, bool with_bytes, store_crash *c,
@@ -393,9 +495,14 @@ symd_status store_prune_crashes(store *s, int64_t before_ms, int64_t max_crashes
 /* What a crash listing keeps; NULL (or "") fields do not filter. query
  * matches process, bundle id, signature, exception, version or incident id
  * (substring, any case; for groups: signature or process); the others are
- * exact (format: the report's source format, "ips", "kscrash", ...). */
+ * exact (format: the report's source format, "ips", "kscrash", ...).
+ * Groups only: states keeps the groups in one of the states whose bits
+ * (1 << store_state) it sets (0: any), new_in those first reported in that
+ * app version (compared as versions: "1.2" is "1.2.0"). */
 typedef struct {
     const char *query, *kind, *signature, *app_version, *os_version, *hardware_model, *format;
+    unsigned states;
+    const char *new_in;
 } store_crash_filter;
 
 /* Newest first; before_id > 0 continues. *more when another page follows. */
@@ -406,6 +513,7 @@ symd_status store_list_crashes(store *s, const store_crash_filter *f, int64_t be
 typedef struct {
     char *kind, *signature, *app_version, *process; /* owned; version and process are the newest crash's */
     int64_t count, first_seen, last_seen, example_id;
+    store_group_status status;
 } store_crash_group;
 /* Groups (kind, signature), most frequent first, newest on ties. Read from
  * the counters the store keeps as crashes come and go, so a listing costs
@@ -423,6 +531,15 @@ void store_crash_group_free(store_crash_group *g);
 symd_status store_crash_trend(store *s, const char *kind, const char *signature,
                               int64_t from_day, size_t ndays, int64_t *days, symd_err *err);
 
+/* store_crash_trend of the crashes f keeps: of kind and signature (a group),
+ * of one app version, OS version or device (from the counters of each
+ * group's values per day), of groups in some states or new in a version
+ * (those groups' day counters), as the group listing filters; with several
+ * of version, OS version and device, or a format, from the matching
+ * crashes of the days asked for. f->query is not read. */
+symd_status store_crash_trend_filtered(store *s, const store_crash_filter *f, int64_t from_day,
+                                       size_t ndays, int64_t *days, symd_err *err);
+
 /* A group's crashes by app version, OS version or device model, the most
  * frequent first. */
 typedef enum { STORE_DIM_APP_VERSION, STORE_DIM_OS_VERSION, STORE_DIM_HARDWARE_MODEL } store_dim;
@@ -432,6 +549,20 @@ typedef struct {
 } store_dim_count;
 symd_status store_group_spread(store *s, const char *kind, const char *signature, store_dim dim,
                                size_t limit, store_dim_count *out, size_t *n, symd_err *err);
+/* Where a page of values ends: the last row's count and value. */
+typedef struct {
+    int64_t count;
+    const char *value;
+} store_dim_after;
+/* A page of a group's spread (kind and signature), or of every stored
+ * crash's values of dim (signature NULL; of kind, NULL: every kind), the
+ * most frequent first then by value (bytewise), from the dimension
+ * counters: after (NULL: the first page) continues after the previous
+ * page's last row; *more when another page follows. The values of the
+ * dashboard's filter menus, and a spread past its first 50. */
+symd_status store_dim_values(store *s, const char *kind, const char *signature, store_dim dim,
+                             const store_dim_after *after, size_t limit, store_dim_count *out,
+                             size_t *n, bool *more, symd_err *err);
 
 typedef struct {
     uint8_t uuid[16];

@@ -744,3 +744,85 @@ TEST(e2e_webhooks_two_postgres_nodes_send_each_event_once)
         CHECK(server_stop(&a), "node a did not stop cleanly");
     rx_stop(&rx);
 }
+
+/* group.regressed: a group resolved with no version (any later report
+ * reopens it) regresses on the next report, and the event is recorded in
+ * that post's transaction and delivered once; resolving again in the next
+ * version, a report of the same version does not regress it. */
+TEST(e2e_webhooks_group_regressed_once_in_the_post)
+{
+    receiver rx;
+    CHECK(rx_start(&rx, "k"), "receiver");
+    char url[128], db[512];
+    hook_url(&rx, url, sizeof url);
+    snprintf(db, sizeof db, "%s/hooks-regressed.db", test_tmpdir());
+    const char *extra[] = {"--webhook", url, "--webhook-secret", "k", "--access-log", "off",
+                           NULL};
+    server_proc p;
+    if (!server_start(&p, db, extra)) {
+        CHECK(false, "symd did not start");
+        rx_stop(&rx);
+        return;
+    }
+    size_t len;
+    char *text = crash_variant(0, &len);
+    int status;
+    json_t *c = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
+    CHECK(status == 201, "first post: %d", status);
+    const char *sig = json_string_value(json_object_get(c, "signature"));
+    json_t *body = json_pack("{s:s, s:s, s:s}", "kind", "crash", "signature", sig ? sig : "",
+                             "state", "resolved");
+    char *b = json_dumps(body, JSON_COMPACT);
+    json_t *st = http_json(p.port, "POST", "/v1/crashes/group/state", NULL, b, strlen(b), &status,
+                           NULL);
+    CHECK(status == 200, "resolve: %d", status);
+    json_decref(st);
+    free(b);
+    json_decref(body);
+    json_t *c2 = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
+    CHECK(status == 201, "second post: %d", status);
+    long long regressed =
+        db_query_int(db, "SELECT count(*) FROM webhook_events WHERE type = 'group.regressed'");
+    CHECK(regressed == 1, "group.regressed events: %lld", regressed);
+    /* resolved in the next version: a report of the same version stays resolved */
+    body = json_pack("{s:s, s:s, s:s, s:s}", "kind", "crash", "signature", sig ? sig : "", "state",
+                     "resolved", "resolved_in", "next");
+    b = json_dumps(body, JSON_COMPACT);
+    st = http_json(p.port, "POST", "/v1/crashes/group/state", NULL, b, strlen(b), &status, NULL);
+    CHECK(status == 200, "resolve in the next version: %d", status);
+    json_decref(st);
+    free(b);
+    json_decref(body);
+    json_t *c3 = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
+    CHECK(status == 201, "third post: %d", status);
+    regressed =
+        db_query_int(db, "SELECT count(*) FROM webhook_events WHERE type = 'group.regressed'");
+    CHECK(regressed == 1, "a report of the same version regressed it: %lld events", regressed);
+    long long events = db_query_int(db, "SELECT count(*) FROM webhook_events");
+    CHECK(wait_all_delivered(&rx, db, events, 20000), "delivered");
+    check_exactly_once(&rx, db);
+    json_t *j = http_json(p.port, "GET", "/v1/webhooks/deliveries", NULL, NULL, 0, &status, NULL);
+    json_t *arr = json_object_get(j, "deliveries");
+    bool seen = false;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *d = json_array_get(arr, i), *data = json_object_get(d, "data");
+        if (strcmp(json_string_value(json_object_get(d, "type")) ?: "", "group.regressed"))
+            continue;
+        seen = true;
+        json_t *g = json_object_get(data, "group"), *cr = json_object_get(data, "crash");
+        CHECK(sig && !strcmp(json_string_value(json_object_get(g, "signature")) ?: "", sig) &&
+                  json_integer_value(json_object_get(cr, "id")) ==
+                      json_integer_value(json_object_get(c2, "id")) &&
+                  !strcmp(json_string_value(json_object_get(cr, "app_version")) ?: "", "1.0 (1)") &&
+                  json_integer_value(json_object_get(data, "count")) == 2,
+              "group.regressed data: %s", json_dumps(data, JSON_COMPACT));
+    }
+    CHECK(seen, "no group.regressed delivery in the log");
+    json_decref(j);
+    json_decref(c);
+    json_decref(c2);
+    json_decref(c3);
+    free(text);
+    CHECK(server_stop(&p), "symd did not stop cleanly");
+    rx_stop(&rx);
+}

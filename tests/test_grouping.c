@@ -547,7 +547,8 @@ static void store_old_groups(const char *dbarg, size_t *n)
 }
 
 /* The store as the release before schema 7 left it: no list of crashes to
- * refile, no grouping rules (schema 8), schema 6. */
+ * refile, no grouping rules (schema 8), no groups' workflow nor value days
+ * (schema 10), schema 6. */
 static bool back_to_schema_6(const char *db, const char *dbarg)
 {
     if (test_pg()) {
@@ -555,13 +556,18 @@ static bool back_to_schema_6(const char *db, const char *dbarg)
         return pg_sql(dbarg, "DROP TABLE crash_regroup", out, sizeof out) &&
                pg_sql(dbarg, "DROP TABLE grouping_state", out, sizeof out) &&
                pg_sql(dbarg, "ALTER TABLE crashes DROP COLUMN grouping_rule", out, sizeof out) &&
+               pg_sql(dbarg, "DROP TABLE crash_group_states", out, sizeof out) &&
+               pg_sql(dbarg, "DROP TABLE crash_group_history", out, sizeof out) &&
+               pg_sql(dbarg, "DROP TABLE crash_dim_days", out, sizeof out) &&
                pg_sql(dbarg, "UPDATE symd_schema SET version = 6", out, sizeof out);
     }
     sqlite3 *h = NULL;
     bool ok = sqlite3_open(db, &h) == SQLITE_OK &&
               sqlite3_exec(h,
                            "DROP TABLE crash_regroup; DROP TABLE grouping_state; ALTER TABLE "
-                           "crashes DROP COLUMN grouping_rule; PRAGMA user_version = 6",
+                           "crashes DROP COLUMN grouping_rule; DROP TABLE crash_group_states; "
+                           "DROP TABLE crash_group_history; DROP TABLE crash_dim_days; "
+                           "PRAGMA user_version = 6",
                            NULL, NULL, NULL) == SQLITE_OK;
     sqlite3_close(h);
     return ok;

@@ -430,6 +430,26 @@ static const probe extra_probes[] = {
     {"GET", "/v1/missing", "/v1/missing?limit=abc", NULL, NULL, 400, "invalid_request"},
     {"GET", "/v1/crashes/group", "/v1/crashes/group?kind=crash&signature=no%20such", NULL, NULL,
      404, "not_found"},
+    {"POST", "/v1/crashes/group/state", NULL, NULL,
+     "{\"kind\": \"crash\", \"signature\": \"no such\", \"state\": \"resolved\"}", 404,
+     "not_found"},
+    {"POST", "/v1/crashes/group/state", NULL, NULL,
+     "{\"kind\": \"crash\", \"signature\": \"no such\", \"state\": \"regressed\"}", 400,
+     "invalid_request"},
+    {"GET", "/v1/crashes/group/history", "/v1/crashes/group/history?kind=crash&signature=x", NULL,
+     NULL, 200, NULL},
+    {"GET", "/v1/crashes/values", "/v1/crashes/values?dim=app_version&limit=1", NULL, NULL, 200,
+     NULL},
+    {"GET", "/v1/crashes/values", "/v1/crashes/values?dim=app_version&cursor=x", NULL, NULL, 400,
+     "invalid_request"},
+    {"GET", "/v1/crashes/group/spread",
+     "/v1/crashes/group/spread?kind=crash&signature=x&dim=os_version", NULL, NULL, 200, NULL},
+    {"GET", "/v1/crashes/trend", "/v1/crashes/trend?app_version=1.0&state=resolved", NULL, NULL,
+     200, NULL},
+    {"GET", "/v1/crashes/groups", "/v1/crashes/groups?state=closed", NULL, NULL, 400,
+     "invalid_request"},
+    {"GET", "/v1/crashes/groups", "/v1/crashes/groups?state=resolved,regressed&new_in=1.0", NULL,
+     NULL, 200, NULL},
     {"GET", "/v1/crashes/trend", "/v1/crashes/trend?days=400", NULL, NULL, 400,
      "invalid_request"},
     {"GET", "/v1/crashes/trend", "/v1/crashes/trend?days=7&kind=crash", NULL, NULL, 200, NULL},
@@ -553,7 +573,10 @@ TEST(openapi_every_operation_is_routed_and_its_answers_documented)
         bool has_param = strchr(op->path, '{') != NULL;
         if (strcmp(op->method, "GET") == 0 && !has_param)
             p.status = 200;
-        if (strcmp(op->path, "/v1/crashes/group") == 0) {
+        if (strcmp(op->path, "/v1/crashes/group") == 0 ||
+            strcmp(op->path, "/v1/crashes/group/history") == 0 ||
+            strcmp(op->path, "/v1/crashes/group/spread") == 0 ||
+            strcmp(op->path, "/v1/crashes/values") == 0) {
             p.status = 400; /* a group needs its kind and signature */
             p.code = "invalid_request";
         }

@@ -85,7 +85,8 @@ static bool role_for(const char *method, const char *tmpl, role_t *out)
         return true;
     }
     if ((strcmp(method, "POST") == 0 &&
-         (strcmp(tmpl, "/v1/crashes") == 0 || strcmp(tmpl, "/v1/symbolicate") == 0)) ||
+         (strcmp(tmpl, "/v1/crashes") == 0 || strcmp(tmpl, "/v1/symbolicate") == 0 ||
+          strcmp(tmpl, "/v1/crashes/group/state") == 0)) ||
         (strcmp(method, "DELETE") == 0 && strcmp(tmpl, "/v1/crashes/{id}") == 0)) {
         *out = ROLE_REPORT;
         return true;

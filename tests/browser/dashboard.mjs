@@ -1013,6 +1013,12 @@ try {
       assert(groups.join() !== allGroups.map((g) => `${g.kind} ${g.signature} ${g.count}`).join(), `${what} does not narrow the groups`);
       const url = new URL(page.url());
       eq(Object.fromEntries(new URLSearchParams(url.hash.split('?')[1] || '')), f, `filters in the address ${url.hash}`);
+      // the chart counts what the filters keep, as the API's trend does
+      const total = (await http('GET', `/v1/crashes/trend?days=30&${q}`)).json.days.reduce((a, b) => a + b, 0);
+      eq(total, groups.reduce((a, g) => a + Number(g.split(' ').pop()), 0), `API: the trend of ${what} counts what its groups count`);
+      await page.waitForFunction((t) => { const c = document.querySelector('[data-testid="overall-trend"] svg'); return c && c.dataset.total === String(t); }, total)
+        .catch(() => {});
+      eq(await page.getAttribute(`${testid('overall-trend')} svg`, 'data-total'), String(total), `the chart of ${what}`);
       await page.click(testid('tab-reports'));
       const want = (await http('GET', `/v1/crashes?${q}&limit=1000`)).json.crashes.map((c) => String(c.id));
       assert(want.length > 0 && want.length < all.length, `${what} keeps ${want.length} of ${all.length} reports`);
@@ -1023,7 +1029,14 @@ try {
       if (f === cases[0]) await shot('reports-filtered');
       await page.click(testid('tab-groups'));
     }
-    assert(await page.isVisible(testid('filter-note')), 'no note that the charts are not filtered');
+    assert(await page.isVisible(testid('filter-note')), 'no note that sparklines are not filtered');
+    // the filter menus offer every value the reports give, the most frequent first
+    for (const k of DIM_KEYS) {
+      const want = (await http('GET', `/v1/crashes/values?dim=${k}&limit=200`)).json.values.map((v) => v.value);
+      assert(want.length > 1, `API: ${want.length} values of ${k}`);
+      await page.waitForFunction(([id, n]) => document.getElementById(id).children.length === n, ['values-' + k, want.length]).catch(() => {});
+      eq(await page.$$eval(`#values-${k} option`, (os) => os.map((o) => o.value)), want, `the menu of ${k}`);
+    }
     await shot('groups-filtered');
     // Clear empties every field and lists everything again
     await page.click(testid('filter-clear'));
@@ -1139,6 +1152,10 @@ try {
     eq(want.length, 3, `API: reports of ${V.v1} in the group`);
     eq(await rowsNow('tr[data-testid="crash-row"]', ['data-id'], want), want, `the group's reports of ${V.v1}`);
     assert((await page.textContent(testid('group-filter'))).includes(V.v1), 'filter chip');
+    // the chart counts the reports the filter keeps
+    const ft = (await http('GET', '/v1/crashes/trend?' + new URLSearchParams({kind: 'crash', signature: expectedSignature, app_version: V.v1, days: 30}))).json;
+    eq(ft.days[29], 3, `API: today's reports of ${V.v1} in the group`);
+    await checkTrendChart(`${testid('group-trend')} ${testid('trend-chart')}`, ft, 'group-trend-filtered');
     await shot('group-filtered');
   });
 
@@ -1315,6 +1332,116 @@ try {
     eq(await page.getAttribute(testid('group-rule'), 'data-rule'), '', 'no rule: data-rule empty');
     assert((await page.textContent(testid('group-rule'))).startsWith('Grouped by the default rule'), 'the default rule said');
     eq(await page.$$(testid('group-rule-text')), [], 'no rule text');
+  await check('workflow: a group resolved in the next version regresses on a newer report, ignored for 2 more reports; states, history and the state and new-in filters', async () => {
+    // a group of its own: a text report whose crashed frame is wfBrowserFn
+    const wfReport = (version) => [
+      'Incident Identifier: ' + crypto.randomUUID().toUpperCase(), 'Hardware Model:      iPhone14,2',
+      'Process:             WfApp [42]', 'Path:                /private/var/containers/Bundle/Application/0C5D/WfApp.app/WfApp',
+      'Identifier:          org.symd.wfapp', `Version:             ${version}`, 'Code Type:           ARM-64 (Native)',
+      'OS Version:          iPhone OS 17.1 (21B80)', 'Report Version:      104', '', 'Exception Type:  EXC_BAD_ACCESS (SIGSEGV)',
+      'Triggered by Thread:  0', '', 'Thread 0 Crashed:', '0   WfApp                         \t0x0000000104a389f8 wfBrowserFn + 24',
+      '1   WfApp                         \t0x0000000104a38b04 main + 40', '', 'Binary Images:',
+      '0x104a38000 - 0x104a3bfff WfApp arm64  <eeee000255553144a17c64a339ede13a> /private/var/containers/Bundle/Application/0C5D/WfApp.app/WfApp', ''].join('\n');
+    const c = await postCrash(wfReport('3.1 (5)'));
+    await postCrash(wfReport('3.0'));
+    const sig = c.signature;
+    eq(sig, 'wfBrowserFn | EXC_BAD_ACCESS (SIGSEGV)', 'the group');
+    const apiGroup = async () => (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: sig}))).json;
+    const row = `tr[data-testid="group-row"][data-signature="${sig}"]`;
+    // listed unresolved, first seen in 3.0
+    await open('#/crashes?state=unresolved');
+    await page.waitForSelector(row);
+    eq([await page.getAttribute(row, 'data-state'), await page.textContent(`${row} ${testid('group-first-version')}`)], ['unresolved', '3.0'], 'the new group\'s row');
+    eq(await page.inputValue(testid('state-filter')), 'unresolved', 'state filter from the address');
+    // resolved in the next version from its page
+    await open(groupHash('crash', sig));
+    await page.waitForSelector(`${testid('group-workflow')}[data-state="unresolved"]`);
+    eq(await page.textContent('dd[data-fact="First version"]'), '3.0', 'first version fact');
+    eq(await page.textContent('dd[data-fact="Last version"]'), '3.1 (5)', 'last version fact');
+    await page.waitForSelector(testid('history-empty'));
+    await page.click(testid('state-resolve-next'));
+    await page.waitForSelector(`${testid('group-workflow')}[data-state="resolved"]`);
+    eq(await page.textContent(testid('state-detail')), ' · in the version after 3.1 (5)', 'what the resolution waits for');
+    eq(await rowsNow('tr[data-testid="history-row"]', ['data-from', 'data-to', 'data-by', 'data-reason'], ['unresolved resolved open api']),
+      ['unresolved resolved open api'], 'history after resolving');
+    let g = await apiGroup();
+    eq([g.state, g.resolved], ['resolved', {in: 'next', version: '3.1 (5)'}], 'API after resolving');
+    await shot('group-resolved');
+    // the same version does not reopen it; a newer one regresses it
+    await postCrash(wfReport('3.1 (5)'));
+    eq((await apiGroup()).state, 'resolved', 'after a report of 3.1 (5)');
+    const r = await postCrash(wfReport('3.2'));
+    eq((await apiGroup()).state, 'regressed', 'after a report of 3.2');
+    await open(groupHash('crash', sig));
+    await page.waitForSelector(`${testid('group-workflow')}[data-state="regressed"]`);
+    const hist = ['resolved regressed system regression', 'unresolved resolved open api'];
+    eq(await rowsNow('tr[data-testid="history-row"]', ['data-from', 'data-to', 'data-by', 'data-reason'], hist), hist, 'history after the regression');
+    assert((await page.textContent(`tr[data-testid="history-row"][data-reason="regression"]`)).includes(`report ${r.id} version 3.2`), 'the regression names its report');
+    await shot('group-regressed');
+    // ignored until 2 more reports
+    await page.fill(testid('ignore-count'), '2');
+    await page.click(testid('state-ignore-count'));
+    await page.waitForSelector(`${testid('group-workflow')}[data-state="ignored"]`);
+    eq(await page.textContent(testid('state-detail')), ' · until 2 more reports (0 so far)', 'what the ignore waits for');
+    g = await apiGroup();
+    eq([g.state, g.ignored], ['ignored', {until: null, reports: 2, seen: 0}], 'API after ignoring');
+    // the crashes view's state filter: ignored lists it, open groups do not
+    await open('#/crashes');
+    await page.selectOption(testid('state-filter'), 'ignored');
+    const ignored = (await http('GET', '/v1/crashes/groups?state=ignored&limit=200')).json.groups.map((x) => `${x.signature} ${x.state}`);
+    eq(ignored, [`${sig} ignored`], 'API: the ignored groups');
+    eq(await rowsNow('tr[data-testid="group-row"]', ['data-signature', 'data-state'], ignored), ignored, 'rows of state=ignored');
+    eq(new URLSearchParams(new URL(page.url()).hash.split('?')[1]).get('state'), 'ignored', 'state in the address');
+    await page.selectOption(testid('state-filter'), 'unresolved,regressed');
+    const open_ = (await http('GET', '/v1/crashes/groups?state=unresolved,regressed&limit=200')).json.groups.map((x) => `${x.signature} ${x.state}`);
+    assert(open_.length > 0 && !open_.some((x) => x.startsWith(sig)), 'API: open groups');
+    eq(await rowsNow('tr[data-testid="group-row"]', ['data-signature', 'data-state'], open_), open_, 'rows of the open groups');
+    // new in version 3.0: only this group (the others' reports are of other versions)
+    await page.selectOption(testid('state-filter'), '');
+    await page.fill(testid('filter-new_in'), '3.0');
+    await page.click(testid('crash-search-submit'));
+    const fresh = (await http('GET', '/v1/crashes/groups?new_in=3.0&limit=200')).json.groups.map((x) => `${x.signature} ${x.first_version}`);
+    eq(fresh, [`${sig} 3.0`], 'API: groups new in 3.0');
+    eq(await rowsNow('tr[data-testid="group-row"]', ['data-signature'], [sig]), [sig], 'rows new in 3.0');
+    await shot('groups-new-in');
+    // two more reports end the ignore: unresolved, recorded
+    await postCrash(wfReport('3.2'));
+    eq((await apiGroup()).state, 'ignored', 'after one more report');
+    await postCrash(wfReport('3.2'));
+    eq((await apiGroup()).state, 'unresolved', 'after two more reports');
+    await open(groupHash('crash', sig));
+    await page.waitForSelector(`${testid('group-workflow')}[data-state="unresolved"]`);
+    const all = ['unresolved ignore_reports_reached', 'ignored api', 'regressed regression', 'resolved api'];
+    eq(await rowsNow('tr[data-testid="history-row"]', ['data-to', 'data-reason'], all), all, 'the ignore\'s end in the history');
+  });
+
+  await check('group spread past its first 50 values: More values pages through the rest', async () => {
+    const text = (hw) => twinText.replace(/^Hardware Model:.*$/m, `Hardware Model:      ${hw}`)
+      .replace(/^Incident Identifier:.*$/m, 'Incident Identifier: ' + crypto.randomUUID().toUpperCase())
+      .replace(/^Version:.*$/m, 'Version:             8.0 (80)');
+    const before = (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: expectedSignature}))).json;
+    const had = new Set(before.hardware_models.map((v) => v.value));
+    for (let i = 0; i < 55; i++) await postCrash(text(`SpreadDev${String(i).padStart(2, '0')}`));
+    const g = (await http('GET', '/v1/crashes/group?' + new URLSearchParams({kind: 'crash', signature: expectedSignature}))).json;
+    eq(g.hardware_models.length, 50, 'API: the group answers 50 devices');
+    let all = [], cursor = '';
+    do {
+      const d = (await http('GET', '/v1/crashes/group/spread?' + new URLSearchParams({kind: 'crash', signature: expectedSignature,
+        dim: 'hardware_model', limit: 200, cursor}))).json;
+      all = all.concat(d.values.map((v) => [v.value, v.count]));
+      cursor = d.next_cursor || '';
+    } while (cursor);
+    eq(all.length, 55 + had.size, 'API: every device of the group');
+    await open(groupHash('crash', expectedSignature));
+    const rows = () => page.$$eval(`${testid('spread-hardware_models')} tr[data-testid="spread-row"]`, (rs) => rs.map((r) => [r.dataset.value, Number(r.dataset.count)]));
+    const first = await rows();
+    eq(first.length, 51, 'the first 50 devices and the rest in one row');
+    eq(first[50][0], '', 'the last row: other values');
+    await page.click(testid('spread-more-hardware_models'));
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid="spread-hardware_models"] tr[data-testid="spread-row"]').length === n, all.length);
+    eq(await rows(), all, 'every device after More values');
+    assert(!(await page.$(testid('spread-more-hardware_models'))), 'no More values once all are shown');
+    await shot('group-spread-all');
   });
 
   await check('no uncaught errors or CSP violations in the whole run', async () => {

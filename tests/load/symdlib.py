@@ -314,6 +314,22 @@ CRASH_ORIGINALS = [
      "+ (SELECT count(*) FROM crash_originals WHERE id NOT IN (SELECT id FROM crashes))"),
 ]
 
+# Schema 8: each group's values per day, and every group's workflow row (its
+# reports never fewer than the crashes filed under it now).
+CRASH_WORKFLOW = [
+    ("crash_dim_days differ from the crashes",
+     "SELECT count(*) FROM (SELECT kind, signature, 0 dim, app_version value, created_at / "
+     "86400000 day, count(*) n FROM crashes WHERE app_version <> '' GROUP BY 1, 2, 4, 5 UNION "
+     "ALL SELECT kind, signature, 1, os_version, created_at / 86400000, count(*) FROM crashes "
+     "WHERE os_version <> '' GROUP BY 1, 2, 4, 5 UNION ALL SELECT kind, signature, 2, "
+     "hardware_model, created_at / 86400000, count(*) FROM crashes WHERE hardware_model <> '' "
+     "GROUP BY 1, 2, 4, 5) x FULL JOIN (SELECT * FROM crash_dim_days WHERE count <> 0) d "
+     "USING (kind, signature, dim, value, day) WHERE d.count IS NOT x.n"),
+    ("groups without their workflow, or with fewer reports than crashes",
+     "SELECT count(*) FROM crash_groups g LEFT JOIN crash_group_states s USING (kind, "
+     "signature) WHERE s.reports IS NULL OR s.reports < g.count"),
+]
+
 
 def crash_consistency(db):
     """[(name, sql)] of the crash consistency queries that apply to db's
@@ -332,6 +348,8 @@ def crash_consistency(db):
         qs += CRASH_REFS_COLUMN
     if "crash_originals" in tables:
         qs += CRASH_ORIGINALS
+    if "crash_dim_days" in tables:
+        qs += CRASH_WORKFLOW
     return qs
 
 

@@ -41,7 +41,7 @@ filters=("$@")
 if [ ${#filters[@]} -eq 0 ]; then
   # The tests that start servers or open a store; the unit tests of parsers
   # and indexes have nothing to do with the backend.
-  filters=(e2e_ ops_ roles_ openapi_ store_ upgrade_ cli_ multinode_)
+  filters=(e2e_ ops_ roles_ openapi_ store_ upgrade_ cli_ multinode_ workflow_)
 fi
 start=$(date +%s)
 PATH="$BINDIR:$PATH" SYMD_TEST_PG="$uri" SYMD_TEST_PG_DIR="$dir" SYMD_BIN="$bin" \

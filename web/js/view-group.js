@@ -1,4 +1,4 @@
-/* The group view (#/group?kind=&signature=): its trend, its spread over versions and devices, its reports. */
+/* The group view (#/group?kind=&signature=): its state and history, its trend, its spread over versions and devices, its reports. */
 import {api, qs} from './api.js';
 import {TREND_DAYS, trendPanel} from './charts.js';
 import {crashTable} from './crash-table.js';
@@ -8,10 +8,31 @@ import {fmtTime, isInt, plural} from './format.js';
 import {KIND_LABEL, kindBadge} from './kinds.js';
 import {view} from './nav.js';
 import {statusLine} from './status.js';
+import {workflowPanel} from './workflow.js';
 
 /* One dimension of a group's spread: values, counts and shares; a value
- * links to the group's reports of that value. */
-function spreadTable(key, label, items, total, hrefOf) {
+ * links to the group's reports of that value. The group's answer holds the
+ * first 50 values: "More values" pages through the rest (more(cursor)
+ * gives {values, next_cursor}). */
+function spreadTable(key, label, items, total, hrefOf, more) {
+  const section = el('section', {class: 'panel spread', testid: 'spread-' + key});
+  let shown = Array.isArray(items) ? items : [], cursor = '', paged = false;
+  const render = () => put(section, spreadBody(key, label, shown, total, hrefOf,
+    shown.length >= 50 && (!paged || cursor) ? async () => {
+      try {
+        const d = await more(cursor);
+        // the first page again holds the 50 shown: the pages replace them
+        shown = (paged ? shown : []).concat(d.values);
+        paged = true;
+        cursor = d.next_cursor || '';
+        render();
+      } catch (e) { put(section, el('p', {class: 'status error'}, 'No more values: ' + e.message)); }
+    } : null));
+  render();
+  return section;
+}
+
+function spreadBody(key, label, items, total, hrefOf, onMore) {
   items = Array.isArray(items) ? items.filter((it) => it && isInt(it.count)) : [];
   const given = items.reduce((a, it) => a + it.count, 0);
   const row = (value, count, href, none) => {
@@ -27,10 +48,10 @@ function spreadTable(key, label, items, total, hrefOf) {
   };
   const rows = items.map((it) => row(typeof it.value === 'string' ? it.value : null, it.count, hrefOf(it.value)));
   // the answer lists at most 50 values: the rest are other values or none
-  if (total > given) rows.push(row(null, total - given, null, items.length >= 50 ? 'other values, or none' : 'not in the report'));
-  return el('section', {class: 'panel spread', testid: 'spread-' + key},
-    el('h3', null, label, el('span', {class: 'dim'}, ' · ' + plural(items.length, 'value'))),
-    rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'));
+  if (total > given) rows.push(row(null, total - given, null, onMore ? 'other values, or none' : 'not in the report'));
+  return [el('h3', null, label, el('span', {class: 'dim'}, ' · ' + plural(items.length, 'value') + (onMore ? ' shown' : ''))),
+    rows.length ? el('table', {class: 'spread-table'}, el('tbody', null, rows)) : el('p', {class: 'dim'}, 'None.'),
+    onMore ? el('button', {type: 'button', class: 'more', testid: 'spread-more-' + key, onclick: onMore}, 'More values') : null];
 }
 
 /* Which grouping rule filed the group's newest report: a line of the
@@ -59,11 +80,20 @@ export async function viewGroup(params) {
     status.error(e);
     return;
   }
-  status.clear();
   const gkind = typeof g.kind === 'string' ? g.kind : kind;
+  // with a version, OS or device filter, the chart counts the reports it keeps
+  const filtered = Object.values(dims).some(Boolean);
+  let trend = g.trend;
+  if (filtered) {
+    try {
+      trend = await api('/v1/crashes/trend' + qs(Object.assign({kind: gkind, signature: g.signature, days: TREND_DAYS}, dims)));
+    } catch (e) { status.error(e); return; }
+  }
+  status.clear();
   const facts = [
     ['Kind', gkind], ['Reports', g.count], ['First seen', fmtTime(g.first_seen)], ['Last seen', fmtTime(g.last_seen)],
     ['Process', g.process], ['Newest app version', g.app_version],
+    ['First version', g.first_version], ['Last version', g.last_version],
   ].filter(([, v]) => v !== null && v !== undefined && v !== '');
   const reports = el('section', {testid: 'group-crashes', 'aria-live': 'polite'});
   const hrefWith = (k) => (value) => groupHref(g, Object.assign({}, dims, {[k]: value}));
@@ -72,10 +102,12 @@ export async function viewGroup(params) {
       el('code', {testid: 'group-signature'}, g.signature)),
     el('dl', {class: 'facts', testid: 'group-facts'}, facts.map(([k, v]) => [el('dt', null, k), el('dd', {'data-fact': k}, String(v))])),
     groupingRule(g.grouping_rule),
-    trendPanel('group-trend', 'Reports of this group per day', g.trend),
+    workflowPanel(Object.assign({}, g, {kind: gkind}), status),
+    trendPanel('group-trend', filtered ? 'Reports of this group per day that the filter keeps' : 'Reports of this group per day', trend),
     el('section', {testid: 'group-spread'},
       el('h2', null, 'Spread over app versions, OS versions and devices'),
-      el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k))))),
+      el('div', {class: 'spreads'}, DIMS.map(([k, label, key]) => spreadTable(key, label + 's', g[key], g.count, hrefWith(k),
+        (cursor) => api('/v1/crashes/group/spread' + qs({kind: gkind, signature: g.signature, dim: k, limit: 200, cursor})))))),
     reports);
   await openReports();
 
