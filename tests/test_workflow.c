@@ -607,12 +607,15 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
     post(s.port, "plainFn", "", NULL);
     CHECK(server_stop(&s), "server exit");
     static const char down[] =
-        "DROP TABLE crash_group_states; DROP TABLE crash_group_history; DROP TABLE crash_dim_days;";
+        "DROP TABLE crash_group_states; DROP TABLE crash_group_history; DROP TABLE crash_dim_days;"
+        "DROP TABLE grouping_state; ALTER TABLE crashes DROP COLUMN grouping_rule;";
     if (test_pg()) {
         const char *uri = db_arg(db);
         CHECK(uri && pg_sql(uri, "DROP TABLE crash_group_states", NULL, 0) &&
                   pg_sql(uri, "DROP TABLE crash_group_history", NULL, 0) &&
                   pg_sql(uri, "DROP TABLE crash_dim_days", NULL, 0) &&
+                  pg_sql(uri, "DROP TABLE grouping_state", NULL, 0) &&
+                  pg_sql(uri, "ALTER TABLE crashes DROP COLUMN grouping_rule", NULL, 0) &&
                   pg_sql(uri, "UPDATE symd_schema SET version = 7", NULL, 0),
               "taking the PostgreSQL store back to schema 7");
     } else {
