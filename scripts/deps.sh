@@ -13,6 +13,7 @@ need=(
   "/usr/include/zip.h libzip-dev"
   "/usr/include/zstd.h libzstd-dev"
   "/usr/include/zlib.h zlib1g-dev"
+  "/usr/include/openssl/evp.h libssl-dev"
   "/usr/include/libiberty/demangle.h libiberty-dev"
   "/usr/bin/pkg-config pkg-config"
   "/usr/bin/clang-14 clang-14"

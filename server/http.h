@@ -38,6 +38,12 @@ typedef struct {
     uint64_t keep_days;       /* crashes older than this many days are pruned; 0: kept */
     uint64_t max_crashes;     /* crashes beyond the newest this many are pruned; 0: kept */
     unsigned prune_every;     /* seconds between retention passes */
+    /* Uploads in parts (POST /v1/chunks, /v1/images/assemble): the largest
+     * chunk, the bytes all chunks held may take, and how long a chunk not
+     * assembled is kept (seconds). */
+    uint64_t chunk_size;
+    uint64_t chunk_budget;
+    uint64_t chunk_ttl;
 } server_config;
 
 typedef struct {

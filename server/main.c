@@ -50,6 +50,7 @@ static void usage(FILE *f)
           "         [--request-mem-mb N] [--admission-wait S]\n"
           "         [--max-unzipped BYTES] [--max-unzipped-member BYTES]\n"
           "         [--max-zip-members N] [--max-zip-ratio N]\n"
+          "         [--chunk-size BYTES] [--chunk-budget BYTES] [--chunk-ttl S]\n"
           "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
           "                                      (or zips of them) in the DB\n"
           "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
@@ -77,7 +78,8 @@ static void usage(FILE *f)
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB, SYMD_DB_POOL,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
           "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
-          "SYMD_THREADS, SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
+          "SYMD_THREADS, SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL,\n"
+          "SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
           "SYMD_MAX_ZIP_MEMBERS (upload reads the last three too). Flags win\n"
           "over the environment.\n",
           f);
@@ -167,6 +169,13 @@ static int parse_range_opt(const char *name, const char *v, uint64_t lo, uint64_
 #define R_PRUNE_EVERY 1, 86400
 #define R_MEM_FACTOR 1, 1000
 #define R_MEM_MB 1, (1u << 20)
+/* A chunk fits a PostgreSQL bytea and a request's body comfortably. */
+#define R_CHUNK_SIZE (64u << 10), (256u << 20)
+#define R_CHUNK_BUDGET (1u << 20), INT64_MAX
+#define R_CHUNK_TTL 0, (30u * 86400)
+#define DEFAULT_CHUNK_SIZE "8388608"     /* 8 MiB */
+#define DEFAULT_CHUNK_BUDGET "2147483648" /* 2 GiB */
+#define DEFAULT_CHUNK_TTL "3600"         /* an hour */
 
 /* Zip limits: the defaults, then the environment. Returns -1 on a bad value. */
 static int zip_limits_from_env(unzip_limits *l)
@@ -276,6 +285,7 @@ static int cmd_serve(int argc, char **argv)
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
     uint64_t mem_factor, mem_mb, admit_s;
+    uint64_t chunk_size, chunk_budget, chunk_ttl;
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -307,6 +317,12 @@ static int cmd_serve(int argc, char **argv)
                         &max_crashes) ||
         parse_range_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), R_PRUNE_EVERY,
                         &prune_every) ||
+        parse_range_opt("SYMD_CHUNK_SIZE", env_or("SYMD_CHUNK_SIZE", DEFAULT_CHUNK_SIZE),
+                        R_CHUNK_SIZE, &chunk_size) ||
+        parse_range_opt("SYMD_CHUNK_BUDGET", env_or("SYMD_CHUNK_BUDGET", DEFAULT_CHUNK_BUDGET),
+                        R_CHUNK_BUDGET, &chunk_budget) ||
+        parse_range_opt("SYMD_CHUNK_TTL", env_or("SYMD_CHUNK_TTL", DEFAULT_CHUNK_TTL),
+                        R_CHUNK_TTL, &chunk_ttl) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -339,6 +355,9 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--request-mem-factor") == 0) bad = parse_range_opt(a, v, R_MEM_FACTOR, &mem_factor);
         else if (strcmp(a, "--request-mem-mb") == 0) bad = parse_range_opt(a, v, R_MEM_MB, &mem_mb);
         else if (strcmp(a, "--admission-wait") == 0) bad = parse_range_opt(a, v, R_SECONDS, &admit_s);
+        else if (strcmp(a, "--chunk-size") == 0) bad = parse_range_opt(a, v, R_CHUNK_SIZE, &chunk_size);
+        else if (strcmp(a, "--chunk-budget") == 0) bad = parse_range_opt(a, v, R_CHUNK_BUDGET, &chunk_budget);
+        else if (strcmp(a, "--chunk-ttl") == 0) bad = parse_range_opt(a, v, R_CHUNK_TTL, &chunk_ttl);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
@@ -366,6 +385,9 @@ static int cmd_serve(int argc, char **argv)
     cfg.keep_days = keep_days;
     cfg.max_crashes = max_crashes;
     cfg.prune_every = (unsigned)prune_every;
+    cfg.chunk_size = chunk_size;
+    cfg.chunk_budget = chunk_budget;
+    cfg.chunk_ttl = chunk_ttl;
     cfg.max_connections = (unsigned)max_conns;
     cfg.max_per_ip = (unsigned)max_per_ip;
     cfg.idle_timeout = (unsigned)idle_s;

@@ -271,6 +271,14 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
         head(&w, "symd_crashes", "gauge", "Crash reports stored.");
         put(&w, "symd_crashes %lld\n", (long long)g->crashes);
     }
+    if (g->chunks >= 0) {
+        head(&w, "symd_chunks", "gauge", "Chunks of uploads in parts held, not yet assembled.");
+        put(&w, "symd_chunks %lld\n", (long long)g->chunks);
+        head(&w, "symd_chunk_bytes", "gauge", "Bytes of the chunks held.");
+        put(&w, "symd_chunk_bytes %lld\n", (long long)g->chunk_bytes);
+    }
+    head(&w, "symd_chunk_budget_bytes", "gauge", "Bytes the chunks held may take (--chunk-budget).");
+    put(&w, "symd_chunk_budget_bytes %llu\n", (unsigned long long)g->chunk_budget);
     head(&w, "symd_index_cache_bytes", "gauge", "Bytes of loaded indexes held in the cache.");
     put(&w, "symd_index_cache_bytes %llu\n", (unsigned long long)g->cache_bytes);
     head(&w, "symd_index_cache_entries", "gauge", "Indexes held in the cache.");
