@@ -83,10 +83,10 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "INSERT INTO crash_regroup SELECT id FROM crashes;",
     /* 8: chunks of uploads in parts (see store/sqlite_schema.c); stored
      * uncompressed (they are mostly zips already) */
-    "CREATE TABLE chunks(hash bytea PRIMARY KEY, size bigint NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS chunks(hash bytea PRIMARY KEY, size bigint NOT NULL,"
     "  created_at bigint NOT NULL, data bytea NOT NULL);"
     "ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;"
-    "CREATE INDEX chunks_created ON chunks(created_at, size);",
+    "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
 };
 #undef T
 
