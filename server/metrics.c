@@ -215,7 +215,7 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
         put(&w, "symd_frames_total{status=\"%s\"} %llu\n", frame_status[i],
             (unsigned long long)get(&m->frames[i]));
 
-    head(&w, "symd_upload_bytes_total", "counter", "Bytes received by POST /v1/images.");
+    head(&w, "symd_upload_bytes_total", "counter", "Bytes received by POST /v1/images and POST /v1/chunks/{sha256}.");
     put(&w, "symd_upload_bytes_total %llu\n", (unsigned long long)get(&m->upload_bytes));
     static const char *const phases[PHASE_COUNT] = {"headers", "keepalive", "request"};
     head(&w, "symd_connection_timeouts_total", "counter",

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../store/store.h"
@@ -234,6 +235,36 @@ TEST(e2e_chunks_upload_options_and_token)
               routes[i].path, ok ? r.status : 0);
         http_resp_free(&r);
     }
+}
+
+/* The options' environment twins, and their ranges. */
+TEST(e2e_chunks_options_from_the_environment)
+{
+    setenv("SYMD_CHUNK_SIZE", "131072", 1);
+    setenv("SYMD_CHUNK_BUDGET", "5000000", 1);
+    setenv("SYMD_CHUNK_TTL", "7", 1);
+    server_proc s;
+    bool up = start_own(&s, "chunks-env", NULL);
+    unsetenv("SYMD_CHUNK_SIZE");
+    unsetenv("SYMD_CHUNK_BUDGET");
+    unsetenv("SYMD_CHUNK_TTL");
+    if (!up)
+        return;
+    int st;
+    json_t *j = req(s.port, "GET", "/v1/upload-options", NULL, 0, &st);
+    CHECK(st == 200 && json_integer_value(json_object_get(j, "chunk_size")) == 131072 &&
+              json_integer_value(json_object_get(j, "chunk_budget_bytes")) == 5000000 &&
+              json_integer_value(json_object_get(j, "chunk_ttl_seconds")) == 7,
+          "SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL");
+    json_decref(j);
+    CHECK(server_stop(&s), "no clean exit");
+    /* a chunk size under 64 KiB is refused at start */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s serve --listen 127.0.0.1:0 --db %s/never.db --chunk-size 100 "
+                              "2>/dev/null",
+             getenv("SYMD_BIN") ? getenv("SYMD_BIN") : "./symd", test_tmpdir());
+    int rc = system(cmd);
+    CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 2, "--chunk-size 100: exit %d", rc);
 }
 
 /* ---- POST /v1/images/check ---- */
