@@ -28,6 +28,7 @@
 #include "http.h"
 #include "mdwalk.h"
 #include "regroup.h"
+#include "../client/upload.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_DB "symd.db"
@@ -53,6 +54,13 @@ static void usage(FILE *f)
           "         [--chunk-size BYTES] [--chunk-budget BYTES] [--chunk-ttl S]\n"
           "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
           "                                      (or zips of them) in the DB\n"
+          "  upload --url URL [--token T | --token-file F] [--json] [--wait]\n"
+          "         [--jobs N] [--chunk-size BYTES] [--timeout S] [--retries N]\n"
+          "         [--wait-timeout S] [--plain] [--progress|--no-progress] PATH...\n"
+          "                                      send them to a symd server (folders,\n"
+          "                                      .xcarchive, bundles, zips walked): only\n"
+          "                                      what it lacks, in chunks (SYMD_URL,\n"
+          "                                      SYMD_UPLOAD_TOKEN[_FILE] as twins)\n"
           "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
           "                                      Apple's system libraries as symbol sets:\n"
           "                                      a DeviceSupport folder, a folder of them,\n"
@@ -400,8 +408,108 @@ static int cmd_serve(int argc, char **argv)
     return server_run(&cfg);
 }
 
+/* symd upload --url: the client (client/upload.h). Flags, then the
+ * environment twins SYMD_URL, SYMD_UPLOAD_TOKEN, SYMD_UPLOAD_TOKEN_FILE. */
+static int cmd_upload_url(int argc, char **argv)
+{
+    up_opts o = {.url = getenv("SYMD_URL"), .timeout_s = 60, .retries = 6, .wait_s = 600,
+                 .progress = -1};
+    const char *tok = NULL, *tok_file = NULL;
+    int first = argc;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n = 0;
+        bool takes = true;
+        if (strcmp(a, "--") == 0) {
+            first = i + 1;
+            break;
+        }
+        if (a[0] != '-' || !a[1]) {
+            first = i;
+            break;
+        }
+        if (strcmp(a, "--url") == 0 && v)
+            o.url = v;
+        else if (strcmp(a, "--token") == 0 && v)
+            tok = v;
+        else if (strcmp(a, "--token-file") == 0 && v)
+            tok_file = v;
+        else if (strcmp(a, "--chunk-size") == 0 && v) {
+            if (parse_size_opt(a, v, &o.chunk_size))
+                return 2;
+        } else if ((strcmp(a, "--jobs") == 0 || strcmp(a, "--timeout") == 0 ||
+                    strcmp(a, "--retries") == 0 || strcmp(a, "--wait-timeout") == 0) &&
+                   v) {
+            if (!num_parse_u64(v, &n) || n > 100000) {
+                fprintf(stderr, "symd upload: %s takes a number, not '%s'\n", a, v);
+                return 2;
+            }
+            if (a[2] == 'j')
+                o.jobs = (int)n;
+            else if (a[2] == 't')
+                o.timeout_s = (int)n;
+            else if (a[2] == 'r')
+                o.retries = (int)n;
+            else
+                o.wait_s = (int)n;
+        } else {
+            takes = false;
+            if (strcmp(a, "--plain") == 0)
+                o.plain = true;
+            else if (strcmp(a, "--json") == 0)
+                o.json = true;
+            else if (strcmp(a, "--wait") == 0)
+                o.wait = true;
+            else if (strcmp(a, "--progress") == 0)
+                o.progress = 1;
+            else if (strcmp(a, "--no-progress") == 0)
+                o.progress = 0;
+            else {
+                fprintf(stderr, "symd upload: unknown option or missing value: %s\n", a);
+                usage(stderr);
+                return 2;
+            }
+        }
+        if (takes)
+            i++;
+    }
+    if (!tok && !tok_file) {
+        tok = getenv("SYMD_UPLOAD_TOKEN");
+        tok_file = getenv("SYMD_UPLOAD_TOKEN_FILE");
+        if (tok && !*tok)
+            tok = NULL;
+        if (tok_file && !*tok_file)
+            tok_file = NULL;
+    }
+    if (tok && tok_file) {
+        fprintf(stderr, "symd upload: a token and a token file both given: give it once\n");
+        return 2;
+    }
+    if (tok_file && !(tok = token_from_file("--token-file", tok_file)))
+        return 2;
+    if (!o.url || !*o.url || first >= argc) {
+        fprintf(stderr, "symd upload: --url URL and at least one PATH are needed\n");
+        usage(stderr);
+        return 2;
+    }
+    o.token = tok;
+    return up_run(&o, (const char *const *)argv + first, (size_t)(argc - first));
+}
+
 static int cmd_upload(int argc, char **argv)
 {
+    bool remote = getenv("SYMD_URL") && *getenv("SYMD_URL");
+    for (int i = 0; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--db") == 0)
+            remote = false;
+        if (strcmp(argv[i], "--url") == 0) {
+            remote = true;
+            break;
+        }
+    }
+    if (remote)
+        return cmd_upload_url(argc, argv);
+
     const char *db = env_or("SYMD_DB", DEFAULT_DB);
     int first = 0;
     if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
