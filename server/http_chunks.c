@@ -382,7 +382,7 @@ static int temp_file(void)
 /* Assembles j's file in a temporary file, chunk after chunk (one chunk in
  * memory at a time), checks its size and SHA-256, then reads it mapped, as
  * POST /v1/images reads a body, under a memory meter sized for a body of
- * its size; the chunks go once the file is stored. Sets the answer. */
+ * its size. Sets the answer. */
 static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
                          size_t *len)
 {
@@ -478,11 +478,6 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     *status = cap.status;
     *body = cap.data;
     *len = cap.len;
-    if (cap.status == 200 || cap.status == 201) { /* stored: its chunks are done with */
-        symd_err derr = {0};
-        if (store_chunks_delete(srv->st, j->chunks, j->nchunks, &derr) != SYMD_OK)
-            fprintf(stderr, "symd: deleting assembled chunks: %s\n", derr.msg);
-    }
 }
 
 typedef struct {
@@ -504,14 +499,26 @@ static void *job_thread(void *arg)
         len = 0;
         status = 503;
     }
+    /* the answer first; then the stored file's chunks go (the job still
+     * counts as running, so a stop waits for that too) */
     pthread_mutex_lock(&ref.a->mu);
     ref.j->status = status;
     ref.j->body = body;
     ref.j->body_len = len;
     ref.j->done = true;
     ref.j->done_ms = store_now_ms();
-    free(ref.j->chunks);
+    uint8_t(*chunks)[32] = ref.j->chunks;
+    size_t nchunks = ref.j->nchunks;
     ref.j->chunks = NULL;
+    pthread_cond_broadcast(&ref.a->cv);
+    pthread_mutex_unlock(&ref.a->mu);
+    if (status == 200 || status == 201) {
+        symd_err err = {0};
+        if (store_chunks_delete(ref.a->srv->st, chunks, nchunks, &err) != SYMD_OK)
+            fprintf(stderr, "symd: deleting assembled chunks: %s\n", err.msg);
+    }
+    free(chunks);
+    pthread_mutex_lock(&ref.a->mu);
     ref.a->running--;
     pthread_cond_broadcast(&ref.a->cv);
     pthread_mutex_unlock(&ref.a->mu);

@@ -2517,6 +2517,28 @@ out:
     return r;
 }
 
+/* secure_delete (on in Debian's SQLite) overwrites every freed page with
+ * zeros: for chunks, transient copies of uploads, that write costs as much
+ * as storing them did, so it is off while chunks are deleted. */
+static bool secure_delete_off(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    bool was = false;
+    if (sqlite3_prepare_v2(db, "PRAGMA secure_delete", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        was = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    if (was)
+        sqlite3_exec(db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
+    return was;
+}
+
+static void secure_delete_back(sqlite3 *db, bool was)
+{
+    if (was)
+        sqlite3_exec(db, "PRAGMA secure_delete=ON", NULL, NULL, NULL);
+}
+
 static symd_status sq_chunks_delete(store_db *s, const uint8_t (*hashes)[32], size_t n,
                                     symd_err *err)
 {
@@ -2524,6 +2546,7 @@ static symd_status sq_chunks_delete(store_db *s, const uint8_t (*hashes)[32], si
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
+    bool secure = secure_delete_off(db);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE hash = ?1", -1, &st, NULL) !=
             SQLITE_OK)
@@ -2539,6 +2562,7 @@ static symd_status sq_chunks_delete(store_db *s, const uint8_t (*hashes)[32], si
         r = db_fail(err, db, "deleting chunks");
     if (r != SYMD_OK)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    secure_delete_back(db, secure);
     writer_put(s, ci);
     return r;
 }
@@ -2550,6 +2574,7 @@ static symd_status sq_chunks_expire(store_db *s, int64_t before_ms, size_t *dele
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
+    bool secure = secure_delete_off(db);
     if (sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE created_at < ?1", -1, &st, NULL) !=
         SQLITE_OK) {
         r = db_fail(err, db, "expiring chunks");
@@ -2561,6 +2586,7 @@ static symd_status sq_chunks_expire(store_db *s, int64_t before_ms, size_t *dele
             *deleted = (size_t)sqlite3_changes(db);
     }
     sqlite3_finalize(st);
+    secure_delete_back(db, secure);
     writer_put(s, ci);
     return r;
 }

@@ -184,6 +184,18 @@ static long long chunks_held(const server_proc *s)
     return db_query_int(s->db, "SELECT count(*) FROM chunks");
 }
 
+/* The chunks held once the deletion of assembled ones (which follows the
+ * answer) is through: polled up to 5 s until want is reached. */
+static long long chunks_settle(const server_proc *s, long long want)
+{
+    long long n = chunks_held(s);
+    for (int k = 0; k < 100 && n != want; k++) {
+        sleep_ms(50);
+        n = chunks_held(s);
+    }
+    return n;
+}
+
 static long long images_stored(const server_proc *s)
 {
     return db_query_int(s->db,
@@ -473,7 +485,8 @@ TEST(e2e_chunks_assemble_resumed_equals_plain_post)
     same_blobs(a.db, b.db, plain);
     /* assembled chunks are gone; the check says every image is present, so
      * the file is not sent again */
-    CHECK(chunks_held(&a) == 0, "%lld chunks left after the assembly", chunks_held(&a));
+    long long left = chunks_settle(&a, 0);
+    CHECK(left == 0, "%lld chunks left after the assembly", left);
     size_t i;
     json_t *o, *items = json_array();
     json_array_foreach(json_object_get(chunked, "images"), i, o)
@@ -568,6 +581,7 @@ TEST(e2e_chunks_hostile)
     j = assemble(port, &p, "x.zip", NULL, &st);
     CHECK(st == 201, "the right assembly: %d", st);
     json_decref(j);
+    CHECK(chunks_settle(s, chunks0) == chunks0, "its chunks are deleted once it is stored");
     pieces_free(&p);
 
     /* an assembled zip bomb: refused as its plain POST is, nothing stored */
@@ -730,6 +744,10 @@ TEST(e2e_chunks_cross_node)
         /* chunks to node a, half of them; the rest to node b */
         for (size_t i = 0; i < p.n; i++)
             CHECK(send_piece(n[i % 2].port, &p, i, NULL) == 201, "chunk %zu", i);
+        char held[32] = "";
+        CHECK(pg_sql(uri, "SELECT count(*) FROM chunks", held, sizeof held) &&
+                  (size_t)atoi(held) == p.n,
+              "%s chunks in the shared database, want %zu", held, p.n);
         json_t *m = missing_of(n[1].port, &p);
         CHECK(json_array_size(m) == 0, "node b sees every chunk: %zu missing",
               json_array_size(m));
@@ -750,6 +768,14 @@ TEST(e2e_chunks_cross_node)
         }
         CHECK(strcmp(state, "present") == 0, "node a after b's assembly: %s", state);
         json_decref(j);
+        char out[32] = "";
+        for (int k = 0; k < 100; k++) { /* the deletion follows the answer */
+            if (pg_sql(uri, "SELECT count(*) FROM chunks", out, sizeof out) &&
+                strcmp(out, "0") == 0)
+                break;
+            sleep_ms(50);
+        }
+        CHECK(strcmp(out, "0") == 0, "assembled chunks are deleted: %s held", out);
         m = missing_of(n[0].port, &p);
         CHECK(json_array_size(m) == p.n, "assembled chunks are gone for node a too");
         json_decref(m);
