@@ -28,6 +28,7 @@ need=(
   "/usr/lib/postgresql/15/bin/initdb postgresql"
   "/usr/bin/lldb-14 lldb-14"
   "/usr/bin/npm npm"
+  "/usr/sbin/nginx nginx-light"
 )
 missing=()
 for entry in "${need[@]}"; do
