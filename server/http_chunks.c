@@ -475,6 +475,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     reply_capture_swap(old);
     mem_meter_end(&meter);
     munmap(map, (size_t)j->size);
+    atomic_store(&srv->trim_wanted, true); /* give what the read freed back */
     *status = cap.status;
     *body = cap.data;
     *len = cap.len;

@@ -17,7 +17,6 @@ struct retention {
     pthread_cond_t cv;
     bool stop;
     uint64_t pruned; /* under mu */
-    uint64_t chunks_expired; /* under mu */
 };
 
 /* Chunks past their TTL go in one statement (they are few: the budget
@@ -26,16 +25,11 @@ static void expire_chunks(retention *r)
 {
     if (!r->chunk_ttl_s)
         return;
-    size_t n = 0;
+    size_t n = 0; /* not kept: /metrics shows what is held */
     symd_err err = {0};
     if (store_chunks_expire(r->st, store_now_ms() - (int64_t)r->chunk_ttl_s * 1000, &n, &err) !=
-        SYMD_OK) {
+        SYMD_OK)
         fprintf(stderr, "symd: chunk expiry: %s\n", err.msg);
-        return;
-    }
-    pthread_mutex_lock(&r->mu);
-    r->chunks_expired += n;
-    pthread_mutex_unlock(&r->mu);
 }
 
 /* One pass: batches until nothing more is to go (or a stop, or an error,
@@ -142,16 +136,6 @@ uint64_t retention_pruned(const retention *r)
         return 0;
     pthread_mutex_lock((pthread_mutex_t *)&r->mu);
     uint64_t n = r->pruned;
-    pthread_mutex_unlock((pthread_mutex_t *)&r->mu);
-    return n;
-}
-
-uint64_t retention_chunks_expired(const retention *r)
-{
-    if (!r)
-        return 0;
-    pthread_mutex_lock((pthread_mutex_t *)&r->mu);
-    uint64_t n = r->chunks_expired;
     pthread_mutex_unlock((pthread_mutex_t *)&r->mu);
     return n;
 }

@@ -24,8 +24,7 @@ typedef struct retention retention;
  * *err says so). */
 retention *retention_start(store *st, uint64_t keep_days, uint64_t max_crashes,
                            unsigned every_s, uint64_t chunk_ttl_s, symd_err *err);
-/* Chunks expired so far. */
-uint64_t retention_chunks_expired(const retention *r);
+
 /* Stops the thread (a batch under way finishes) and frees r; NULL is fine. */
 void retention_stop(retention *r);
 /* Crashes pruned so far. */
