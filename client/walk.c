@@ -17,6 +17,7 @@
 #include "../import/devsupport.h"
 #include "../import/peek.h"
 #include "../ingest/unzip.h"
+#include <zip.h>
 #include "../util/hex.h"
 #include "../util/util.h"
 
@@ -121,32 +122,209 @@ static symd_status sym_items(const uint8_t *buf, size_t len, up_file *f, size_t 
     return SYMD_OK;
 }
 
-typedef struct {
-    up_file *f;
-    size_t *cap;
-    size_t members; /* recognised */
-    char why[256];  /* the first member symd would refuse */
-} zip_ctx;
+/* Entries of a zip the client looks at (the server's own limit is lower by
+ * default: it refuses a larger one with its reason). */
+#define ZIP_MAX_ENTRIES 1000000
 
-static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, size_t len,
-                              symd_err *err)
+/* One zip member read as a stream: only forward, reopened to go back. */
+typedef struct {
+    zip_t *za;
+    zip_uint64_t idx;
+    zip_file_t *zf;
+    uint64_t pos;
+} member;
+
+static bool m_open(member *m)
 {
-    zip_ctx *z = ctx;
-    char why[200] = "";
-    symd_status st = SYMD_E_NOT_MACHO;
-    if (strncmp(name, "__MACOSX/", 9) == 0 || strstr(name, "/__MACOSX/"))
-        return SYMD_OK;
-    if (bp_sym_detect(data, len))
-        st = sym_items(data, len, z->f, z->cap, why, sizeof why);
-    else if (len >= 4)
-        st = macho_items(data, len, z->f, z->cap, why, sizeof why);
-    if (st == SYMD_OK)
-        z->members++;
-    else if (st == SYMD_E_NOMEM)
-        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    else if (st != SYMD_E_NOT_MACHO && !z->why[0])
-        snprintf(z->why, sizeof z->why, "member %.80s: %s", name, why);
+    if (m->zf)
+        zip_fclose(m->zf);
+    m->zf = zip_fopen_index(m->za, m->idx, 0);
+    m->pos = 0;
+    return m->zf != NULL;
+}
+
+/* Up to n bytes into out (fewer at the member's end); false on an error. */
+static bool m_read(member *m, uint8_t *out, size_t n, size_t *got)
+{
+    *got = 0;
+    while (*got < n) {
+        zip_int64_t r = zip_fread(m->zf, out + *got, n - *got);
+        if (r < 0)
+            return false;
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+        m->pos += (uint64_t)r;
+    }
+    return true;
+}
+
+/* Reads and drops bytes up to off; false when the member ends first. */
+static bool m_skip_to(member *m, uint64_t off)
+{
+    uint8_t junk[65536];
+    while (m->pos < off) {
+        uint64_t want = off - m->pos;
+        size_t got;
+        if (!m_read(m, junk, want < sizeof junk ? (size_t)want : sizeof junk, &got) || !got)
+            return false;
+    }
+    return true;
+}
+
+/* The images of one Mach-O member whose first hl bytes are head and whose
+ * declared size is size: each slice's load commands read from the stream
+ * (slices in file order, everything between them inflated and dropped), so
+ * a member of any size costs a few KiB of memory. */
+static symd_status macho_member_items(member *m, const uint8_t *head, size_t hl, uint64_t size,
+                                      up_file *f, size_t *cap, char *why, size_t wcap)
+{
+    peek_slice sl[MACHO_MAX_SLICES];
+    size_t n = 0;
+    symd_err e = {0};
+    symd_status st = peek_slices(head, hl, size, sl, &n, &e);
+    if (st != SYMD_OK) {
+        snprintf(why, wcap, "%s", e.msg);
+        return st;
+    }
+    size_t order[MACHO_MAX_SLICES];
+    for (size_t i = 0; i < n; i++) { /* by offset (fat slices need not be) */
+        size_t k = i;
+        while (k > 0 && sl[order[k - 1]].offset > sl[i].offset) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    if (!m_open(m)) {
+        snprintf(why, wcap, "cannot read the member again");
+        return SYMD_E_CORRUPT;
+    }
+    for (size_t j = 0; j < n; j++) {
+        peek_slice *p = &sl[order[j]];
+        uint8_t hdr[32];
+        size_t got;
+        uint32_t csize;
+        if (!m_skip_to(m, p->offset) ||
+            !m_read(m, hdr, p->size < sizeof hdr ? (size_t)p->size : sizeof hdr, &got)) {
+            snprintf(why, wcap, "the member ends before its slice at %llu",
+                     (unsigned long long)p->offset);
+            return SYMD_E_CORRUPT;
+        }
+        st = peek_commands_size(hdr, got, p, &csize, &e);
+        if (st == SYMD_OK && (csize > p->size || csize > PEEK_MAX_CMDS || csize < got))
+            st = symd_fail(&e, SYMD_E_CORRUPT, "load commands of %u bytes do not fit the slice",
+                           csize);
+        uint8_t *cmds = st == SYMD_OK ? malloc(csize) : NULL;
+        size_t more = 0;
+        if (st == SYMD_OK && (!cmds || (memcpy(cmds, hdr, got),
+                                        !m_read(m, cmds + got, csize - got, &more)) ||
+                              got + more != csize))
+            st = symd_fail(&e, cmds ? SYMD_E_CORRUPT : SYMD_E_NOMEM,
+                           cmds ? "the member ends inside its load commands" : "out of memory");
+        if (st == SYMD_OK)
+            st = peek_load_commands(cmds, csize, p, &e);
+        uint32_t filetype = st == SYMD_OK ? le32(cmds + 12) : 0;
+        free(cmds);
+        if (st != SYMD_OK) {
+            snprintf(why, wcap, "%s", e.msg);
+            return st;
+        }
+        if (!p->has_uuid) {
+            snprintf(why, wcap, "%s slice without LC_UUID", p->arch ? p->arch : "a");
+            return filetype == MH_OBJECT_FILETYPE ? SYMD_E_NOT_MACHO : SYMD_E_NO_UUID;
+        }
+        if (!add_item(f, cap, p->uuid, p->arch, filetype == MH_DSYM_FILETYPE)) {
+            snprintf(why, wcap, "out of memory");
+            return SYMD_E_NOMEM;
+        }
+    }
     return SYMD_OK;
+}
+
+/* Whether entry idx named name is a file (not a folder or a link). */
+static bool zip_is_file(zip_t *za, zip_uint64_t idx, const char *name)
+{
+    size_t n = strlen(name);
+    if (n > 0 && name[n - 1] == '/')
+        return false;
+    zip_uint8_t opsys;
+    zip_uint32_t attr;
+    if (zip_file_get_external_attributes(za, idx, 0, &opsys, &attr) == 0 &&
+        opsys == ZIP_OPSYS_UNIX) {
+        mode_t mode = (mode_t)(attr >> 16);
+        if (S_ISDIR(mode) || S_ISLNK(mode))
+            return false;
+    }
+    return true;
+}
+
+/* The images of the members of the zip in buf: each member's first bytes
+ * and load commands only (the server reads the whole members, checks their
+ * CRCs and holds them to its limits). *members: how many carry images.
+ * why: the first member symd would refuse, or what is wrong with the zip. */
+static symd_status zip_items(const uint8_t *buf, size_t len, up_file *f, size_t *cap,
+                             size_t *members, char *why, size_t wcap)
+{
+    *members = 0;
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(buf, len, 0, &ze);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY, &ze) : NULL;
+    if (!za) {
+        snprintf(why, wcap, "malformed zip: %s", zip_error_strerror(&ze));
+        if (src)
+            zip_source_free(src);
+        zip_error_fini(&ze);
+        return SYMD_E_CORRUPT;
+    }
+    zip_error_fini(&ze);
+    symd_status st = SYMD_OK;
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    if (n < 0 || n > ZIP_MAX_ENTRIES) {
+        snprintf(why, wcap, "malformed zip: %lld entries", (long long)n);
+        st = SYMD_E_CORRUPT;
+    }
+    uint8_t *head = malloc(PEEK_HEAD);
+    if (!head)
+        st = SYMD_E_NOMEM;
+    for (zip_int64_t i = 0; st == SYMD_OK && i < n; i++) {
+        zip_stat_t zs;
+        zip_stat_init(&zs);
+        if (zip_stat_index(za, (zip_uint64_t)i, 0, &zs) != 0)
+            continue;
+        const char *name = (zs.valid & ZIP_STAT_NAME) && zs.name ? zs.name : "";
+        if (!zip_is_file(za, (zip_uint64_t)i, name) || strncmp(name, "__MACOSX/", 9) == 0 ||
+            strstr(name, "/__MACOSX/"))
+            continue;
+        member m = {.za = za, .idx = (zip_uint64_t)i};
+        size_t hl = 0;
+        char mwhy[256] = "";
+        symd_status ms;
+        if (!m_open(&m) || !m_read(&m, head, PEEK_HEAD, &hl)) {
+            snprintf(mwhy, sizeof mwhy, "%s", zip_strerror(za));
+            ms = SYMD_E_CORRUPT;
+        } else if (hl < 4)
+            ms = SYMD_E_NOT_MACHO;
+        else if (bp_sym_detect(head, hl))
+            ms = sym_items(head, hl, f, cap, mwhy, sizeof mwhy);
+        else
+            ms = macho_member_items(&m, head, hl, (zs.valid & ZIP_STAT_SIZE) ? zs.size : hl, f,
+                                    cap, mwhy, sizeof mwhy);
+        if (m.zf)
+            zip_fclose(m.zf);
+        if (ms == SYMD_OK)
+            (*members)++;
+        else if (ms == SYMD_E_NOMEM)
+            st = ms;
+        else if (ms != SYMD_E_NOT_MACHO) {
+            snprintf(why, wcap, "member %.80s: %.160s", name, mwhy);
+            st = ms;
+        }
+    }
+    free(head);
+    zip_discard(za);
+    return st;
 }
 
 bool up_recognise(const char *path, up_file *f)
@@ -181,15 +359,11 @@ bool up_recognise(const char *path, up_file *f)
     bool symbols = true;
     symd_status s;
     if (unzip_is_zip(buf, len)) {
-        zip_ctx z = {.f = f, .cap = &cap};
-        unzip_limits lim = unzip_default_limits();
-        symd_err e = {0};
-        s = unzip_each(buf, len, &lim, zip_member, &z, &e);
+        size_t members = 0;
+        s = zip_items(buf, len, f, &cap, &members, why, sizeof why);
         if (s != SYMD_OK)
-            snprintf(f->err, sizeof f->err, "zip: %s", e.msg);
-        else if (z.why[0])
-            snprintf(f->err, sizeof f->err, "zip %.250s", z.why);
-        else if (!z.members) {
+            snprintf(f->err, sizeof f->err, "%s", s == SYMD_E_NOMEM ? "out of memory" : why);
+        else if (!members) {
             snprintf(f->err, sizeof f->err, "a zip without a Mach-O or Breakpad .sym member");
             symbols = false;
         } else

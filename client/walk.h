@@ -5,7 +5,7 @@
  *
  * Every file read is untrusted: headers and load commands are read through
  * import/peek.h (bounds-checked, only the first bytes of a Mach-O read),
- * zip members through ingest/unzip.h under its default limits. */
+ * zip members by their first bytes and load commands only (libzip). */
 #ifndef SYMD_CLIENT_WALK_H
 #define SYMD_CLIENT_WALK_H
 

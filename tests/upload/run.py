@@ -337,6 +337,24 @@ def main():
                            capture_output=True, text=True)
         check(r.returncode == 0 and "1 found, 1 already there" in r.stdout,
               f"the text summary: {r.stdout.strip()[-120:]}")
+        # retries: symd comes up a second after the client starts
+        port = free_port()
+        p = subprocess.Popen([symd, "upload", "--url", f"http://127.0.0.1:{port}", "--json",
+                              "--no-progress", "--retries", "8", one], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        late = subprocess.Popen([symd, "serve", "--listen", f"127.0.0.1:{port}", "--db",
+                                 os.path.join(work, "late.db"), "--access-log", "off"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            out, _ = p.communicate(timeout=120)
+            doc = json.loads(out) if out.strip() else None
+            check(p.returncode == 0 and doc and doc["uploaded"] == 1 and doc["retries"] >= 1,
+                  f"connection refused is retried with backoff until symd answers "
+                  f"({doc and doc['retries']} retries)")
+        finally:
+            late.send_signal(signal.SIGTERM)
+            late.wait(timeout=60)
         # the local form keeps working
         r = subprocess.run([symd, "upload", "--db", os.path.join(work, "local.db"), one],
                            capture_output=True, text=True)
