@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../util/hex.h"
+#include "../util/util.h"
 #include "../util/sha256.h"
 #include "http1.h"
 #include "walk.h"
@@ -52,13 +53,17 @@ typedef struct {
     int jobs;
     fstate *fs;
     size_t nfs;
+    /* the queue of chunks to send: appended by the hashing thread, taken by
+     * the workers, under qmu */
     task *tasks;
-    size_t ntasks;
-    atomic_size_t next_task;
+    size_t ntasks, tasks_cap, next_task;
+    bool queue_closed;
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv;
     atomic_int workers_left;
     atomic_ullong chunks_sent, bytes_sent, bytes_done, wire;
     atomic_uint retries;
-    uint64_t bytes_todo;
+    uint64_t bytes_todo; /* of the files to send, held chunks counted done at once */
     pthread_mutex_t mu; /* fs[].state and msg from workers */
     char note[512];     /* the chunk size lowered for a proxy */
     bool progress_bar, progress_lines;
@@ -329,47 +334,6 @@ static size_t chunk_len(const up_ctx *u, const fstate *f, size_t k)
     return (size_t)(left < u->chunk_size ? left : u->chunk_size);
 }
 
-/* Hashes f's chunks (of u->chunk_size) and the whole file. */
-static bool hash_file(up_ctx *u, fstate *f, uint8_t *buf)
-{
-    uint64_t size = f->f->size;
-    f->nchunks = size ? (size_t)((size - 1) / u->chunk_size + 1) : 0;
-    free(f->chunks);
-    f->chunks = malloc((f->nchunks ? f->nchunks : 1) * sizeof *f->chunks);
-    sha256_ctx *whole = sha256_new();
-    int fd = open(f->f->path, O_RDONLY | O_CLOEXEC);
-    bool ok = f->chunks && whole && fd >= 0;
-    for (size_t k = 0; ok && k < f->nchunks; k++) {
-        size_t len = chunk_len(u, f, k), got = 0;
-        while (got < len) {
-            ssize_t n = read(fd, buf + got, len - got);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
-        if (got != len) {
-            ok = false;
-            break;
-        }
-        sha256(buf, len, f->chunks[k]);
-        sha256_update(whole, buf, len);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (whole) {
-        if (ok)
-            sha256_final(whole, f->sha);
-        else
-            sha256_free(whole);
-    }
-    if (!ok)
-        fail_file(u, f, "cannot read the file to hash it: %s",
-                  errno ? strerror(errno) : "it changed size");
-    return ok;
-}
-
 /* Sends one chunk (POST /v1/chunks/<hex>). *status: the answer's, 0 when
  * none came. */
 static bool send_chunk(up_ctx *u, hc_conn *c, const uint8_t sha[SHA256_LEN], const uint8_t *data,
@@ -391,6 +355,12 @@ static bool send_chunk(up_ctx *u, hc_conn *c, const uint8_t sha[SHA256_LEN], con
         answer_text(&r, why, cap);
     hc_resp_free(&r);
     return ok;
+}
+
+/* Room for one more task in u->tasks (under qmu). */
+static bool array_grow_tasks(up_ctx *u)
+{
+    return array_grow((void **)&u->tasks, &u->tasks_cap, u->ntasks + 1, sizeof *u->tasks);
 }
 
 /* Which of hashes[0..n) the server lacks: missing[i] set. */
@@ -475,34 +445,43 @@ static void settle_chunk_size(up_ctx *u, hc_conn *c, uint8_t *buf)
     }
 }
 
-typedef struct {
-    up_ctx *u;
-} worker_arg;
+/* The next chunk to send, waiting while the hashing thread may add more;
+ * false when the queue is closed and empty. */
+static bool take_task(up_ctx *u, task *t)
+{
+    pthread_mutex_lock(&u->qmu);
+    while (u->next_task == u->ntasks && !u->queue_closed)
+        pthread_cond_wait(&u->qcv, &u->qmu);
+    bool ok = u->next_task < u->ntasks;
+    if (ok)
+        *t = u->tasks[u->next_task++];
+    pthread_mutex_unlock(&u->qmu);
+    return ok;
+}
 
-/* A worker of the pool: takes the next chunk task until none is left,
- * on its own kept-alive connection. */
+/* A worker of the pool: sends queued chunks on its own kept-alive
+ * connection until the queue is closed and empty. */
 static void *chunk_worker(void *arg)
 {
-    up_ctx *u = ((worker_arg *)arg)->u;
+    up_ctx *u = arg;
     hc_conn c;
     hc_init(&c, &u->url, u->o->token, u->o->timeout_s);
     uint8_t *buf = malloc(u->chunk_size);
-    for (;;) {
-        size_t t = atomic_fetch_add(&u->next_task, 1);
-        if (t >= u->ntasks)
-            break;
-        fstate *f = &u->fs[u->tasks[t].file];
-        size_t k = u->tasks[t].chunk, len = chunk_len(u, f, k);
+    task t;
+    while (take_task(u, &t)) {
+        fstate *f = &u->fs[t.file];
+        size_t len = chunk_len(u, f, t.chunk);
         char why[512];
         int status;
         if (f->state == FS_FAILED) {
             atomic_fetch_add(&u->bytes_done, len);
             continue;
         }
-        if (!buf || !read_at(f->f->path, (uint64_t)k * u->chunk_size, buf, len))
-            fail_file(u, f, "cannot read chunk %zu: %s", k, buf ? strerror(errno) : "no memory");
-        else if (!send_chunk(u, &c, f->chunks[k], buf, len, &status, why, sizeof why))
-            fail_file(u, f, "chunk %zu: %s%s", k, why,
+        if (!buf || !read_at(f->f->path, (uint64_t)t.chunk * u->chunk_size, buf, len))
+            fail_file(u, f, "cannot read chunk %zu: %s", t.chunk,
+                      buf ? strerror(errno) : "no memory");
+        else if (!send_chunk(u, &c, f->chunks[t.chunk], buf, len, &status, why, sizeof why))
+            fail_file(u, f, "chunk %zu: %s%s", t.chunk, why,
                       status == 413 ? " (a proxy's body limit below the chunk size: pass "
                                       "--chunk-size below it, or raise the limit)"
                                     : "");
@@ -514,106 +493,205 @@ static void *chunk_worker(void *arg)
     return NULL;
 }
 
-/* Prints progress until the workers are done. */
-static void show_progress(up_ctx *u, double t0)
+/* Prints one progress update (a bar redrawn, or a line every 5 s). */
+static void show_progress(up_ctx *u, double t0, double *last_line)
 {
-    double last_line = now_s();
-    uint64_t total = u->bytes_todo;
-    while (atomic_load(&u->workers_left) > 0) {
-        sleep_s(u->progress_bar ? 0.2 : 0.5);
-        uint64_t done = atomic_load(&u->bytes_done);
-        double el = now_s() - t0, rate = el > 0 ? done / el : 0;
-        char a[32], b[32], r[32];
-        fmt_bytes(done, a, sizeof a);
-        fmt_bytes(total, b, sizeof b);
-        fmt_bytes((uint64_t)rate, r, sizeof r);
-        int pct = total ? (int)(done * 100 / total) : 100;
-        if (u->progress_bar) {
-            char bar[31];
-            int fill = pct * 30 / 100;
-            for (int i = 0; i < 30; i++)
-                bar[i] = i < fill ? '#' : '.';
-            bar[30] = 0;
-            fprintf(stderr, "\r[%s] %3d%% %s of %s  %s/s  ", bar, pct, a, b, r);
-        } else if (u->progress_lines && now_s() - last_line >= 5) {
-            fprintf(stderr, "symd upload: %d%% %s of %s sent (%s/s), %llu chunks\n", pct, a, b,
-                    r, (unsigned long long)atomic_load(&u->chunks_sent));
-            last_line = now_s();
-        }
+    uint64_t done = atomic_load(&u->bytes_done), total = u->bytes_todo;
+    double el = now_s() - t0, rate = el > 0 ? done / el : 0;
+    char a[32], b[32], r[32];
+    fmt_bytes(done, a, sizeof a);
+    fmt_bytes(total, b, sizeof b);
+    fmt_bytes((uint64_t)rate, r, sizeof r);
+    int pct = total ? (int)(done * 100 / total) : 100;
+    if (u->progress_bar) {
+        char bar[31];
+        int fill = pct * 30 / 100;
+        for (int i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = 0;
+        fprintf(stderr, "\r[%s] %3d%% %s of %s  %s/s  ", bar, pct, a, b, r);
+    } else if (u->progress_lines && now_s() - *last_line >= 5) {
+        fprintf(stderr, "symd upload: %d%% %s of %s (%s/s), %llu chunks sent\n", pct, a, b, r,
+                (unsigned long long)atomic_load(&u->chunks_sent));
+        *last_line = now_s();
     }
-    if (u->progress_bar)
-        fprintf(stderr, "\r%*s\r", 72, "");
 }
 
-/* Sends every missing chunk of the files to do through the pool. */
+/* A set of chunk hashes (open addressing on their first 8 bytes): a chunk
+ * met twice in a run (in one file or two) is sent once. */
+typedef struct {
+    uint8_t (*h)[SHA256_LEN];
+    bool *used;
+    size_t cap, n;
+} hash_set;
+
+/* Adds h; true when it was not there yet (or the set cannot grow). */
+static bool set_add(hash_set *s, const uint8_t h[SHA256_LEN])
+{
+    if (2 * (s->n + 1) > s->cap) {
+        hash_set g = {0};
+        g.cap = s->cap ? 2 * s->cap : 1024;
+        g.h = malloc(g.cap * sizeof *g.h);
+        g.used = calloc(g.cap, sizeof *g.used);
+        if (!g.h || !g.used) {
+            free(g.h);
+            free(g.used);
+            return true;
+        }
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->used[i])
+                set_add(&g, s->h[i]);
+        free(s->h);
+        free(s->used);
+        *s = g;
+    }
+    uint64_t k;
+    memcpy(&k, h, sizeof k);
+    for (size_t i = (size_t)(k % s->cap);; i = (i + 1) % s->cap) {
+        if (!s->used[i]) {
+            s->used[i] = true;
+            memcpy(s->h[i], h, SHA256_LEN);
+            s->n++;
+            return true;
+        }
+        if (memcmp(s->h[i], h, SHA256_LEN) == 0)
+            return false;
+    }
+}
+
+/* Bytes hashed between two POST /v1/chunks/missing (at least 4 chunks):
+ * the workers start on the first batch while the rest is being hashed. */
+#define PIPE_BATCH_BYTES (32u << 20)
+
+/* Queues the batch's chunks the server lacks (and this run has not queued
+ * yet); counts the others as done. False with why when the server cannot
+ * say which it lacks. */
+static bool queue_batch(up_ctx *u, hc_conn *c, const task *batch, size_t n, hash_set *seen,
+                        char *why, size_t cap)
+{
+    uint8_t(*h)[SHA256_LEN] = malloc((n ? n : 1) * sizeof *h);
+    bool *miss = calloc(n ? n : 1, sizeof *miss);
+    bool ok = h && miss;
+    for (size_t i = 0; ok && i < n; i++)
+        memcpy(h[i], u->fs[batch[i].file].chunks[batch[i].chunk], SHA256_LEN);
+    if (ok)
+        ok = chunks_missing(u, c, h, n, miss, why, cap);
+    else
+        snprintf(why, cap, "out of memory");
+    for (size_t i = 0; ok && i < n; i++) {
+        size_t len = chunk_len(u, &u->fs[batch[i].file], batch[i].chunk);
+        if (!miss[i] || !set_add(seen, h[i])) {
+            atomic_fetch_add(&u->bytes_done, len);
+            continue;
+        }
+        pthread_mutex_lock(&u->qmu);
+        if (array_grow_tasks(u))
+            u->tasks[u->ntasks++] = batch[i];
+        pthread_cond_signal(&u->qcv);
+        pthread_mutex_unlock(&u->qmu);
+    }
+    free(h);
+    free(miss);
+    return ok;
+}
+
+/* Hashes every file to send, chunk by chunk (and whole), asking after each
+ * batch of chunks (PIPE_BATCH_BYTES) which the server lacks and queueing those for the
+ * workers, which send them meanwhile. */
 static void send_chunks(up_ctx *u, hc_conn *c)
 {
-    size_t n = 0;
+    u->bytes_todo = 0;
     for (size_t i = 0; i < u->nfs; i++)
         if (u->fs[i].state == FS_TODO)
-            n += u->fs[i].nchunks;
-    if (!n)
+            u->bytes_todo += u->fs[i].f->size;
+    if (!u->bytes_todo)
         return;
-    uint8_t(*hashes)[SHA256_LEN] = malloc(n * sizeof *hashes);
-    task *all = malloc(n * sizeof *all);
-    bool *missing = calloc(n, sizeof *missing);
-    u->tasks = malloc(n * sizeof *u->tasks);
-    if (!hashes || !all || !missing || !u->tasks) {
-        for (size_t i = 0; i < u->nfs; i++)
-            if (u->fs[i].state == FS_TODO)
-                fail_file(u, &u->fs[i], "out of memory");
-        goto out;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < u->nfs; i++)
-        for (size_t j = 0; u->fs[i].state == FS_TODO && j < u->fs[i].nchunks; j++) {
-            memcpy(hashes[k], u->fs[i].chunks[j], SHA256_LEN);
-            all[k++] = (task){i, j};
-        }
-    char why[512];
-    if (!chunks_missing(u, c, hashes, n, missing, why, sizeof why)) {
-        for (size_t i = 0; i < u->nfs; i++)
-            if (u->fs[i].state == FS_TODO)
-                fail_file(u, &u->fs[i], "asking which chunks the server lacks: %s", why);
-        goto out;
-    }
-    u->ntasks = 0;
-    u->bytes_todo = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool dup = false; /* a chunk twice (in one file or two): sent once */
-        for (size_t j = 0; missing[i] && j < u->ntasks && !dup; j++) {
-            const task *t = &u->tasks[j];
-            dup = memcmp(u->fs[t->file].chunks[t->chunk], hashes[i], SHA256_LEN) == 0;
-        }
-        if (missing[i] && !dup) {
-            u->tasks[u->ntasks++] = all[i];
-            u->bytes_todo += chunk_len(u, &u->fs[all[i].file], all[i].chunk);
-        }
-    }
-    if (!u->ntasks)
-        goto out;
     int jobs = u->jobs < 1 ? 1 : u->jobs > MAX_JOBS ? MAX_JOBS : u->jobs;
-    if ((size_t)jobs > u->ntasks)
-        jobs = (int)u->ntasks;
     pthread_t th[MAX_JOBS];
-    worker_arg wa = {u};
-    atomic_store(&u->next_task, 0);
+    u->ntasks = u->next_task = 0;
+    u->queue_closed = false;
     atomic_store(&u->workers_left, jobs);
-    double t0 = now_s();
     int started = 0;
     for (; started < jobs; started++)
-        if (pthread_create(&th[started], NULL, chunk_worker, &wa) != 0)
+        if (pthread_create(&th[started], NULL, chunk_worker, u) != 0)
             break;
     atomic_fetch_sub(&u->workers_left, jobs - started);
-    if (!started)
-        chunk_worker(&wa);
-    show_progress(u, t0);
+    double t0 = now_s(), last_line = t0;
+    uint8_t *buf = malloc(u->chunk_size);
+    hash_set seen = {0};
+    size_t pipe_batch = PIPE_BATCH_BYTES / u->chunk_size;
+    if (pipe_batch < 4)
+        pipe_batch = 4;
+    task *batch = malloc(pipe_batch * sizeof *batch);
+    char why[512];
+    for (size_t i = 0; i < u->nfs; i++) {
+        fstate *f = &u->fs[i];
+        if (f->state != FS_TODO)
+            continue;
+        uint64_t size = f->f->size;
+        f->nchunks = size ? (size_t)((size - 1) / u->chunk_size + 1) : 0;
+        f->chunks = malloc((f->nchunks ? f->nchunks : 1) * sizeof *f->chunks);
+        sha256_ctx *whole = sha256_new();
+        int fd = open(f->f->path, O_RDONLY | O_CLOEXEC);
+        bool ok = buf && batch && f->chunks && whole && fd >= 0;
+        if (!ok)
+            fail_file(u, f, "cannot read the file: %s", fd < 0 ? strerror(errno) : "no memory");
+        size_t nb = 0;
+        for (size_t k = 0; ok && k < f->nchunks; k++) {
+            size_t len = chunk_len(u, f, k), got = 0;
+            while (got < len) {
+                ssize_t r = read(fd, buf + got, len - got);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0)
+                    break;
+                got += (size_t)r;
+            }
+            if (got != len) {
+                fail_file(u, f, "cannot read the file to hash it: %s",
+                          errno ? strerror(errno) : "it changed size");
+                ok = false;
+                break;
+            }
+            sha256(buf, len, f->chunks[k]);
+            sha256_update(whole, buf, len);
+            batch[nb++] = (task){i, k};
+            if (nb == pipe_batch || k + 1 == f->nchunks) {
+                if (!queue_batch(u, c, batch, nb, &seen, why, sizeof why)) {
+                    fail_file(u, f, "asking which chunks the server lacks: %s", why);
+                    ok = false;
+                }
+                nb = 0;
+                show_progress(u, t0, &last_line);
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        if (whole) {
+            if (ok)
+                sha256_final(whole, f->sha);
+            else
+                sha256_free(whole);
+        }
+    }
+    free(buf);
+    free(batch);
+    free(seen.h);
+    free(seen.used);
+    pthread_mutex_lock(&u->qmu);
+    u->queue_closed = true;
+    pthread_cond_broadcast(&u->qcv);
+    pthread_mutex_unlock(&u->qmu);
+    if (!started) /* no thread could start: this one sends */
+        chunk_worker(u);
+    while (atomic_load(&u->workers_left) > 0) {
+        sleep_s(u->progress_bar ? 0.2 : 0.25);
+        show_progress(u, t0, &last_line);
+    }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-out:
-    free(hashes);
-    free(all);
-    free(missing);
+    if (u->progress_bar)
+        fprintf(stderr, "\r%*s\r", 72, "");
 }
 
 /* ---- assembling ------------------------------------------------------------------- */
@@ -876,6 +954,8 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
     u->o = o;
     u->jobs = o->jobs;
     pthread_mutex_init(&u->mu, NULL);
+    pthread_mutex_init(&u->qmu, NULL);
+    pthread_cond_init(&u->qcv, NULL);
     bool tty = isatty(2);
     u->progress_bar = o->progress == 1 || (o->progress < 0 && tty);
     u->progress_lines = o->progress != 0 && !u->progress_bar;
@@ -930,9 +1010,6 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
         uint8_t *buf = malloc(u->chunk_size);
         if (buf)
             settle_chunk_size(u, &c, buf);
-        for (size_t i = 0; i < u->nfs; i++)
-            if (u->fs[i].state == FS_TODO && (!buf || !hash_file(u, &u->fs[i], buf)))
-                fail_file(u, &u->fs[i], "out of memory");
         free(buf);
         send_chunks(u, &c);
         for (size_t i = 0; i < u->nfs; i++)
@@ -952,6 +1029,8 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
     free(u->tasks);
     up_list_free(&l);
     pthread_mutex_destroy(&u->mu);
+    pthread_mutex_destroy(&u->qmu);
+    pthread_cond_destroy(&u->qcv);
     free(u);
     return rc;
 }
