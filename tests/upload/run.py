@@ -93,7 +93,7 @@ class Symd:
 class Nginx:
     """Debian's nginx in the foreground, its files in work/nginx."""
 
-    def __init__(self, work, upstream_port):
+    def __init__(self, work, upstream_port, extra=""):
         d = os.path.join(work, "nginx")
         os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
         self.port = free_port()
@@ -117,6 +117,7 @@ http {{
     server {{
         listen 127.0.0.1:{self.port};
         client_max_body_size 2m;
+        {extra}
         location / {{
             proxy_pass http://symd;
             proxy_http_version 1.1;
@@ -306,6 +307,18 @@ def main():
                   f"symd saw {sent2} chunk posts, the client counted {doc['chunks_sent']}")
         ng2.stop()
         servers.remove(ng2)
+
+        # an older symd (no /v1/upload-options): whole files, one POST each
+        ng3 = Nginx(os.path.join(work, "n3"), s2.port,
+                    "location = /v1/upload-options { return 404; }")
+        servers.append(ng3)
+        lib = fx("bin/libfix-x86_64.dylib")
+        rc, doc, err = upload(symd, ng3.url, [lib])
+        check(rc == 0 and doc and doc["uploaded"] == 1 and doc["chunks_sent"] == 0 and
+              doc["bytes_sent"] == os.path.getsize(lib),
+              "a server without /v1/upload-options gets one plain POST per file")
+        ng3.stop()
+        servers.remove(ng3)
 
         # 5. tokens, twins, --wait, refusals (straight to symd)
         tok = os.path.join(work, "token")
