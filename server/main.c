@@ -485,15 +485,19 @@ static int cmd_upload_url(int argc, char **argv)
         fprintf(stderr, "symd upload: a token and a token file both given: give it once\n");
         return 2;
     }
-    if (tok_file && !(tok = token_from_file("--token-file", tok_file)))
+    char *tok_owned = NULL;
+    if (tok_file && !(tok = tok_owned = token_from_file("--token-file", tok_file)))
         return 2;
     if (!o.url || !*o.url || first >= argc) {
         fprintf(stderr, "symd upload: --url URL and at least one PATH are needed\n");
         usage(stderr);
+        free(tok_owned);
         return 2;
     }
     o.token = tok;
-    return up_run(&o, (const char *const *)argv + first, (size_t)(argc - first));
+    int rc = up_run(&o, (const char *const *)argv + first, (size_t)(argc - first));
+    free(tok_owned);
+    return rc;
 }
 
 static int cmd_upload(int argc, char **argv)
