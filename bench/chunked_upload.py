@@ -122,8 +122,9 @@ def plain_post(port, path):
                        headers={"Content-Length": str(os.path.getsize(path))})
 
 
-def chunked_upload(port, path, concurrency=None):
-    """The client's whole flow; returns (status, body, phases in seconds)."""
+def chunked_upload(port, path, concurrency=None, server=None):
+    """The client's whole flow; returns (status, body, phases in seconds and,
+    with server, its peak anonymous memory while the chunks went)."""
     t0 = time.perf_counter()
     st, opts = request(port, "GET", "/v1/upload-options")
     opts = json.loads(opts)
@@ -161,6 +162,7 @@ def chunked_upload(port, path, concurrency=None):
     if any(c // 100 != 2 for c in codes):
         sys.exit(f"chunk uploads failed: {sorted(set(codes))}")
     t2 = time.perf_counter()
+    send_anon = server.peak_anon if server else 0
     st, body = request(port, "POST", "/v1/images/assemble?wait=300",
                        json.dumps({"name": "App.dSYM.zip", "size": size,
                                    "sha256": whole.hexdigest(), "chunks": hashes}),
@@ -168,7 +170,8 @@ def chunked_upload(port, path, concurrency=None):
     t3 = time.perf_counter()
     os.close(fd)
     return st, body, {"hash": t1 - t0, "send": t2 - t1, "assemble": t3 - t2,
-                      "chunks": len(offsets), "chunk_size": csize, "concurrency": conc}
+                      "chunks": len(offsets), "chunk_size": csize, "concurrency": conc,
+                      "send_peak_anon": send_anon}
 
 
 def timeless(body):
@@ -214,7 +217,7 @@ def main():
                                check=True)
             s = Server(a.symd, work, f"chunked{r}", a.db_uri, extra)
             t = time.perf_counter()
-            st, cbody, ph = chunked_upload(s.port, zpath, a.concurrency)
+            st, cbody, ph = chunked_upload(s.port, zpath, a.concurrency, s)
             chunk_t.append(time.perf_counter() - t)
             phases.append(ph)
             if st != 201:
@@ -244,7 +247,9 @@ def main():
               f"{ph['concurrency']} at once): ratio {best_c / best_p:.2f}")
         print(f"server peak RSS (VmHWM): plain {plain_rss / MIB:.0f} MiB, chunked "
               f"{chunk_rss / MIB:.0f} MiB; peak anonymous: plain {plain_anon / MIB:.0f} MiB, "
-              f"chunked {chunk_anon / MIB:.0f} MiB")
+              f"chunked {chunk_anon / MIB:.0f} MiB (while the chunks went: "
+              f"{max(p['send_peak_anon'] for p in phases) / MIB:.0f} MiB; the rest is the zip "
+              f"member POST /v1/images's reader holds, both ways)")
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
