@@ -63,12 +63,13 @@ def build_zip(path, dwarf, size):
 
 
 class Server:
-    def __init__(self, symd, work, tag, db_uri, extra):
+    def __init__(self, symd, work, tag, db_uri, extra, tmpdir=None):
         self.db = db_uri or os.path.join(work, tag + ".db")
         self.log = open(os.path.join(work, tag + ".log"), "w")
+        env = dict(os.environ, TMPDIR=tmpdir) if tmpdir else None
         self.p = subprocess.Popen([symd, "serve", "--listen", "127.0.0.1:0", "--db", self.db,
                                    "--access-log", "off"] + extra,
-                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         line = self.p.stdout.readline()
         m = re.search(r":(\d+)\s*$", line)
         if not m:
@@ -191,6 +192,8 @@ def main():
     ap.add_argument("--db-uri", default=None, help="a PostgreSQL URI (fresh database) instead of SQLite files")
     ap.add_argument("--concurrency", type=int, default=None)
     ap.add_argument("--serve-args", default="", help="extra symd serve arguments")
+    ap.add_argument("--server-tmpdir", default=None,
+                    help="the server's TMPDIR, where it assembles files (e.g. /dev/shm)")
     ap.add_argument("--json", default=None, help="write the figures here too")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="symd-chunked-")
@@ -204,7 +207,7 @@ def main():
         plain_t, chunk_t, phases = [], [], []
         plain_rss = chunk_rss = plain_anon = chunk_anon = 0
         for r in range(a.runs):
-            s = Server(a.symd, work, f"plain{r}", a.db_uri and a.db_uri, extra)
+            s = Server(a.symd, work, f"plain{r}", a.db_uri, extra, a.server_tmpdir)
             t = time.perf_counter()
             st, pbody = plain_post(s.port, zpath)
             plain_t.append(time.perf_counter() - t)
@@ -215,7 +218,7 @@ def main():
             if a.db_uri:  # one database: empty it for the chunked server
                 subprocess.run(["psql", a.db_uri, "-qc", "DELETE FROM images; DELETE FROM chunks"],
                                check=True)
-            s = Server(a.symd, work, f"chunked{r}", a.db_uri, extra)
+            s = Server(a.symd, work, f"chunked{r}", a.db_uri, extra, a.server_tmpdir)
             t = time.perf_counter()
             st, cbody, ph = chunked_upload(s.port, zpath, a.concurrency, s)
             chunk_t.append(time.perf_counter() - t)
