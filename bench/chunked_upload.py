@@ -63,12 +63,13 @@ def build_zip(path, dwarf, size):
 
 
 class Server:
-    def __init__(self, symd, work, tag, db_uri, extra):
+    def __init__(self, symd, work, tag, db_uri, extra, tmpdir=None):
         self.db = db_uri or os.path.join(work, tag + ".db")
         self.log = open(os.path.join(work, tag + ".log"), "w")
+        env = dict(os.environ, TMPDIR=tmpdir) if tmpdir else None
         self.p = subprocess.Popen([symd, "serve", "--listen", "127.0.0.1:0", "--db", self.db,
                                    "--access-log", "off"] + extra,
-                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
         line = self.p.stdout.readline()
         m = re.search(r":(\d+)\s*$", line)
         if not m:
@@ -122,8 +123,9 @@ def plain_post(port, path):
                        headers={"Content-Length": str(os.path.getsize(path))})
 
 
-def chunked_upload(port, path, concurrency=None):
-    """The client's whole flow; returns (status, body, phases in seconds)."""
+def chunked_upload(port, path, concurrency=None, server=None):
+    """The client's whole flow; returns (status, body, phases in seconds and,
+    with server, its peak anonymous memory while the chunks went)."""
     t0 = time.perf_counter()
     st, opts = request(port, "GET", "/v1/upload-options")
     opts = json.loads(opts)
@@ -161,6 +163,7 @@ def chunked_upload(port, path, concurrency=None):
     if any(c // 100 != 2 for c in codes):
         sys.exit(f"chunk uploads failed: {sorted(set(codes))}")
     t2 = time.perf_counter()
+    send_anon = server.peak_anon if server else 0
     st, body = request(port, "POST", "/v1/images/assemble?wait=300",
                        json.dumps({"name": "App.dSYM.zip", "size": size,
                                    "sha256": whole.hexdigest(), "chunks": hashes}),
@@ -168,7 +171,8 @@ def chunked_upload(port, path, concurrency=None):
     t3 = time.perf_counter()
     os.close(fd)
     return st, body, {"hash": t1 - t0, "send": t2 - t1, "assemble": t3 - t2,
-                      "chunks": len(offsets), "chunk_size": csize, "concurrency": conc}
+                      "chunks": len(offsets), "chunk_size": csize, "concurrency": conc,
+                      "send_peak_anon": send_anon}
 
 
 def timeless(body):
@@ -188,6 +192,8 @@ def main():
     ap.add_argument("--db-uri", default=None, help="a PostgreSQL URI (fresh database) instead of SQLite files")
     ap.add_argument("--concurrency", type=int, default=None)
     ap.add_argument("--serve-args", default="", help="extra symd serve arguments")
+    ap.add_argument("--server-tmpdir", default=None,
+                    help="the server's TMPDIR, where it assembles files (e.g. /dev/shm)")
     ap.add_argument("--json", default=None, help="write the figures here too")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="symd-chunked-")
@@ -201,7 +207,7 @@ def main():
         plain_t, chunk_t, phases = [], [], []
         plain_rss = chunk_rss = plain_anon = chunk_anon = 0
         for r in range(a.runs):
-            s = Server(a.symd, work, f"plain{r}", a.db_uri and a.db_uri, extra)
+            s = Server(a.symd, work, f"plain{r}", a.db_uri, extra, a.server_tmpdir)
             t = time.perf_counter()
             st, pbody = plain_post(s.port, zpath)
             plain_t.append(time.perf_counter() - t)
@@ -212,9 +218,9 @@ def main():
             if a.db_uri:  # one database: empty it for the chunked server
                 subprocess.run(["psql", a.db_uri, "-qc", "DELETE FROM images; DELETE FROM chunks"],
                                check=True)
-            s = Server(a.symd, work, f"chunked{r}", a.db_uri, extra)
+            s = Server(a.symd, work, f"chunked{r}", a.db_uri, extra, a.server_tmpdir)
             t = time.perf_counter()
-            st, cbody, ph = chunked_upload(s.port, zpath, a.concurrency)
+            st, cbody, ph = chunked_upload(s.port, zpath, a.concurrency, s)
             chunk_t.append(time.perf_counter() - t)
             phases.append(ph)
             if st != 201:
@@ -244,7 +250,9 @@ def main():
               f"{ph['concurrency']} at once): ratio {best_c / best_p:.2f}")
         print(f"server peak RSS (VmHWM): plain {plain_rss / MIB:.0f} MiB, chunked "
               f"{chunk_rss / MIB:.0f} MiB; peak anonymous: plain {plain_anon / MIB:.0f} MiB, "
-              f"chunked {chunk_anon / MIB:.0f} MiB")
+              f"chunked {chunk_anon / MIB:.0f} MiB (while the chunks went: "
+              f"{max(p['send_peak_anon'] for p in phases) / MIB:.0f} MiB; the rest is the zip "
+              f"member POST /v1/images's reader holds, both ways)")
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
