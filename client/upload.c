@@ -206,6 +206,12 @@ static bool check_files(up_ctx *u, hc_conn *c, bool *absent, char *why, size_t c
             size_t f, i;
         } *map = malloc(10000 * sizeof *map);
         size_t n = 0;
+        if (!items || !map) {
+            json_decref(items);
+            free(map);
+            snprintf(why, cap, "out of memory");
+            return false;
+        }
         for (; fi < u->nfs && n < 10000; fi++, ii = 0) {
             fstate *f = &u->fs[fi];
             if (f->state != FS_TODO && f->state != FS_UPLOADED)
@@ -223,6 +229,11 @@ static bool check_files(up_ctx *u, hc_conn *c, bool *absent, char *why, size_t c
             }
             if (ii < f->f->nitems)
                 break; /* this file goes on in the next request */
+        }
+        if (n == 0) { /* nothing left to ask (cannot happen: total counts them) */
+            json_decref(items);
+            free(map);
+            break;
         }
         json_t *req = json_pack("{s:o}", "items", items), *doc;
         hc_resp r;
