@@ -96,6 +96,15 @@ static void fail_file(up_ctx *u, fstate *f, const char *fmt, ...)
     pthread_mutex_unlock(&u->mu);
 }
 
+/* Whether f has failed (workers and the hashing thread fail files). */
+static bool has_failed(up_ctx *u, const fstate *f)
+{
+    pthread_mutex_lock(&u->mu);
+    bool failed = f->state == FS_FAILED;
+    pthread_mutex_unlock(&u->mu);
+    return failed;
+}
+
 /* The error message of a symd answer, or a proxy's page summed up. */
 static void answer_text(const hc_resp *r, char *out, size_t cap)
 {
@@ -484,7 +493,7 @@ static void *chunk_worker(void *arg)
         size_t len = chunk_len(u, f, t.chunk);
         char why[512];
         int status;
-        if (f->state == FS_FAILED) {
+        if (has_failed(u, f)) {
             atomic_fetch_add(&u->bytes_done, len);
             continue;
         }
