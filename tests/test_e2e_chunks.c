@@ -8,6 +8,7 @@
  * assembled on another. */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,18 @@ static json_t *timeless(json_t *answer)
         json_object_del(o, "updated_at");
     }
     return imgs;
+}
+
+/* n bytes no two 64 KiB pieces of which are alike (an LCG's high bytes). */
+static uint8_t *distinct_bytes(size_t n)
+{
+    uint8_t *b = malloc(n);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; b && i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        b[i] = (uint8_t)(x >> 56);
+    }
+    return b;
 }
 
 static long long chunks_held(const server_proc *s)
@@ -608,9 +621,7 @@ TEST(e2e_chunks_flood_past_budget)
                                          "--chunk-budget", "1048576", NULL}))
         return;
     /* 16 chunks of 64 KiB fill the 1 MiB budget; the 17th does not fit */
-    uint8_t *buf = malloc(17 * CHUNK_SIZE);
-    for (size_t i = 0; i < 17 * CHUNK_SIZE; i++)
-        buf[i] = (uint8_t)(i * 2654435761u >> 13);
+    uint8_t *buf = distinct_bytes(17 * CHUNK_SIZE);
     pieces p;
     pieces_of(buf, 17 * CHUNK_SIZE, CHUNK_SIZE, &p);
     free(buf);
@@ -779,6 +790,82 @@ TEST(e2e_chunks_cross_node)
         m = missing_of(n[0].port, &p);
         CHECK(json_array_size(m) == p.n, "assembled chunks are gone for node a too");
         json_decref(m);
+        pieces_free(&p);
+    }
+    for (int i = 0; i < 2; i++)
+        if (up[i])
+            CHECK(server_stop(&n[i]), "node %c: no clean exit", 'a' + i);
+}
+
+/* One chunk sent by a thread of its own, all such threads let go at once. */
+typedef struct {
+    int port;
+    const pieces *p;
+    size_t i;
+    pthread_barrier_t *go;
+    int status;
+} racer;
+
+static void *race_thread(void *arg)
+{
+    racer *r = arg;
+    pthread_barrier_wait(r->go);
+    r->status = send_piece(r->port, r->p, r->i, NULL);
+    return NULL;
+}
+
+/* The budget holds across nodes: with room for one more chunk, eight sent
+ * at once to two nodes store one, together. */
+TEST(e2e_chunks_budget_across_nodes)
+{
+    if (!test_pg()) {
+        test_skip("needs PostgreSQL (SYMD_TEST_PG): two nodes on one database");
+        return;
+    }
+    const char *uri = pg_fresh_db("chunks_budget");
+    if (!uri)
+        return;
+    server_proc n[2];
+    bool up[2];
+    char db[2][512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(db[i], sizeof db[i], "%s/chunks-budget-%c", test_tmpdir(), 'a' + i);
+        up[i] = server_start_on(&n[i], db[i], uri,
+                                (const char *const[]){"--upload-token", "up-tok", "--chunk-size",
+                                                      "65536", "--chunk-budget", "1048576",
+                                                      NULL});
+        CHECK(up[i], "node %c", 'a' + i);
+    }
+    if (up[0] && up[1]) {
+        uint8_t *buf = distinct_bytes(23 * CHUNK_SIZE);
+        pieces p;
+        pieces_of(buf, 23 * CHUNK_SIZE, CHUNK_SIZE, &p);
+        free(buf);
+        for (size_t i = 0; i < 15; i++) /* room left: one chunk */
+            CHECK(send_piece(n[i % 2].port, &p, i, NULL) == 201, "chunk %zu", i);
+        enum { RACERS = 8 };
+        racer r[RACERS];
+        pthread_t t[RACERS];
+        pthread_barrier_t go;
+        pthread_barrier_init(&go, NULL, RACERS);
+        for (int i = 0; i < RACERS; i++) {
+            r[i] = (racer){n[i % 2].port, &p, 15 + (size_t)i, &go, 0};
+            pthread_create(&t[i], NULL, race_thread, &r[i]);
+        }
+        int stored = 0, full = 0;
+        for (int i = 0; i < RACERS; i++) {
+            pthread_join(t[i], NULL);
+            stored += r[i].status == 201;
+            full += r[i].status == 507;
+        }
+        pthread_barrier_destroy(&go);
+        CHECK(stored == 1 && full == RACERS - 1,
+              "room for one chunk, %d sent at once to two nodes: %d stored, %d refused 507",
+              RACERS, stored, full);
+        char out[32] = "";
+        CHECK(pg_sql(uri, "SELECT coalesce(sum(size), 0) FROM chunks", out, sizeof out) &&
+                  strcmp(out, "1048576") == 0,
+              "bytes held: %s", out);
         pieces_free(&p);
     }
     for (int i = 0; i < 2; i++)
