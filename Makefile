@@ -45,7 +45,7 @@ SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_crash_kscrash fuzz_crash_plcrash fuzz_protowire fuzz_jsonbig fuzz_swift_demangle fuzz_dyld_cache fuzz_crash_metrickit fuzz_devsupport fuzz_minidump fuzz_compact_unwind fuzz_cfa_program fuzz_breakpad_sym
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_crash_kscrash fuzz_crash_plcrash fuzz_protowire fuzz_jsonbig fuzz_swift_demangle fuzz_dyld_cache fuzz_crash_metrickit fuzz_devsupport fuzz_minidump fuzz_compact_unwind fuzz_cfa_program fuzz_breakpad_sym fuzz_upload_recognise
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

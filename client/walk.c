@@ -327,32 +327,16 @@ static symd_status zip_items(const uint8_t *buf, size_t len, up_file *f, size_t 
     return st;
 }
 
-bool up_recognise(const char *path, up_file *f)
+bool up_recognise_buf(const uint8_t *buf, size_t len, up_file *f)
 {
     f->items = NULL;
     f->nitems = 0;
     f->err[0] = 0;
     f->kind = UP_REFUSED;
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(f->err, sizeof f->err, "%s", fd < 0 ? strerror(errno) : "not a regular file");
-        if (fd >= 0)
-            close(fd);
-        return true;
-    }
-    f->size = (uint64_t)st.st_size;
-    if (st.st_size < 4 || (uint64_t)st.st_size > SIZE_MAX) {
-        close(fd);
+    f->size = len;
+    if (len < 4) {
         snprintf(f->err, sizeof f->err, "not a Mach-O, fat, Breakpad .sym or zip file");
         return false;
-    }
-    size_t len = (size_t)st.st_size;
-    const uint8_t *buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (buf == MAP_FAILED) {
-        snprintf(f->err, sizeof f->err, "%s", strerror(errno));
-        return true;
     }
     size_t cap = 0;
     char why[256] = "";
@@ -387,12 +371,43 @@ bool up_recognise(const char *path, up_file *f)
         } else
             snprintf(f->err, sizeof f->err, "%s", why);
     }
-    munmap((void *)buf, len);
     if (f->kind == UP_REFUSED) {
         free(f->items);
         f->items = NULL;
         f->nitems = 0;
     }
+    return symbols;
+}
+
+bool up_recognise(const char *path, up_file *f)
+{
+    f->items = NULL;
+    f->nitems = 0;
+    f->err[0] = 0;
+    f->kind = UP_REFUSED;
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(f->err, sizeof f->err, "%s", fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
+        return true;
+    }
+    f->size = (uint64_t)st.st_size;
+    if (st.st_size < 4 || (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        snprintf(f->err, sizeof f->err, "not a Mach-O, fat, Breakpad .sym or zip file");
+        return false;
+    }
+    size_t len = (size_t)st.st_size;
+    const uint8_t *buf = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (buf == MAP_FAILED) {
+        snprintf(f->err, sizeof f->err, "%s", strerror(errno));
+        return true;
+    }
+    bool symbols = up_recognise_buf(buf, len, f);
+    munmap((void *)buf, len);
     return symbols;
 }
 

@@ -56,6 +56,8 @@ void up_walk(const char *const *paths, size_t npaths, up_list *out);
  * symd stores (f->err says what it is); a file symd would refuse (an object
  * file without LC_UUID, a corrupt header) is UP_REFUSED with true. */
 bool up_recognise(const char *path, up_file *f);
+/* The same of a file's bytes in buf (len bytes; a fuzzer's entry). */
+bool up_recognise_buf(const uint8_t *buf, size_t len, up_file *f);
 
 void up_list_free(up_list *l);
 
