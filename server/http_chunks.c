@@ -287,6 +287,7 @@ struct assembler {
     pthread_cond_t cv; /* a job finished, or the last one did (stop) */
     assemble_job jobs[ASSEMBLE_JOBS];
     int running;
+    int waiting; /* requests waiting for an answer (each holds a worker) */
 };
 
 struct assembler *assembler_new(server *srv)
@@ -586,8 +587,8 @@ static enum MHD_Result reply_job(struct MHD_Connection *c, const assemble_job *j
 
 /* {"name", "size", "sha256", "chunks"}: the file is assembled from its
  * chunks and read as POST /v1/images reads a body, answering alike; 202
- * when that takes more than ?wait= seconds (default 5), the answer then at
- * the status URL. 409 missing_chunks (with the list) when chunks are not
+ * when that takes more than ?wait= seconds (default 5; 0 when the other
+ * workers already wait on assemblies), the answer then at the status URL. 409 missing_chunks (with the list) when chunks are not
  * held, 400 hash_mismatch / size_mismatch, 413 past --max-upload. */
 enum MHD_Result handle_assemble(server *srv, struct MHD_Connection *c, req_state *rs)
 {
@@ -718,11 +719,18 @@ enum MHD_Result handle_assemble(server *srv, struct MHD_Connection *c, req_state
         pthread_attr_destroy(&attr);
         a->running++;
     }
+    /* A request waiting holds one of the workers heavy requests (chunks
+     * among them) run on: one worker is always left to them. */
+    int max_waiting = srv->work.n > 1 ? srv->work.n - 1 : 1;
+    if (a->waiting >= max_waiting)
+        wait_s = 0;
+    a->waiting++;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)wait_s;
     while (!j->done && pthread_cond_timedwait(&a->cv, &a->mu, &until) != ETIMEDOUT)
         ;
+    a->waiting--;
     ret = j->done ? reply_job(c, j) : reply_assembling(c, sha);
     pthread_mutex_unlock(&a->mu);
     return ret;
