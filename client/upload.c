@@ -756,7 +756,7 @@ static void assemble(up_ctx *u, hc_conn *c, fstate *f)
             fail_file(u, f, "assembling: %s", why);
             return;
         }
-        double until = now_s() + 3600;
+        double until = now_s() + 3600, poll = 0.05;
         while (r.status == 202 && now_s() < until) {
             const char *su = json_string_value(json_object_get(doc, "status_url"));
             char path[256];
@@ -765,7 +765,8 @@ static void assemble(up_ctx *u, hc_conn *c, fstate *f)
                 snprintf(path, sizeof path, "/v1/images/assemble/%s", hex);
             hc_resp_free(&r);
             json_decref(doc);
-            sleep_s(1);
+            sleep_s(poll); /* 50 ms doubling to 1 s: a small file's answer comes soon */
+            poll = poll * 2 > 1 ? 1 : poll * 2;
             if (!call_json(u, c, "GET", path, NULL, &r, &doc, why, sizeof why)) {
                 fail_file(u, f, "waiting for the assembly: %s", why);
                 return;
