@@ -16,7 +16,9 @@ ZIP_LIBS   := $(shell pkg-config --libs libzip 2>/dev/null || echo -lzip)
 # libpq (Debian libpq-dev) reaches a PostgreSQL store (--db postgresql://...).
 PQ_CFLAGS  := -I$(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
 CFLAGS   += $(ZIP_CFLAGS) $(PQ_CFLAGS)
-LDLIBS   := -lmicrohttpd -lsqlite3 -lpq -ljansson $(ZIP_LIBS) -lz -liberty -lzstd -pthread
+# libcrypto (Debian libssl-dev): SHA-256 of chunked uploads (util/sha256.c).
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null || echo -lcrypto)
+LDLIBS   := -lmicrohttpd -lsqlite3 -lpq -ljansson $(ZIP_LIBS) -lz -liberty -lzstd $(CRYPTO_LIBS) -pthread
 ifneq ($(SANITIZE),)
 CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS  += -fsanitize=$(SANITIZE)
@@ -26,7 +28,8 @@ endif
 LIB_SRC := util/err.c util/sha256.c util/membudget.c util/dynbuf.c util/hex.c util/jsonw.c util/util.c \
            demangle/demangle.c macho/macho.c dsym/dwarf.c dsym/dwarf_read.c dsym/dwarf_line.c dsym/dwarf_die.c dsym/dwarf_inline.c dsym/lineindex.c dsym/linewrite.c macho/symindex.c macho/dyld_cache.c store/store.c store/hooks.c store/sqlite.c store/sqlite_schema.c store/postgres.c store/postgres_schema.c store/migrate.c store/appversion.c ingest/ingest.c ingest/unzip.c import/peek.c import/devsupport.c import/import.c \
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c parser/crash_kscrash.c parser/crash_plcrash.c parser/crash_metrickit.c parser/crash_minidump.c minidump/minidump.c minidump/walk.c util/multipart.c util/gzip.c util/protowire.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
-           server/crashtext.c server/metrics.c server/http.c server/http_framing.c server/acceptor.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_groups.c server/http_ops.c server/http_system.c server/http_webhooks.c server/retention.c server/webhook.c server/regroup.c server/signature.c server/grouping.c server/grouping_file.c server/mdwalk.c \
+           server/crashtext.c server/metrics.c server/http.c server/http_framing.c server/acceptor.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_groups.c server/http_ops.c server/http_system.c server/http_webhooks.c server/retention.c server/http_chunks.c server/webhook.c server/regroup.c server/signature.c server/grouping.c server/grouping_file.c server/mdwalk.c \
+           client/walk.c client/http1.c client/upload.c \
            unwind/unwind.c unwind/compact.c unwind/ehframe.c unwind/build.c unwind/walk.c \
            breakpad/sym.c breakpad/cfi.c breakpad/image.c breakpad/dumpsyms.c breakpad/unwrows.c \
            swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c
@@ -42,7 +45,7 @@ SYMD     := $(if $(SANITIZE)$(filter-out build,$(O)),$(BUILD)/symd,symd)
 
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang-14
-FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_crash_kscrash fuzz_crash_plcrash fuzz_protowire fuzz_jsonbig fuzz_swift_demangle fuzz_dyld_cache fuzz_crash_metrickit fuzz_devsupport fuzz_minidump fuzz_compact_unwind fuzz_cfa_program fuzz_breakpad_sym fuzz_grouping_rules fuzz_appversion
+FUZZ_TARGETS := fuzz_macho fuzz_dwarf fuzz_symbolicate fuzz_unzip fuzz_demangle fuzz_crash_text fuzz_crash_ips fuzz_crash_sample fuzz_crash_kscrash fuzz_crash_plcrash fuzz_protowire fuzz_jsonbig fuzz_swift_demangle fuzz_dyld_cache fuzz_crash_metrickit fuzz_devsupport fuzz_minidump fuzz_compact_unwind fuzz_cfa_program fuzz_breakpad_sym fuzz_grouping_rules fuzz_appversion fuzz_upload_recognise
 
 .PHONY: all deps test check run fuzz fuzz-build bench clean
 all: $(SYMD)

@@ -121,6 +121,12 @@ for t in "$@"; do
       done
       cp -n fuzz/regress/dyldcache-* "$corpus"/ 2>/dev/null || true
       extra=(-dict=fuzz/dict_dyld_cache.txt -max_len=262144) ;;
+    fuzz_upload_recognise)
+      cp -n fixtures/zip/*.zip fixtures/bin/* "$corpus"/ 2>/dev/null || true
+      cp -n fixtures/dsym/*/Contents/Resources/DWARF/* "$corpus"/ 2>/dev/null || true
+      printf 'MODULE mac arm64 4C4C44485555314AA1880C3B883681D90 Lib\nFUNC 0 4 0 f\n' \
+        > "$corpus/seed.sym"
+      extra=(-dict=fuzz/dict_unzip.txt -max_len=131072) ;;
     *) extra=() ;;
   esac
   echo "== $t: ${secs}s"

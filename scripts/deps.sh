@@ -13,6 +13,7 @@ need=(
   "/usr/include/zip.h libzip-dev"
   "/usr/include/zstd.h libzstd-dev"
   "/usr/include/zlib.h zlib1g-dev"
+  "/usr/include/openssl/evp.h libssl-dev"
   "/usr/include/libiberty/demangle.h libiberty-dev"
   "/usr/bin/pkg-config pkg-config"
   "/usr/bin/clang-14 clang-14"
@@ -27,6 +28,7 @@ need=(
   "/usr/lib/postgresql/15/bin/initdb postgresql"
   "/usr/bin/lldb-14 lldb-14"
   "/usr/bin/npm npm"
+  "/usr/sbin/nginx nginx-light"
 )
 missing=()
 for entry in "${need[@]}"; do

@@ -70,6 +70,12 @@ static const http_route_info route_table[ROUTE_COUNT] = {
     [ROUTE_SYSTEM_SETS] = {"/v1/system-symbols", "GET, POST"},
     [ROUTE_SYSTEM_SET] = {"/v1/system-symbols/{id}", "DELETE"},
     [ROUTE_WEBHOOK_DELIVERIES] = {"/v1/webhooks/deliveries", "GET"},
+    [ROUTE_UPLOAD_OPTIONS] = {"/v1/upload-options", "GET"},
+    [ROUTE_IMAGES_CHECK] = {"/v1/images/check", "POST"},
+    [ROUTE_CHUNK] = {"/v1/chunks/{sha256}", "POST"},
+    [ROUTE_CHUNKS_MISSING] = {"/v1/chunks/missing", "POST"},
+    [ROUTE_ASSEMBLE] = {"/v1/images/assemble", "POST"},
+    [ROUTE_ASSEMBLE_STATE] = {"/v1/images/assemble/{sha256}", "GET"},
 };
 
 _Static_assert(ROUTE_COUNT <= METRICS_MAX_ROUTES, "every route needs its metrics (metrics.h)");
@@ -87,6 +93,15 @@ const http_route_info *http_routes(size_t *n)
  * before it dispatches, so the reply helpers can record the status and size
  * for the access log and metrics without every handler passing it down. */
 static __thread req_state *tl_req;
+/* This thread's capture of answers (reply_capture_swap), or NULL. */
+static __thread reply_capture *tl_capture;
+
+reply_capture *reply_capture_swap(reply_capture *cap)
+{
+    reply_capture *old = tl_capture;
+    tl_capture = cap;
+    return old;
+}
 
 /* Charges n bytes of request or response body to the server's budget
  * (--max-inflight-mb); false when they do not fit. A request whose own
@@ -136,6 +151,8 @@ enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (status == 503)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "5");
+    if (status == 507) /* the chunk budget: assemblies and the TTL free it */
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "30");
     if (status == 401) /* RFC 9110: a 401 names the scheme it wants */
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"symd\"");
     if (status == 401 && tl_req && tl_req->basic_challenge)
@@ -152,6 +169,14 @@ enum MHD_Result queue_response(struct MHD_Connection *c, unsigned status,
 enum MHD_Result reply_bytes(struct MHD_Connection *c, unsigned status, uint8_t *data,
                             size_t len, const char *ctype)
 {
+    if (tl_capture) { /* the last answer wins, as a queued one would have */
+        free(tl_capture->data);
+        tl_capture->status = status;
+        tl_capture->data = data;
+        tl_capture->len = len;
+        (void)ctype;
+        return MHD_YES;
+    }
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -349,6 +374,22 @@ static route route_of(const char *url, char *path_arg, size_t cap)
         return ROUTE_IMAGES;
     if (strcmp(url, "/v1/symbolicate") == 0)
         return ROUTE_SYMBOLICATE;
+    if (strcmp(url, "/v1/upload-options") == 0)
+        return ROUTE_UPLOAD_OPTIONS;
+    if (strcmp(url, "/v1/images/check") == 0)
+        return ROUTE_IMAGES_CHECK;
+    if (strcmp(url, "/v1/images/assemble") == 0)
+        return ROUTE_ASSEMBLE;
+    if (strncmp(url, "/v1/images/assemble/", 20) == 0 && !strchr(url + 20, '/')) {
+        snprintf(path_arg, cap, "%s", url + 20);
+        return ROUTE_ASSEMBLE_STATE;
+    }
+    if (strcmp(url, "/v1/chunks/missing") == 0)
+        return ROUTE_CHUNKS_MISSING;
+    if (strncmp(url, "/v1/chunks/", 11) == 0 && !strchr(url + 11, '/')) {
+        snprintf(path_arg, cap, "%s", url + 11);
+        return ROUTE_CHUNK;
+    }
     if (strcmp(url, "/v1/crashes") == 0 || strcmp(url, "/v1/crashes/") == 0)
         return ROUTE_CRASHES;
     if (strcmp(url, "/v1/crashes/groups") == 0)
@@ -409,7 +450,7 @@ static bool method_allowed(route r, const char *m, const char **allow)
  * token (none set: open to anyone). */
 typedef enum {
     ROLE_NONE,   /* /healthz, /metrics, the files compiled in (dashboard, API description) */
-    ROLE_UPLOAD, /* CI: POST and DELETE /v1/images and /v1/system-symbols */
+    ROLE_UPLOAD, /* CI: POST and DELETE /v1/images and /v1/system-symbols, uploads in parts */
     ROLE_REPORT, /* crash pipelines: POST /v1/crashes, /v1/symbolicate, DELETE a crash, a
                     group's state (POST /v1/crashes/group/state) */
     ROLE_READ,   /* every other GET: crash data, images */
@@ -433,6 +474,13 @@ static role role_of(route r, const char *method)
     case ROUTE_SYSTEM_SETS: /* system libraries are uploaded like the app's */
     case ROUTE_SYSTEM_SET:
         return get ? ROLE_READ : ROLE_UPLOAD;
+    case ROUTE_UPLOAD_OPTIONS: /* uploads in parts: all CI's, GETs too */
+    case ROUTE_IMAGES_CHECK:
+    case ROUTE_CHUNK:
+    case ROUTE_CHUNKS_MISSING:
+    case ROUTE_ASSEMBLE:
+    case ROUTE_ASSEMBLE_STATE:
+        return ROLE_UPLOAD;
     case ROUTE_SYMBOLICATE:
     case ROUTE_CRASH_GROUP_STATE:
         return ROLE_REPORT;
@@ -766,7 +814,8 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         rs->is_post = strcmp(method, "POST") == 0;
         rs->limit = rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS
                         ? srv->cfg->max_upload
-                        : srv->cfg->max_json;
+                    : rs->route == ROUTE_CHUNK ? srv->cfg->chunk_size
+                                               : srv->cfg->max_json;
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                      MHD_HTTP_HEADER_CONTENT_LENGTH);
         uint64_t declared = 0;
@@ -802,7 +851,9 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         *upload_size = 0;
         uint64_t prev = rs->received;
         rs->received += n;
-        if ((rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS) && rs->is_post)
+        if ((rs->route == ROUTE_IMAGES || rs->route == ROUTE_SYSTEM_SETS ||
+             rs->route == ROUTE_CHUNK) &&
+            rs->is_post)
             metrics_upload_bytes(srv->m, n);
         if (rs->received > rs->limit) {
             rs->too_large = true; /* keep reading, discard, answer 413 at the end */
@@ -871,8 +922,11 @@ static enum MHD_Result run_handler(server *srv, struct MHD_Connection *c, req_st
 
 static bool is_heavy(const req_state *rs)
 {
+    /* an assembly, and lookups of up to thousands of rows, wait on the store */
     return rs->received > ADMIT_SMALL ||
-           (rs->route == ROUTE_CRASH && strcmp(rs->method, "DELETE") != 0);
+           (rs->route == ROUTE_CRASH && strcmp(rs->method, "DELETE") != 0) ||
+           rs->route == ROUTE_ASSEMBLE || rs->route == ROUTE_IMAGES_CHECK ||
+           rs->route == ROUTE_CHUNKS_MISSING;
 }
 
 /* Queues rs for the pool. Reads of stored crashes go before the large
@@ -1015,6 +1069,18 @@ static enum MHD_Result route_request(server *srv, struct MHD_Connection *c, req_
         return rs->is_post ? handle_system_post(srv, c, rs) : handle_system_list(srv, c);
     case ROUTE_SYSTEM_SET:
         return handle_system_set(srv, c, rs);
+    case ROUTE_UPLOAD_OPTIONS:
+        return handle_upload_options(srv, c);
+    case ROUTE_IMAGES_CHECK:
+        return handle_images_check(srv, c, rs);
+    case ROUTE_CHUNK:
+        return handle_chunk_post(srv, c, rs);
+    case ROUTE_CHUNKS_MISSING:
+        return handle_chunks_missing(srv, c, rs);
+    case ROUTE_ASSEMBLE:
+        return handle_assemble(srv, c, rs);
+    case ROUTE_ASSEMBLE_STATE:
+        return handle_assemble_state(srv, c, rs);
     default:
         return reply_error(c, 404, "not_found", "no route %s", url);
     }
@@ -1520,8 +1586,8 @@ int server_run(const server_config *cfg)
     /* Retention runs beside the requests (started after the signals are
      * blocked, so they still go to this thread). */
     retention *ret = retention_start(srv.st, cfg->keep_days, cfg->max_crashes,
-                                     cfg->prune_every, &err);
-    if (!ret && (cfg->keep_days || cfg->max_crashes)) {
+                                     cfg->prune_every, cfg->chunk_ttl, &err);
+    if (!ret && (cfg->keep_days || cfg->max_crashes || cfg->chunk_ttl)) {
         fprintf(stderr, "symd: %s\n", err.msg);
         grouping_free(rules);
         mdwalk_install(NULL);
@@ -1531,7 +1597,11 @@ int server_run(const server_config *cfg)
     /* Crashes the store lists to file again (all of them after an upgrade
      * to a new grouping rule) are refiled beside the requests. */
     srv.regroup = regroup_start(srv.st, &err);
-    if (!srv.regroup) {
+    srv.assembler = srv.regroup ? assembler_new(&srv) : NULL;
+    if (srv.regroup && !srv.assembler)
+        symd_fail(&err, SYMD_E_NOMEM, "out of memory");
+    if (!srv.assembler) {
+        regroup_stop(srv.regroup);
         fprintf(stderr, "symd: %s\n", err.msg);
         grouping_free(rules);
         retention_stop(ret);
@@ -1624,6 +1694,7 @@ int server_run(const server_config *cfg)
         acceptor_free(srv.acc);
         grouping_watch_stop(srv.grouping);
         webhook_stop(hooks);
+        assembler_stop(srv.assembler);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1684,6 +1755,7 @@ int server_run(const server_config *cfg)
     }
     grouping_watch_stop(srv.grouping);
     webhook_stop(hooks);
+    assembler_stop(srv.assembler); /* assemblies under way finish: they use the store */
     regroup_stop(srv.regroup);
     retention_stop(ret);
     mdwalk_install(NULL);

@@ -41,6 +41,12 @@ typedef struct {
     unsigned prune_every;     /* seconds between retention passes */
     const char *grouping_rules; /* the grouping rules file; NULL: none (grouping.h) */
     webhook_config webhooks;  /* --webhook targets and their sending (no targets: off) */
+    /* Uploads in parts (POST /v1/chunks, /v1/images/assemble): the largest
+     * chunk, the bytes all chunks held may take, and how long a chunk not
+     * assembled is kept (seconds). */
+    uint64_t chunk_size;
+    uint64_t chunk_budget;
+    uint64_t chunk_ttl;
 } server_config;
 
 typedef struct {

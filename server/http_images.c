@@ -46,28 +46,37 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
                            "multipart upload has no file part (use -F file=@path)");
     if (!rs->pp && rs->body.len == 0)
         return reply_error(c, 400, "empty_body", "upload body is empty");
+    upload_part parts[MAX_FILES];
+    size_t n = 0;
+    if (rs->pp) {
+        for (size_t i = 0; i < rs->nfiles; i++, n++)
+            parts[n] = (upload_part){rs->files[i].data.data, rs->files[i].data.len,
+                                     rs->files[i].name};
+    } else {
+        parts[n++] = (upload_part){rs->body.data, rs->body.len, query_arg(c, "name")};
+    }
+    return reply_ingest(srv, c, parts, n);
+}
 
+enum MHD_Result reply_ingest(server *srv, struct MHD_Connection *c, const upload_part *parts,
+                             size_t nparts)
+{
     ingest_batch batch;
     ingest_batch_init(&batch);
     symd_err err = {0};
     symd_status st = SYMD_OK;
     ingest_upload_info info = {0}; /* of the last file read: the failing one */
     const unzip_limits *zl = &srv->cfg->unzip;
-    if (rs->pp) {
-        for (size_t i = 0; i < rs->nfiles && st == SYMD_OK; i++) {
-            st = ingest_add_upload(&batch, rs->files[i].data.data, rs->files[i].data.len,
-                                   rs->files[i].name, zl, &info, &err);
-            if (st != SYMD_OK && rs->nfiles > 1) {
-                char msg[sizeof err.msg + 64];
-                snprintf(msg, sizeof msg, "file %zu: %s", i + 1, err.msg);
-                size_t l = strnlen(msg, sizeof err.msg - 1);
-                memcpy(err.msg, msg, l);
-                err.msg[l] = 0;
-            }
+    for (size_t i = 0; i < nparts && st == SYMD_OK; i++) {
+        st = ingest_add_upload(&batch, parts[i].data, parts[i].len, parts[i].name, zl, &info,
+                               &err);
+        if (st != SYMD_OK && nparts > 1) {
+            char msg[sizeof err.msg + 64];
+            snprintf(msg, sizeof msg, "file %zu: %s", i + 1, err.msg);
+            size_t l = strnlen(msg, sizeof err.msg - 1);
+            memcpy(err.msg, msg, l);
+            err.msg[l] = 0;
         }
-    } else {
-        st = ingest_add_upload(&batch, rs->body.data, rs->body.len, query_arg(c, "name"), zl,
-                               &info, &err);
     }
     enum MHD_Result over;
     if (reply_if_over_budget(c, &over)) { /* nothing is stored of a short read */

@@ -87,6 +87,7 @@ typedef struct {
     struct acceptor *acc;      /* admission: slots by address (acceptor.c) */
     struct regroup *regroup;   /* refiles crashes in the background (regroup.c) */
     struct grouping_watch *grouping; /* the grouping rules file (grouping_file.c) */
+    struct assembler *assembler; /* files assembled from chunks (http_chunks.c) */
 } server;
 
 typedef enum {
@@ -113,6 +114,12 @@ typedef enum {
     ROUTE_SYSTEM_SETS,
     ROUTE_SYSTEM_SET,
     ROUTE_WEBHOOK_DELIVERIES,
+    ROUTE_UPLOAD_OPTIONS,
+    ROUTE_IMAGES_CHECK,
+    ROUTE_CHUNK,
+    ROUTE_CHUNKS_MISSING,
+    ROUTE_ASSEMBLE,
+    ROUTE_ASSEMBLE_STATE,
     ROUTE_COUNT
 } route;
 
@@ -152,7 +159,7 @@ typedef struct req_state {
     bool body_done;      /* the last call came: the whole body was read */
     char method[12];
     char path[256];      /* for the access log, cut */
-    char path_arg[64];   /* the {uuid}, {id} or {file} of the path */
+    char path_arg[96];   /* the {uuid}, {id}, {file} or {sha256} of the path */
     uint64_t limit;      /* body bytes allowed */
     uint64_t received;   /* body bytes seen */
     bool too_large;
@@ -192,6 +199,18 @@ enum MHD_Result reply_busy(struct MHD_Connection *c);
  * is full), sets *ret and returns true. Handlers call it after reading
  * input, so a read that ran out of budget is never taken for a short one. */
 bool reply_if_over_budget(struct MHD_Connection *c, enum MHD_Result *ret);
+
+/* An answer taken instead of queued (the assembly of an upload in parts
+ * runs off any connection, http_chunks.c): while a capture is this
+ * thread's, every reply helper stores its status and body (malloc'ed) in
+ * it and queues nothing; c may then be NULL. */
+typedef struct {
+    unsigned status; /* 0: nothing answered */
+    uint8_t *data;
+    size_t len;
+} reply_capture;
+/* Makes cap (may be NULL) this thread's capture; returns the one before. */
+reply_capture *reply_capture_swap(reply_capture *cap);
 
 /* Maps an error from the lower layers to a status and code. corrupt_code
  * names what was being read, so corrupt input gets its own code
@@ -241,6 +260,17 @@ bool framing_refused(struct MHD_Connection *c, req_state *rs, const char *method
 
 /* http_images.c: POST /v1/images, GET /v1/images, GET|DELETE /v1/images/{uuid} */
 enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_state *rs);
+/* One uploaded file: its bytes and its name (NULL: none). */
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+    const char *name;
+} upload_part;
+/* Reads every slice of the n files and stores them in one transaction, and
+ * answers as POST /v1/images does: 201 when any slice is new or updated,
+ * 200 when all existed, the error of the first file that failed. */
+enum MHD_Result reply_ingest(server *srv, struct MHD_Connection *c, const upload_part *parts,
+                             size_t n);
 enum MHD_Result handle_images_list(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_image(server *srv, struct MHD_Connection *c, req_state *rs,
                              const char *method);
@@ -281,6 +311,19 @@ enum MHD_Result handle_missing(server *srv, struct MHD_Connection *c);
 
 /* http_webhooks.c: GET /v1/webhooks/deliveries */
 enum MHD_Result handle_webhook_deliveries(server *srv, struct MHD_Connection *c);
+/* http_chunks.c: uploads in parts. GET /v1/upload-options, POST
+ * /v1/images/check, POST /v1/chunks/{sha256}, POST /v1/chunks/missing, POST
+ * /v1/images/assemble, GET /v1/images/assemble/{sha256} */
+enum MHD_Result handle_upload_options(server *srv, struct MHD_Connection *c);
+enum MHD_Result handle_images_check(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_chunk_post(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_chunks_missing(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_assemble(server *srv, struct MHD_Connection *c, req_state *rs);
+enum MHD_Result handle_assemble_state(server *srv, struct MHD_Connection *c, req_state *rs);
+/* The assembler: its jobs' table; NULL when out of memory. assembler_stop
+ * waits for the assemblies under way (they use the store). */
+struct assembler *assembler_new(server *srv);
+void assembler_stop(struct assembler *a);
 
 /* http_system.c: GET|POST /v1/system-symbols, DELETE /v1/system-symbols/{id} */
 enum MHD_Result handle_system_list(server *srv, struct MHD_Connection *c);

@@ -97,10 +97,13 @@ static uint64_t rss_bytes(void)
  * now (store rows, index cache, requests in flight, RSS). */
 enum MHD_Result handle_metrics(server *srv, struct MHD_Connection *c)
 {
-    metrics_gauges g = {.images = -1, .image_blobs = -1, .crashes = -1};
+    metrics_gauges g = {.images = -1, .image_blobs = -1, .crashes = -1, .chunks = -1};
     symd_err err = {0};
     if (store_counts(srv->st, &g.images, &g.image_blobs, &g.crashes, &err) != SYMD_OK)
         g.images = g.image_blobs = g.crashes = -1; /* a scrape still answers */
+    if (store_chunk_stats(srv->st, &g.chunks, &g.chunk_bytes, &err) != SYMD_OK)
+        g.chunks = -1;
+    g.chunk_budget = srv->cfg->chunk_budget;
     store_cache_stats cs;
     store_cache_stats_get(srv->st, &cs);
     g.cache_bytes = cs.bytes;

@@ -28,6 +28,7 @@
 #include "http.h"
 #include "mdwalk.h"
 #include "regroup.h"
+#include "../client/upload.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_DB "symd.db"
@@ -55,8 +56,16 @@ static void usage(FILE *f)
           "         [--webhook-secret S | --webhook-secret-file F]\n"
           "         [--webhook-spike-factor N] [--webhook-spike-min N]\n"
           "         [--webhook-timeout S] [--webhook-backoff-max S] [--webhook-give-up S]\n"
+          "         [--chunk-size BYTES] [--chunk-budget BYTES] [--chunk-ttl S]\n"
           "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
           "                                      (or zips of them) in the DB\n"
+          "  upload --url URL [--token T | --token-file F] [--json] [--wait]\n"
+          "         [--jobs N] [--chunk-size BYTES] [--timeout S] [--retries N]\n"
+          "         [--wait-timeout S] [--plain] [--progress|--no-progress] PATH...\n"
+          "                                      send them to a symd server (folders,\n"
+          "                                      .xcarchive, bundles, zips walked): only\n"
+          "                                      what it lacks, in chunks (SYMD_URL,\n"
+          "                                      SYMD_UPLOAD_TOKEN[_FILE] as twins)\n"
           "  import [--db FILE|URI] [--os-name N] [--os-version V] [--os-build B] PATH...\n"
           "                                      Apple's system libraries as symbol sets:\n"
           "                                      a DeviceSupport folder, a folder of them,\n"
@@ -82,7 +91,8 @@ static void usage(FILE *f)
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB, SYMD_DB_POOL,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
           "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
-          "SYMD_THREADS, SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
+          "SYMD_THREADS, SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL,\n"
+          "SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
           "SYMD_MAX_ZIP_MEMBERS (upload reads the last three too). Flags win\n"
           "over the environment.\n",
           f);
@@ -176,6 +186,13 @@ static int parse_range_opt(const char *name, const char *v, uint64_t lo, uint64_
 #define R_PRUNE_EVERY 1, 86400
 #define R_MEM_FACTOR 1, 1000
 #define R_MEM_MB 1, (1u << 20)
+/* A chunk fits a PostgreSQL bytea and a request's body comfortably. */
+#define R_CHUNK_SIZE (64u << 10), (256u << 20)
+#define R_CHUNK_BUDGET (1u << 20), INT64_MAX
+#define R_CHUNK_TTL 0, (30u * 86400)
+#define DEFAULT_CHUNK_SIZE "8388608"     /* 8 MiB */
+#define DEFAULT_CHUNK_BUDGET "2147483648" /* 2 GiB */
+#define DEFAULT_CHUNK_TTL "3600"         /* an hour */
 
 /* Zip limits: the defaults, then the environment. Returns -1 on a bad value. */
 static int zip_limits_from_env(unzip_limits *l)
@@ -339,6 +356,7 @@ static int cmd_serve(int argc, char **argv)
     const char *hook_secret = NULL, *hook_secret_file = NULL;
     uint64_t spike_factor = 5, spike_min = 10, hook_timeout = 10, hook_backoff = 600,
              hook_give_up = 86400;
+    uint64_t chunk_size, chunk_budget, chunk_ttl;
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
                        &cfg.max_upload) ||
@@ -370,6 +388,12 @@ static int cmd_serve(int argc, char **argv)
                         &max_crashes) ||
         parse_range_opt("SYMD_PRUNE_EVERY", env_or("SYMD_PRUNE_EVERY", "60"), R_PRUNE_EVERY,
                         &prune_every) ||
+        parse_range_opt("SYMD_CHUNK_SIZE", env_or("SYMD_CHUNK_SIZE", DEFAULT_CHUNK_SIZE),
+                        R_CHUNK_SIZE, &chunk_size) ||
+        parse_range_opt("SYMD_CHUNK_BUDGET", env_or("SYMD_CHUNK_BUDGET", DEFAULT_CHUNK_BUDGET),
+                        R_CHUNK_BUDGET, &chunk_budget) ||
+        parse_range_opt("SYMD_CHUNK_TTL", env_or("SYMD_CHUNK_TTL", DEFAULT_CHUNK_TTL),
+                        R_CHUNK_TTL, &chunk_ttl) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
     for (int i = 0; i < argc; i++) {
@@ -403,6 +427,9 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--request-mem-factor") == 0) bad = parse_range_opt(a, v, R_MEM_FACTOR, &mem_factor);
         else if (strcmp(a, "--request-mem-mb") == 0) bad = parse_range_opt(a, v, R_MEM_MB, &mem_mb);
         else if (strcmp(a, "--admission-wait") == 0) bad = parse_range_opt(a, v, R_SECONDS, &admit_s);
+        else if (strcmp(a, "--chunk-size") == 0) bad = parse_range_opt(a, v, R_CHUNK_SIZE, &chunk_size);
+        else if (strcmp(a, "--chunk-budget") == 0) bad = parse_range_opt(a, v, R_CHUNK_BUDGET, &chunk_budget);
+        else if (strcmp(a, "--chunk-ttl") == 0) bad = parse_range_opt(a, v, R_CHUNK_TTL, &chunk_ttl);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)
@@ -452,6 +479,9 @@ static int cmd_serve(int argc, char **argv)
     cfg.keep_days = keep_days;
     cfg.max_crashes = max_crashes;
     cfg.prune_every = (unsigned)prune_every;
+    cfg.chunk_size = chunk_size;
+    cfg.chunk_budget = chunk_budget;
+    cfg.chunk_ttl = chunk_ttl;
     cfg.max_connections = (unsigned)max_conns;
     cfg.max_per_ip = (unsigned)max_per_ip;
     cfg.idle_timeout = (unsigned)idle_s;
@@ -472,8 +502,112 @@ static int cmd_serve(int argc, char **argv)
     return server_run(&cfg);
 }
 
+/* symd upload --url: the client (client/upload.h). Flags, then the
+ * environment twins SYMD_URL, SYMD_UPLOAD_TOKEN, SYMD_UPLOAD_TOKEN_FILE. */
+static int cmd_upload_url(int argc, char **argv)
+{
+    up_opts o = {.url = getenv("SYMD_URL"), .timeout_s = 60, .retries = 6, .wait_s = 600,
+                 .progress = -1};
+    const char *tok = NULL, *tok_file = NULL;
+    int first = argc;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n = 0;
+        bool takes = true;
+        if (strcmp(a, "--") == 0) {
+            first = i + 1;
+            break;
+        }
+        if (a[0] != '-' || !a[1]) {
+            first = i;
+            break;
+        }
+        if (strcmp(a, "--url") == 0 && v)
+            o.url = v;
+        else if (strcmp(a, "--token") == 0 && v)
+            tok = v;
+        else if (strcmp(a, "--token-file") == 0 && v)
+            tok_file = v;
+        else if (strcmp(a, "--chunk-size") == 0 && v) {
+            if (parse_size_opt(a, v, &o.chunk_size))
+                return 2;
+        } else if ((strcmp(a, "--jobs") == 0 || strcmp(a, "--timeout") == 0 ||
+                    strcmp(a, "--retries") == 0 || strcmp(a, "--wait-timeout") == 0) &&
+                   v) {
+            if (!num_parse_u64(v, &n) || n > 100000) {
+                fprintf(stderr, "symd upload: %s takes a number, not '%s'\n", a, v);
+                return 2;
+            }
+            if (a[2] == 'j')
+                o.jobs = (int)n;
+            else if (a[2] == 't')
+                o.timeout_s = (int)n;
+            else if (a[2] == 'r')
+                o.retries = (int)n;
+            else
+                o.wait_s = (int)n;
+        } else {
+            takes = false;
+            if (strcmp(a, "--plain") == 0)
+                o.plain = true;
+            else if (strcmp(a, "--json") == 0)
+                o.json = true;
+            else if (strcmp(a, "--wait") == 0)
+                o.wait = true;
+            else if (strcmp(a, "--progress") == 0)
+                o.progress = 1;
+            else if (strcmp(a, "--no-progress") == 0)
+                o.progress = 0;
+            else {
+                fprintf(stderr, "symd upload: unknown option or missing value: %s\n", a);
+                usage(stderr);
+                return 2;
+            }
+        }
+        if (takes)
+            i++;
+    }
+    if (!tok && !tok_file) {
+        tok = getenv("SYMD_UPLOAD_TOKEN");
+        tok_file = getenv("SYMD_UPLOAD_TOKEN_FILE");
+        if (tok && !*tok)
+            tok = NULL;
+        if (tok_file && !*tok_file)
+            tok_file = NULL;
+    }
+    if (tok && tok_file) {
+        fprintf(stderr, "symd upload: a token and a token file both given: give it once\n");
+        return 2;
+    }
+    char *tok_owned = NULL;
+    if (tok_file && !(tok = tok_owned = token_from_file("--token-file", tok_file)))
+        return 2;
+    if (!o.url || !*o.url || first >= argc) {
+        fprintf(stderr, "symd upload: --url URL and at least one PATH are needed\n");
+        usage(stderr);
+        free(tok_owned);
+        return 2;
+    }
+    o.token = tok;
+    int rc = up_run(&o, (const char *const *)argv + first, (size_t)(argc - first));
+    free(tok_owned);
+    return rc;
+}
+
 static int cmd_upload(int argc, char **argv)
 {
+    bool remote = getenv("SYMD_URL") && *getenv("SYMD_URL");
+    for (int i = 0; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--db") == 0)
+            remote = false;
+        if (strcmp(argv[i], "--url") == 0) {
+            remote = true;
+            break;
+        }
+    }
+    if (remote)
+        return cmd_upload_url(argc, argv);
+
     const char *db = env_or("SYMD_DB", DEFAULT_DB);
     int first = 0;
     if (argc >= 2 && strcmp(argv[0], "--db") == 0) {

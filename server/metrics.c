@@ -226,7 +226,7 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
         put(&w, "symd_frames_total{status=\"%s\"} %llu\n", frame_status[i],
             (unsigned long long)get(&m->frames[i]));
 
-    head(&w, "symd_upload_bytes_total", "counter", "Bytes received by POST /v1/images.");
+    head(&w, "symd_upload_bytes_total", "counter", "Bytes received by POST /v1/images and POST /v1/chunks/{sha256}.");
     put(&w, "symd_upload_bytes_total %llu\n", (unsigned long long)get(&m->upload_bytes));
     static const char *const phases[PHASE_COUNT] = {"headers", "keepalive", "request"};
     head(&w, "symd_connection_timeouts_total", "counter",
@@ -289,6 +289,14 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
         head(&w, "symd_crashes", "gauge", "Crash reports stored.");
         put(&w, "symd_crashes %lld\n", (long long)g->crashes);
     }
+    if (g->chunks >= 0) {
+        head(&w, "symd_chunks", "gauge", "Chunks of uploads in parts held, not yet assembled.");
+        put(&w, "symd_chunks %lld\n", (long long)g->chunks);
+        head(&w, "symd_chunk_bytes", "gauge", "Bytes of the chunks held.");
+        put(&w, "symd_chunk_bytes %lld\n", (long long)g->chunk_bytes);
+    }
+    head(&w, "symd_chunk_budget_bytes", "gauge", "Bytes the chunks held may take (--chunk-budget).");
+    put(&w, "symd_chunk_budget_bytes %llu\n", (unsigned long long)g->chunk_budget);
     head(&w, "symd_index_cache_bytes", "gauge", "Bytes of loaded indexes held in the cache.");
     put(&w, "symd_index_cache_bytes %llu\n", (unsigned long long)g->cache_bytes);
     head(&w, "symd_index_cache_entries", "gauge", "Indexes held in the cache.");

@@ -57,6 +57,8 @@ void metrics_group_event(metrics *m, bool new_group, bool regressed, bool reopen
 /* Values read at scrape time. A negative count is left out. */
 typedef struct {
     int64_t images, image_blobs, crashes;
+    int64_t chunks, chunk_bytes; /* chunks of uploads in parts held, and their bytes */
+    uint64_t chunk_budget;       /* --chunk-budget */
     uint64_t cache_bytes, cache_entries, cache_hits, cache_misses;
     uint64_t in_flight;
     uint64_t inflight_bytes, inflight_max; /* the --max-inflight-mb budget */

@@ -10,7 +10,7 @@
 
 struct retention {
     store *st;
-    uint64_t keep_days, max_crashes;
+    uint64_t keep_days, max_crashes, chunk_ttl_s;
     unsigned every_s;
     pthread_t thread;
     pthread_mutex_t mu;
@@ -19,10 +19,26 @@ struct retention {
     uint64_t pruned; /* under mu */
 };
 
+/* Chunks past their TTL go in one statement (they are few: the budget
+ * bounds their bytes). */
+static void expire_chunks(retention *r)
+{
+    if (!r->chunk_ttl_s)
+        return;
+    size_t n = 0; /* not kept: /metrics shows what is held */
+    symd_err err = {0};
+    if (store_chunks_expire(r->st, store_now_ms() - (int64_t)r->chunk_ttl_s * 1000, &n, &err) !=
+        SYMD_OK)
+        fprintf(stderr, "symd: chunk expiry: %s\n", err.msg);
+}
+
 /* One pass: batches until nothing more is to go (or a stop, or an error,
  * which is logged and retried at the next pass). */
 static void prune_pass(retention *r)
 {
+    expire_chunks(r);
+    if (!r->keep_days && !r->max_crashes)
+        return;
     for (;;) {
         pthread_mutex_lock(&r->mu);
         bool stop = r->stop;
@@ -74,9 +90,9 @@ static void *run(void *arg)
 }
 
 retention *retention_start(store *st, uint64_t keep_days, uint64_t max_crashes,
-                           unsigned every_s, symd_err *err)
+                           unsigned every_s, uint64_t chunk_ttl_s, symd_err *err)
 {
-    if (!keep_days && !max_crashes)
+    if (!keep_days && !max_crashes && !chunk_ttl_s)
         return NULL;
     retention *r = calloc(1, sizeof *r);
     if (!r) {
@@ -86,6 +102,7 @@ retention *retention_start(store *st, uint64_t keep_days, uint64_t max_crashes,
     r->st = st;
     r->keep_days = keep_days;
     r->max_crashes = max_crashes;
+    r->chunk_ttl_s = chunk_ttl_s;
     r->every_s = every_s ? every_s : 1;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);

@@ -259,6 +259,20 @@ typedef struct store_backend {
     symd_status (*load_blob)(store_db *db, const uint8_t uuid[16], const char *arch,
                              const char *kind, uint8_t **data, size_t *len, symd_err *err);
 
+    /* ---- chunks (store.h: store_chunk_*) ---- */
+    symd_status (*chunk_put)(store_db *db, const uint8_t hash[32], const uint8_t *data,
+                             size_t len, uint64_t budget, int64_t now,
+                             store_chunk_result *res, symd_err *err);
+    symd_status (*chunks_missing)(store_db *db, const uint8_t (*hashes)[32], size_t n,
+                                  bool *missing, symd_err *err);
+    symd_status (*chunk_get)(store_db *db, const uint8_t hash[32], uint8_t **data, size_t *len,
+                             symd_err *err);
+    symd_status (*chunks_delete)(store_db *db, const uint8_t (*hashes)[32], size_t n,
+                                 symd_err *err);
+    symd_status (*chunks_expire)(store_db *db, int64_t before_ms, size_t *deleted,
+                                 symd_err *err);
+    symd_status (*chunk_stats)(store_db *db, int64_t *count, int64_t *bytes, symd_err *err);
+
     /* ---- system symbol sets ---- */
     symd_status (*symbol_set_open)(store_db *db, const store_symbol_set *want,
                                    store_symbol_set *out, bool *created, symd_err *err);

@@ -5,6 +5,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 /* Advisory lock keys: schema migration, retention (one node at a time). */
 #define LOCK_MIGRATE 0x73796d6401LL
 #define LOCK_PRUNE 0x73796d6402LL
+/* The chunk budget's check and the commit of a new chunk (every node). */
+#define LOCK_CHUNKS 0x73796d6403LL
 /* Images one refs upsert counts at most (REF_PARAMS parameters each: uuid,
  * arch, name, system; +1). */
 #define REF_ROWS_MAX 32
@@ -1168,6 +1171,229 @@ static symd_status pg_load_blob(store_db *s, const uint8_t uuid[16], const char 
     if (r == SYMD_OK) {
         rd x = {res, 0, false};
         r = copy_bytes(&x, 0, data, len, err);
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+/* ---- chunks of uploads in parts ------------------------------------------------ */
+
+typedef struct {
+    const uint8_t *hash, *data;
+    size_t len;
+    uint64_t budget;
+    int64_t now;
+    store_chunk_result *res;
+    bool full;
+} chunk_put_args;
+
+/* The bytes go in first, outside any lock, so uploads to several nodes
+ * stream into the database side by side; then the budget lock is taken and
+ * the sum read again (a statement of its own: it sees every chunk other
+ * transactions committed while they held the lock, and this one's), and
+ * the lock is held until this transaction ends. Over budget: rolled back. */
+static symd_status chunk_put_tx(pgc *c, void *arg, symd_err *err)
+{
+    chunk_put_args *a = arg;
+    a->full = false;
+    params p = {0};
+    p_bytes(&p, a->hash, 32);
+    p_i64(&p, (int64_t)a->len);
+    p_i64(&p, a->now);
+    p_bytes(&p, a->data, a->len);
+    PGresult *res = run(c,
+                        "INSERT INTO chunks(hash, size, created_at, data) VALUES ($1, $2, $3, "
+                        "$4) ON CONFLICT (hash) DO NOTHING RETURNING 1",
+                        &p, "storing chunk", err);
+    if (!res)
+        return err->kind;
+    bool inserted = PQntuples(res) == 1;
+    PQclear(res);
+    if (!inserted) { /* held: its time is renewed, so a resumed upload's chunks stay */
+        params u = {0};
+        p_bytes(&u, a->hash, 32);
+        p_i64(&u, a->now);
+        if (!exec0(c, "UPDATE chunks SET created_at = $2 WHERE hash = $1", &u, "storing chunk",
+                   err))
+            return err->kind;
+        *a->res = STORE_CHUNK_HELD;
+        return SYMD_OK;
+    }
+    params l = {0};
+    p_i64(&l, LOCK_CHUNKS);
+    if (!exec0(c, "SELECT pg_advisory_xact_lock($1)", &l, "taking the chunk lock", err))
+        return err->kind;
+    if (!(res = run(c, "SELECT coalesce(sum(size), 0)::bigint FROM chunks", NULL,
+                    "storing chunk", err)))
+        return err->kind;
+    rd x = {res, 0, false};
+    int64_t held = rd_i64(&x, 0);
+    PQclear(res);
+    if (x.bad)
+        return bad_value(err, "storing chunk");
+    if (held < 0 || (uint64_t)held > a->budget) {
+        a->full = true; /* rolled back by in_tx */
+        return symd_fail(err, SYMD_E_TOO_LARGE, "chunk budget full");
+    }
+    *a->res = STORE_CHUNK_STORED;
+    return SYMD_OK;
+}
+
+static symd_status pg_chunk_put(store_db *s, const uint8_t hash[32], const uint8_t *data,
+                                size_t len, uint64_t budget, int64_t now,
+                                store_chunk_result *res, symd_err *err)
+{
+    if (len > INT32_MAX)
+        return symd_fail(err, SYMD_E_TOO_LARGE, "chunk too large");
+    chunk_put_args a = {hash, data, len, budget, now, res, false};
+    symd_err e = {0};
+    symd_status r = in_tx(s, chunk_put_tx, &a, "storing chunk", &e);
+    if (r != SYMD_OK && a.full) {
+        *res = STORE_CHUNK_FULL;
+        return SYMD_OK;
+    }
+    if (r != SYMD_OK && err)
+        *err = e;
+    return r;
+}
+
+/* hashes as a PostgreSQL text array of hex digits: {h1,h2,...} (malloc'ed). */
+static char *hex_array(const uint8_t (*hashes)[32], size_t n)
+{
+    char *out = malloc(n * 65 + 3);
+    if (!out)
+        return NULL;
+    static const char digits[] = "0123456789abcdef";
+    char *p = out;
+    *p++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *p++ = ',';
+        for (int k = 0; k < 32; k++) {
+            *p++ = digits[hashes[i][k] >> 4];
+            *p++ = digits[hashes[i][k] & 15];
+        }
+    }
+    *p++ = '}';
+    *p = 0;
+    return out;
+}
+
+static symd_status pg_chunks_missing(store_db *s, const uint8_t (*hashes)[32], size_t n,
+                                     bool *missing, symd_err *err)
+{
+    if (!n)
+        return SYMD_OK;
+    char *arr = hex_array(hashes, n);
+    if (!arr)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK) {
+        free(arr);
+        return err->kind;
+    }
+    params p = {0};
+    p_text(&p, arr);
+    /* the ordinals (1-based) of the hashes no chunk is held for */
+    PGresult *res = run(&c,
+                        "SELECT i FROM unnest($1::text[]) WITH ORDINALITY AS t(h, i) WHERE NOT "
+                        "EXISTS (SELECT 1 FROM chunks WHERE hash = decode(t.h, 'hex'))",
+                        &p, "looking up chunks", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res) {
+        for (size_t i = 0; i < n; i++)
+            missing[i] = false;
+        for (int row = 0; row < PQntuples(res) && r == SYMD_OK; row++) {
+            rd x = {res, row, false};
+            int64_t i = rd_i64(&x, 0);
+            if (x.bad || i < 1 || (uint64_t)i > n)
+                r = bad_value(err, "looking up chunks");
+            else
+                missing[i - 1] = true;
+        }
+    }
+    PQclear(res);
+    conn_put(&c);
+    free(arr);
+    return r;
+}
+
+static symd_status pg_chunk_get(store_db *s, const uint8_t hash[32], uint8_t **data, size_t *len,
+                                symd_err *err)
+{
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_bytes(&p, hash, 32);
+    PGresult *res = run(&c, "SELECT data FROM chunks WHERE hash = $1", &p, "reading chunk", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res && PQntuples(res) == 0)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held");
+    if (r == SYMD_OK) {
+        rd x = {res, 0, false};
+        r = copy_bytes(&x, 0, data, len, err);
+    }
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_chunks_delete(store_db *s, const uint8_t (*hashes)[32], size_t n,
+                                    symd_err *err)
+{
+    char *arr = hex_array(hashes, n);
+    if (!arr)
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK) {
+        free(arr);
+        return err->kind;
+    }
+    params p = {0};
+    p_text(&p, arr);
+    bool ok = exec0(&c,
+                    "DELETE FROM chunks WHERE hash IN (SELECT decode(h, 'hex') FROM "
+                    "unnest($1::text[]) AS t(h))",
+                    &p, "deleting chunks", err);
+    conn_put(&c);
+    free(arr);
+    return ok ? SYMD_OK : err->kind;
+}
+
+static symd_status pg_chunks_expire(store_db *s, int64_t before_ms, size_t *deleted,
+                                    symd_err *err)
+{
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    params p = {0};
+    p_i64(&p, before_ms);
+    PGresult *res = run(&c, "DELETE FROM chunks WHERE created_at < $1", &p, "expiring chunks",
+                        err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res)
+        *deleted = (size_t)strtoull(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    conn_put(&c);
+    return r;
+}
+
+static symd_status pg_chunk_stats(store_db *s, int64_t *count, int64_t *bytes, symd_err *err)
+{
+    pgc c;
+    if (conn_get(s, &c, err) != SYMD_OK)
+        return err->kind;
+    PGresult *res = run(&c, "SELECT count(*), coalesce(sum(size), 0)::bigint FROM chunks", NULL,
+                        "counting chunks", err);
+    symd_status r = res ? SYMD_OK : err->kind;
+    if (res) {
+        rd x = {res, 0, false};
+        *count = rd_i64(&x, 0);
+        *bytes = rd_i64(&x, 1);
+        if (x.bad)
+            r = bad_value(err, "counting chunks");
     }
     PQclear(res);
     conn_put(&c);
@@ -3656,6 +3882,12 @@ const store_backend store_backend_postgres = {
     .counts = pg_counts,
     .load_index = pg_load_index,
     .load_blob = pg_load_blob,
+    .chunk_put = pg_chunk_put,
+    .chunks_missing = pg_chunks_missing,
+    .chunk_get = pg_chunk_get,
+    .chunks_delete = pg_chunks_delete,
+    .chunks_expire = pg_chunks_expire,
+    .chunk_stats = pg_chunk_stats,
     .symbol_set_open = pg_symbol_set_open,
     .symbol_set_add = pg_symbol_set_add,
     .list_symbol_sets = pg_list_symbol_sets,

@@ -141,6 +141,12 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "    FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4, 5"
     "  UNION ALL SELECT kind, signature, 2, hardware_model, created_at / 86400000, count(*)"
     "    FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4, 5;",
+    /* 11: chunks of uploads in parts (see store/sqlite_schema.c); stored
+     * uncompressed (they are mostly zips already) */
+    "CREATE TABLE IF NOT EXISTS chunks(hash bytea PRIMARY KEY, size bigint NOT NULL,"
+    "  created_at bigint NOT NULL, data bytea NOT NULL);"
+    "ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;"
+    "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
 };
 #undef T
 

@@ -1,5 +1,6 @@
 /* The SQLite backend of the store (store/backend.h): the schema and its
  * migrations, a pool of connections (WAL), and every query. */
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -3529,6 +3530,224 @@ static symd_status sq_hook_prune(store_db *s, int64_t before_hour, int64_t done_
     return r;
 }
 
+/* ---- chunks of uploads in parts ------------------------------------------ */
+
+static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8_t *data,
+                                size_t len, uint64_t budget, int64_t now,
+                                store_chunk_result *res, symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (len > INT_MAX)
+        r = symd_fail(err, SYMD_E_TOO_LARGE, "chunk too large");
+    else if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "storing chunk");
+    if (r != SYMD_OK)
+        goto out;
+    /* held: its time is renewed, so a resumed upload's chunks stay */
+    if (sqlite3_prepare_v2(db, "UPDATE chunks SET created_at = ?2 WHERE hash = ?1", -1, &st,
+                           NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "storing chunk");
+        goto done;
+    }
+    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        r = db_fail(err, db, "storing chunk");
+        goto done;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_changes(db) > 0) {
+        *res = STORE_CHUNK_HELD;
+        goto done;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(size), 0) FROM chunks", -1, &st, NULL) !=
+            SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        r = db_fail(err, db, "storing chunk");
+        goto done;
+    }
+    uint64_t held = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (held > budget || len > budget - held) {
+        *res = STORE_CHUNK_FULL;
+        goto done;
+    }
+    if (sqlite3_prepare_v2(db, "INSERT INTO chunks(hash, size, created_at, data) "
+                               "VALUES (?1, ?2, ?3, ?4)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        r = db_fail(err, db, "storing chunk");
+        goto done;
+    }
+    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (int64_t)len);
+    sqlite3_bind_int64(st, 3, now);
+    sqlite3_bind_blob(st, 4, len ? (const void *)data : "", (int)len, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        r = db_fail(err, db, "storing chunk");
+    else
+        *res = STORE_CHUNK_STORED;
+done:
+    sqlite3_finalize(st);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "committing chunk");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_chunks_missing(store_db *s, const uint8_t (*hashes)[32], size_t n,
+                                     bool *missing, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM chunks WHERE hash = ?1", -1, &st, NULL) !=
+        SQLITE_OK) {
+        r = db_fail(err, db, "looking up chunks");
+        goto out;
+    }
+    for (size_t i = 0; i < n && r == SYMD_OK; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_blob(st, 1, hashes[i], 32, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+            missing[i] = rc == SQLITE_DONE;
+        else
+            r = db_fail(err, db, "looking up chunks");
+    }
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+static symd_status sq_chunk_get(store_db *s, const uint8_t hash[32], uint8_t **data, size_t *len,
+                                symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE hash = ?1", -1, &st, NULL) !=
+        SQLITE_OK) {
+        r = db_fail(err, db, "reading chunk");
+        goto out;
+    }
+    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        r = symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held");
+    else if (rc != SQLITE_ROW)
+        r = db_fail(err, db, "reading chunk");
+    else
+        r = column_copy(st, 0, data, len, err);
+out:
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
+/* secure_delete (on in Debian's SQLite) overwrites every freed page with
+ * zeros: for chunks, transient copies of uploads, that write costs as much
+ * as storing them did, so it is off while chunks are deleted. */
+static bool secure_delete_off(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    bool was = false;
+    if (sqlite3_prepare_v2(db, "PRAGMA secure_delete", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        was = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    if (was)
+        sqlite3_exec(db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
+    return was;
+}
+
+static void secure_delete_back(sqlite3 *db, bool was)
+{
+    if (was)
+        sqlite3_exec(db, "PRAGMA secure_delete=ON", NULL, NULL, NULL);
+}
+
+static symd_status sq_chunks_delete(store_db *s, const uint8_t (*hashes)[32], size_t n,
+                                    symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    bool secure = secure_delete_off(db);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE hash = ?1", -1, &st, NULL) !=
+            SQLITE_OK)
+        r = db_fail(err, db, "deleting chunks");
+    for (size_t i = 0; i < n && r == SYMD_OK; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_blob(st, 1, hashes[i], 32, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            r = db_fail(err, db, "deleting chunks");
+    }
+    sqlite3_finalize(st);
+    if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        r = db_fail(err, db, "deleting chunks");
+    if (r != SYMD_OK)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    secure_delete_back(db, secure);
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_chunks_expire(store_db *s, int64_t before_ms, size_t *deleted,
+                                    symd_err *err)
+{
+    int ci = writer_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    bool secure = secure_delete_off(db);
+    if (sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE created_at < ?1", -1, &st, NULL) !=
+        SQLITE_OK) {
+        r = db_fail(err, db, "expiring chunks");
+    } else {
+        sqlite3_bind_int64(st, 1, before_ms);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            r = db_fail(err, db, "expiring chunks");
+        else
+            *deleted = (size_t)sqlite3_changes(db);
+    }
+    sqlite3_finalize(st);
+    secure_delete_back(db, secure);
+    writer_put(s, ci);
+    return r;
+}
+
+static symd_status sq_chunk_stats(store_db *s, int64_t *count, int64_t *bytes, symd_err *err)
+{
+    int ci = conn_get(s);
+    sqlite3 *db = s->conns[ci];
+    sqlite3_stmt *st = NULL;
+    symd_status r = SYMD_OK;
+    if (sqlite3_prepare_v2(db, "SELECT count(*), coalesce(sum(size), 0) FROM chunks", -1, &st,
+                           NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        r = db_fail(err, db, "counting chunks");
+    } else {
+        *count = sqlite3_column_int64(st, 0);
+        *bytes = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    conn_put(s, ci);
+    return r;
+}
+
 const store_backend store_backend_sqlite = {
     .name = "sqlite",
     .claims = sq_claims,
@@ -3542,6 +3761,12 @@ const store_backend store_backend_sqlite = {
     .counts = sq_counts,
     .load_index = sq_load_index,
     .load_blob = sq_load_blob,
+    .chunk_put = sq_chunk_put,
+    .chunks_missing = sq_chunks_missing,
+    .chunk_get = sq_chunk_get,
+    .chunks_delete = sq_chunks_delete,
+    .chunks_expire = sq_chunks_expire,
+    .chunk_stats = sq_chunk_stats,
     .symbol_set_open = sq_symbol_set_open,
     .symbol_set_add = sq_symbol_set_add,
     .list_symbol_sets = sq_list_symbol_sets,

@@ -236,6 +236,13 @@ static const char *const migrations[] = {
     "    FROM crashes WHERE os_version <> '' GROUP BY 1, 2, 4, 5"
     "  UNION ALL SELECT kind, signature, 2, hardware_model, created_at / 86400000, count(*)"
     "    FROM crashes WHERE hardware_model <> '' GROUP BY 1, 2, 4, 5;",
+    /* 11: chunks of uploads in parts (POST /v1/chunks), by the SHA-256 of
+     * their bytes; the index answers the budget's sum and the expiry
+     * without reading the blobs. IF NOT EXISTS: a store taken back to an
+     * older version (the upgrade tests) may hold it already. */
+    "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
+    "  size INTEGER NOT NULL, created_at INTEGER NOT NULL, data BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

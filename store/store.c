@@ -481,6 +481,42 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *cra
     return s->be->counts(s->db, images, blobs, crashes, err);
 }
 
+symd_status store_chunk_put(store *s, const uint8_t hash[32], const uint8_t *data, size_t len,
+                            uint64_t budget, store_chunk_result *res, symd_err *err)
+{
+    return s->be->chunk_put(s->db, hash, data, len, budget, store_now_ms(), res, err);
+}
+
+symd_status store_chunks_missing(store *s, const uint8_t (*hashes)[32], size_t n, bool *missing,
+                                 symd_err *err)
+{
+    return s->be->chunks_missing(s->db, hashes, n, missing, err);
+}
+
+symd_status store_chunk_get(store *s, const uint8_t hash[32], uint8_t **data, size_t *len,
+                            symd_err *err)
+{
+    *data = NULL;
+    *len = 0;
+    return s->be->chunk_get(s->db, hash, data, len, err);
+}
+
+symd_status store_chunks_delete(store *s, const uint8_t (*hashes)[32], size_t n, symd_err *err)
+{
+    return n ? s->be->chunks_delete(s->db, hashes, n, err) : SYMD_OK;
+}
+
+symd_status store_chunks_expire(store *s, int64_t before_ms, size_t *deleted, symd_err *err)
+{
+    *deleted = 0;
+    return s->be->chunks_expire(s->db, before_ms, deleted, err);
+}
+
+symd_status store_chunk_stats(store *s, int64_t *count, int64_t *bytes, symd_err *err)
+{
+    return s->be->chunk_stats(s->db, count, bytes, err);
+}
+
 bool store_ping(store *s)
 {
     return s->be->ping(s->db);

@@ -23,9 +23,9 @@
  * grouping rule that filed each crash, the digest of the rules in force); 9: the
  * webhook outbox, its deliveries, per-hour group counters); 10: group
  * states, first and last app versions, state history, per-day counters of
- * versions, OS versions and devices).
+ * versions, OS versions and devices); 11: chunks of uploads in parts).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 typedef struct store store;
 
@@ -246,6 +246,40 @@ typedef struct {
 void store_cache_stats_get(store *s, store_cache_stats *st);
 
 int64_t store_now_ms(void);
+
+/* ---- chunks of uploads in parts (POST /v1/chunks, /v1/images/assemble) ----
+ * Content-addressed pieces of a file being uploaded, each stored under the
+ * SHA-256 of its bytes (the caller checked it) with the time it was
+ * stored, in the database, so every node on one PostgreSQL database sees
+ * a chunk any node took. Not copied by symd migrate: they are transient. */
+
+typedef enum {
+    STORE_CHUNK_STORED, /* new */
+    STORE_CHUNK_HELD,   /* already stored (its time is renewed) */
+    STORE_CHUNK_FULL,   /* storing it would pass the budget: nothing stored */
+} store_chunk_result;
+
+/* Stores len bytes of data under hash unless a chunk of that hash is held,
+ * when the bytes of all chunks stay within budget bytes: the check and the
+ * insert are one transaction (on PostgreSQL under a lock every node takes),
+ * so racing uploads never pass the budget together. */
+symd_status store_chunk_put(store *s, const uint8_t hash[32], const uint8_t *data, size_t len,
+                            uint64_t budget, store_chunk_result *res, symd_err *err);
+/* missing[i] for each of the n hashes: whether no chunk of it is held. */
+symd_status store_chunks_missing(store *s, const uint8_t (*hashes)[32], size_t n, bool *missing,
+                                 symd_err *err);
+/* A copy of the chunk's bytes (*data malloc'ed, the caller's; NULL when
+ * empty); SYMD_E_NOT_FOUND when not held. */
+symd_status store_chunk_get(store *s, const uint8_t hash[32], uint8_t **data, size_t *len,
+                            symd_err *err);
+/* Deletes the chunks of the n hashes (those held). */
+symd_status store_chunks_delete(store *s, const uint8_t (*hashes)[32], size_t n,
+                                symd_err *err);
+/* Deletes the chunks stored (or renewed) before before_ms; *deleted says
+ * how many. */
+symd_status store_chunks_expire(store *s, int64_t before_ms, size_t *deleted, symd_err *err);
+/* How many chunks are held and their bytes. */
+symd_status store_chunk_stats(store *s, int64_t *count, int64_t *bytes, symd_err *err);
 
 /* ---- system symbol sets (symd import) ----
  * A set is one OS build's system libraries (a DeviceSupport folder, a dyld

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite, as CI runs it: the test binary in a release build, the same
 # under ASan+UBSan, the dashboard in headless Chromium, the short forms of
-# the load, kill -9 and hostile-traffic tests, the end-to-end and
+# the load, kill -9 and hostile-traffic tests, symd upload --url through
+# nginx (tests/upload/run.py), the end-to-end and
 # multi-node tests on a throwaway PostgreSQL (tests/pg/suite.sh), and a
 # short libFuzzer smoke run of every target. Ends with one line
 # "N passed, N failed" summing all of them.
@@ -49,6 +50,7 @@ suite postgres bash tests/pg/suite.sh
 suite sanitizers make -s SANITIZE=address,undefined test
 suite browser env SYMD_BIN=./symd bash tests/browser/run.sh
 suite load env SYMD_BIN=./symd bash tests/load/run.sh
+suite upload python3 tests/upload/run.py --symd ./symd
 export -f fuzz_smoke
 export FUZZ_SECONDS
 suite fuzz bash -c fuzz_smoke

@@ -843,8 +843,8 @@ TEST(store_retention_thread_prunes_by_age_and_count)
         return;
     CHECK(store_count(s) == (int64_t)NOLD, "migrated %lld crashes", (long long)store_count(s));
     /* nothing to prune: no thread */
-    CHECK(retention_start(s, 0, 0, 1, &err) == NULL, "retention without limits started");
-    retention *r = retention_start(s, 30, 0, 1, &err);
+    CHECK(retention_start(s, 0, 0, 1, 0, &err) == NULL, "retention without limits started");
+    retention *r = retention_start(s, 30, 0, 1, 0, &err);
     CHECK(r, "retention_start: %s", err.msg);
     for (int t = 0; t < 100 && retention_pruned(r) < 6; t++)
         sleep_ms(50);
@@ -862,7 +862,7 @@ TEST(store_retention_thread_prunes_by_age_and_count)
     retention_stop(r);
     check_db_counters(db, "keep-days 30 in-process");
     /* the two limits together: age 5 days or beyond the newest 2 */
-    r = retention_start(s, 5, 2, 1, &err);
+    r = retention_start(s, 5, 2, 1, 0, &err);
     CHECK(r, "retention_start: %s", err.msg);
     for (int t = 0; t < 100 && store_count(s) > 2; t++)
         sleep_ms(50);

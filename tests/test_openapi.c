@@ -382,7 +382,9 @@ static bool fill_template(const char *tmpl, char *out, size_t cap)
                         : strcmp(name, "id") == 0     ? "999999"
                         : strcmp(name, "file") == 0   ? "style.css"
                         : strcmp(name, "module") == 0 ? "main.js"
-                                                      : NULL;
+                        : strcmp(name, "sha256") == 0 /* of "abc" */
+                            ? "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+                            : NULL;
         CHECK(v, "%s: no sample value for {%s}; add one to fill_template", tmpl, name);
         if (!v)
             return false;
@@ -468,6 +470,28 @@ static const probe extra_probes[] = {
      "malformed_zip"},
     {"DELETE", "/v1/system-symbols/{id}", "/v1/system-symbols/x1", NULL, NULL, 400,
      "invalid_id"},
+    {"POST", "/v1/images/check", NULL, NULL,
+     "{\"items\": [{\"uuid\": \"4C4C4402-5555-3144-A178-C360AFACD7DC\"}]}", 200, NULL},
+    {"POST", "/v1/images/check", NULL, NULL, "{\"items\": [{\"uuid\": 5}]}", 400,
+     "invalid_request"},
+    {"POST", "/v1/chunks/{sha256}", NULL, NULL, "abc", 201, NULL},
+    {"POST", "/v1/chunks/{sha256}", NULL, NULL, "abc", 200, NULL},
+    {"POST", "/v1/chunks/{sha256}", NULL, NULL, "abd", 400, "hash_mismatch"},
+    {"POST", "/v1/chunks/{sha256}", "/v1/chunks/abc", NULL, "abc", 400, "invalid_hash"},
+    {"POST", "/v1/chunks/missing", NULL, NULL,
+     "{\"chunks\": [\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"]}",
+     200, NULL},
+    {"POST", "/v1/images/assemble", NULL, NULL,
+     "{\"size\": 3, \"sha256\": "
+     "\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\", \"chunks\": "
+     "[\"0000000000000000000000000000000000000000000000000000000000000000\"]}",
+     409, NULL},
+    {"POST", "/v1/images/assemble", NULL, NULL,
+     "{\"size\": 3, \"sha256\": "
+     "\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\", \"chunks\": "
+     "[\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"]}",
+     415, "not_macho"},
+    {"GET", "/v1/images/assemble/{sha256}", NULL, NULL, NULL, 415, "not_macho"},
 };
 
 /* Not a route at all: the 404 of a path no route matched. */

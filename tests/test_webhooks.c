@@ -35,24 +35,24 @@ TEST(webhooks_sha256_matches_fips_180_vectors)
         hex32(d, h);
         CHECK(strcmp(h, v[i].hex) == 0, "sha256 of vector %zu: %s", i, h);
         /* fed a byte at a time: the same */
-        sha256_ctx c;
-        sha256_init(&c);
-        for (size_t k = 0; v[i].msg[k]; k++)
-            sha256_update(&c, v[i].msg + k, 1);
-        sha256_final(&c, d);
+        sha256_ctx *c = sha256_new();
+        for (size_t k = 0; c && v[i].msg[k]; k++)
+            sha256_update(c, v[i].msg + k, 1);
+        if (c)
+            sha256_final(c, d);
         hex32(d, h);
         CHECK(strcmp(h, v[i].hex) == 0, "sha256 of vector %zu byte by byte: %s", i, h);
     }
     /* a million 'a's (FIPS 180-2 appendix B.3), in uneven pieces */
     char *a = malloc(1000000);
     memset(a, 'a', 1000000);
-    sha256_ctx c;
-    sha256_init(&c);
-    for (size_t at = 0, step = 1; at < 1000000; at += step, step = step * 3 % 1000 + 1)
-        sha256_update(&c, a + at, at + step > 1000000 ? 1000000 - at : step);
-    uint8_t d[32];
+    sha256_ctx *c = sha256_new();
+    for (size_t at = 0, step = 1; c && at < 1000000; at += step, step = step * 3 % 1000 + 1)
+        sha256_update(c, a + at, at + step > 1000000 ? 1000000 - at : step);
+    uint8_t d[32] = {0};
     char h[65];
-    sha256_final(&c, d);
+    if (c)
+        sha256_final(c, d);
     hex32(d, h);
     CHECK(strcmp(h, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0,
           "sha256 of a million a's: %s", h);

@@ -1,134 +1,89 @@
-/* SHA-256 and HMAC-SHA256 (sha256.h): the FIPS 180-4 compression
- * function over 64-byte blocks, the HMAC construction around it. */
+/* SHA-256 through libcrypto's EVP interface (the low-level SHA256_* calls
+ * are deprecated in OpenSSL 3). */
 #include "sha256.h"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+#include "hex.h"
 
-static uint32_t ror(uint32_t x, int n)
-{
-    return x >> n | x << (32 - n);
-}
+struct sha256_ctx {
+    EVP_MD_CTX *md;
+};
 
-static void block(uint32_t h[8], const uint8_t *p)
+sha256_ctx *sha256_new(void)
 {
-    uint32_t w[64];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ w[i - 15] >> 3;
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ w[i - 2] >> 10;
-        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    sha256_ctx *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->md = EVP_MD_CTX_new();
+    if (!c->md || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(c->md);
+        free(c);
+        return NULL;
     }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        k = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
-    }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-    h[5] += f;
-    h[6] += g;
-    h[7] += k;
-}
-
-void sha256_init(sha256_ctx *c)
-{
-    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(c->h, iv, sizeof iv);
-    c->len = 0;
-    c->nbuf = 0;
+    return c;
 }
 
 void sha256_update(sha256_ctx *c, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    c->len += len;
-    if (c->nbuf) {
-        size_t take = 64 - c->nbuf < len ? 64 - c->nbuf : len;
-        memcpy(c->buf + c->nbuf, p, take);
-        c->nbuf += take;
-        p += take;
-        len -= take;
-        if (c->nbuf < 64)
-            return;
-        block(c->h, c->buf);
-        c->nbuf = 0;
-    }
-    for (; len >= 64; p += 64, len -= 64)
-        block(c->h, p);
-    memcpy(c->buf, p, len);
-    c->nbuf = len;
+    if (len)
+        EVP_DigestUpdate(c->md, data, len);
 }
 
-void sha256_final(sha256_ctx *c, uint8_t out[32])
+void sha256_final(sha256_ctx *c, uint8_t out[SHA256_LEN])
 {
-    uint64_t bits = c->len * 8;
-    uint8_t pad[72] = {0x80};
-    /* the 0x80 byte, zeros to 56 mod 64, then the length in bits */
-    size_t npad = (c->nbuf < 56 ? 56 : 120) - c->nbuf;
-    for (int i = 0; i < 8; i++)
-        pad[npad + i] = (uint8_t)(bits >> (56 - 8 * i));
-    sha256_update(c, pad, npad + 8);
-    for (int i = 0; i < 8; i++) {
-        out[4 * i] = (uint8_t)(c->h[i] >> 24);
-        out[4 * i + 1] = (uint8_t)(c->h[i] >> 16);
-        out[4 * i + 2] = (uint8_t)(c->h[i] >> 8);
-        out[4 * i + 3] = (uint8_t)c->h[i];
-    }
+    unsigned n = SHA256_LEN;
+    EVP_DigestFinal_ex(c->md, out, &n);
+    sha256_free(c);
 }
 
-void sha256(const void *data, size_t len, uint8_t out[32])
+void sha256_free(sha256_ctx *c)
 {
-    sha256_ctx c;
-    sha256_init(&c);
-    sha256_update(&c, data, len);
-    sha256_final(&c, out);
+    if (!c)
+        return;
+    EVP_MD_CTX_free(c->md);
+    free(c);
+}
+
+void sha256(const void *data, size_t len, uint8_t out[SHA256_LEN])
+{
+    unsigned n = SHA256_LEN;
+    /* EVP_Digest needs a non-NULL pointer even for no bytes */
+    EVP_Digest(len ? data : "", len, out, &n, EVP_sha256(), NULL);
+}
+
+void sha256_hex(const uint8_t d[SHA256_LEN], char hex[SHA256_HEX_LEN + 1])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < SHA256_LEN; i++) {
+        hex[2 * i] = digits[d[i] >> 4];
+        hex[2 * i + 1] = digits[d[i] & 15];
+    }
+    hex[SHA256_HEX_LEN] = 0;
+}
+
+bool sha256_parse_hex(const char *s, uint8_t out[SHA256_LEN])
+{
+    if (!s || strlen(s) != SHA256_HEX_LEN)
+        return false;
+    for (int i = 0; i < SHA256_LEN; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return true;
 }
 
 void hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
-                 uint8_t out[32])
+                 uint8_t out[SHA256_LEN])
 {
-    uint8_t k[64] = {0}, pad[64], inner[32];
-    if (key_len > 64)
-        sha256(key, key_len, k);
-    else if (key_len)
-        memcpy(k, key, key_len);
-    sha256_ctx c;
-    for (int i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x36;
-    sha256_init(&c);
-    sha256_update(&c, pad, 64);
-    sha256_update(&c, msg, msg_len);
-    sha256_final(&c, inner);
-    for (int i = 0; i < 64; i++)
-        pad[i] = k[i] ^ 0x5c;
-    sha256_init(&c);
-    sha256_update(&c, pad, 64);
-    sha256_update(&c, inner, 32);
-    sha256_final(&c, out);
+    unsigned int n = SHA256_LEN;
+    static const uint8_t none = 0; /* libcrypto wants a non-NULL key even when empty */
+    if (!HMAC(EVP_sha256(), key_len ? key : &none, (int)key_len,
+              msg_len ? msg : (const void *)&none, msg_len, out, &n))
+        memset(out, 0, SHA256_LEN);
 }

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""symd upload --url against one plain POST of the same file (issue 22, bench).
+
+Builds a dSYM zip of --size-mb (a real DWARF file: the generated program's of
+the dwarf section when bench/.cache holds it, else a fixture's; padded with a
+stored member of fresh random bytes, so no two chunks are alike), then for
+each way starts a fresh `symd serve` (SQLite) on loopback and uploads it:
+
+  plain    symd upload --url --plain   (one POST /v1/images of the whole file)
+  chunked  symd upload --url           (check, chunks, assemble)
+  again    symd upload --url, a second time on the chunked server
+
+and prints wall time, bytes the client wrote on the wire (its --json
+wire_bytes), image bytes sent, and the server's peak RSS (VmHWM). Best of
+--runs for the times.
+
+    python3 bench/upload_client.py [--symd ./symd] [--size-mb 500] [--runs 2]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MIB = 1 << 20
+
+
+def find_dwarf():
+    for p in (os.path.join(ROOT, "bench/.cache/dwarf/prog.dSYM/Contents/Resources/DWARF/prog"),
+              os.path.join(ROOT, "fixtures/dsym/swifty-arm64.dSYM/Contents/Resources/DWARF/"
+                                 "swifty-arm64")):
+        if os.path.exists(p):
+            return p
+    sys.exit("no DWARF file to upload")
+
+
+def build_zip(path, dwarf, size):
+    with zipfile.ZipFile(path, "w", allowZip64=True) as z:
+        z.write(dwarf, "App.dSYM/Contents/Resources/DWARF/App", zipfile.ZIP_DEFLATED)
+        left = size - os.path.getsize(path) - 4096
+        with z.open(zipfile.ZipInfo("App.dSYM/Contents/Resources/padding.bin"), "w",
+                    force_zip64=True) as m:
+            while left > 0:
+                n = min(left, 4 * MIB)
+                m.write(os.urandom(n))
+                left -= n
+    return os.path.getsize(path)
+
+
+class Server:
+    def __init__(self, symd, work, tag):
+        self.log = open(os.path.join(work, tag + ".log"), "w")
+        self.p = subprocess.Popen([symd, "serve", "--listen", "127.0.0.1:0", "--db",
+                                   os.path.join(work, tag + ".db"), "--access-log", "off"],
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
+        m = re.search(r":(\d+)\s*$", self.p.stdout.readline())
+        if not m:
+            sys.exit("symd did not start")
+        self.url = f"http://127.0.0.1:{m.group(1)}"
+
+    def hwm(self):
+        with open(f"/proc/{self.p.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=120)
+        self.log.close()
+
+
+def client(symd, url, path, *extra):
+    t0 = time.perf_counter()
+    r = subprocess.run([symd, "upload", "--url", url, "--json", "--no-progress", *extra, path],
+                       capture_output=True, text=True)
+    secs = time.perf_counter() - t0
+    doc = json.loads(r.stdout)
+    if r.returncode != 0:
+        sys.exit(f"upload failed: {r.stderr} {doc}")
+    return secs, doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symd", default=os.path.join(ROOT, "symd"))
+    ap.add_argument("--size-mb", type=int, default=500)
+    ap.add_argument("--runs", type=int, default=2)
+    a = ap.parse_args()
+    symd = os.path.abspath(a.symd)
+    work = tempfile.mkdtemp(prefix="symd-upbench-")
+    try:
+        path = os.path.join(work, "App.dSYM.zip")
+        dwarf = find_dwarf()
+        size = build_zip(path, dwarf, a.size_mb * MIB)
+        print(f"file: {size / MIB:.0f} MiB zip, DWARF {os.path.getsize(dwarf) / MIB:.1f} MiB "
+              f"({os.path.relpath(dwarf, ROOT)})")
+        rows = {}
+        for run in range(a.runs):
+            for way in ("plain", "chunked"):
+                s = Server(symd, work, f"{way}{run}")
+                secs, doc = client(symd, s.url, path, *(["--plain"] if way == "plain" else []))
+                row = (secs, doc["wire_bytes"], doc["bytes_sent"], doc["chunks_sent"], s.hwm())
+                if way == "chunked":
+                    secs2, doc2 = client(symd, s.url, path)
+                    again = (secs2, doc2["wire_bytes"], doc2["bytes_sent"], doc2["chunks_sent"],
+                             s.hwm())
+                    if "again" not in rows or again[0] < rows["again"][0]:
+                        rows["again"] = again
+                s.stop()
+                if way not in rows or row[0] < rows[way][0]:
+                    rows[way] = row
+        print(f"{'way':8} {'wall s':>8} {'wire MiB':>9} {'images MiB':>11} {'chunks':>7} "
+              f"{'server peak RSS MiB':>20}")
+        for way in ("plain", "chunked", "again"):
+            secs, wire, sent, chunks, hwm = rows[way]
+            print(f"{way:8} {secs:8.2f} {wire / MIB:9.1f} {sent / MIB:11.1f} {chunks:7d} "
+                  f"{hwm / MIB:20.0f}")
+        ratio = rows["chunked"][0] / rows["plain"][0]
+        print(f"chunked / plain wall time: {ratio:.2f} (target <= 1.3)")
+        return 0 if ratio <= 1.3 and rows["again"][2] == 0 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
