@@ -62,6 +62,9 @@ def build_zip(path, dwarf, size):
     return os.path.getsize(path)
 
 
+LIVE = []  # servers started and not stopped: stopped on the way out, whatever happens
+
+
 class Server:
     def __init__(self, symd, work, tag, db_uri, extra, tmpdir=None):
         self.db = db_uri or os.path.join(work, tag + ".db")
@@ -70,6 +73,7 @@ class Server:
         self.p = subprocess.Popen([symd, "serve", "--listen", "127.0.0.1:0", "--db", self.db,
                                    "--access-log", "off"] + extra,
                                   stdout=subprocess.PIPE, stderr=self.log, text=True, env=env)
+        LIVE.append(self)
         line = self.p.stdout.readline()
         m = re.search(r":(\d+)\s*$", line)
         if not m:
@@ -101,8 +105,11 @@ class Server:
         return self._status().get("VmHWM", 0)
 
     def stop(self):
+        if self in LIVE:
+            LIVE.remove(self)
         self._stop = True
-        self._t.join()
+        if hasattr(self, "_t"):
+            self._t.join()
         self.p.send_signal(signal.SIGTERM)
         self.p.wait(timeout=60)
         self.log.close()
@@ -257,6 +264,8 @@ def main():
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
     finally:
+        for s in list(LIVE):
+            s.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
