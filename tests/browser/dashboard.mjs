@@ -1332,6 +1332,8 @@ try {
     eq(await page.getAttribute(testid('group-rule'), 'data-rule'), '', 'no rule: data-rule empty');
     assert((await page.textContent(testid('group-rule'))).startsWith('Grouped by the default rule'), 'the default rule said');
     eq(await page.$$(testid('group-rule-text')), [], 'no rule text');
+  });
+
   await check('workflow: a group resolved in the next version regresses on a newer report, ignored for 2 more reports; states, history and the state and new-in filters', async () => {
     // a group of its own: a text report whose crashed frame is wfBrowserFn
     const wfReport = (version) => [
