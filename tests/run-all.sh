@@ -8,7 +8,7 @@
 # "N passed, N failed" summing all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-1200} # seconds per suite
 passed=0; failed=0
 mkdir -p build
