@@ -211,8 +211,9 @@ static void stmt_cache_clear(store_db *s, int i)
 /* The name of sql prepared on c (preparing it first), or NULL when it is
  * to run unprepared (no cache for this connection, the cache is full, or
  * the server refused to prepare it: running it says why). */
-static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
+static const char *stmt_prepared(pgc *c, const char *sql, const params *p, PGresult **failed)
 {
+    *failed = NULL;
     store_db *s = c->db;
     if (!s || !s->caches || !s->stmt_max || c->i < 0 || c->i >= s->nconns)
         return NULL;
@@ -261,12 +262,15 @@ static const char *stmt_prepared(pgc *c, const char *sql, const params *p)
     snprintf(e->name, sizeof e->name, "symd_%u", sc->next_id++);
     PGresult *res = PQprepare(c->c, e->name, sql, n, n ? e->types : NULL);
     bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-    PQclear(res);
     if (!ok) {
+        /* the server's refusal is the statement's error (inside a
+         * transaction it has aborted it: nothing else can run) */
         free(e->sql);
         free(e->types);
+        *failed = res;
         return NULL;
     }
+    PQclear(res);
     sc->n++;
     return e->name;
 }
@@ -291,10 +295,13 @@ static PGresult *run(pgc *c, const char *sql, const params *p, const char *what,
     for (;;) {
         /* inside a failed transaction nothing is prepared: running it
          * unprepared reports the failure */
+        PGresult *refused = NULL;
         const char *name = PQtransactionStatus(c->c) == PQTRANS_INERROR
                                ? NULL
-                               : stmt_prepared(c, sql, p);
-        if (name)
+                               : stmt_prepared(c, sql, p, &refused);
+        if (refused)
+            res = refused;
+        else if (name)
             res = PQexecPrepared(c->c, name, p ? p->n : 0, p ? p->v : NULL, p ? p->len : NULL,
                                  p ? p->fmt : NULL, 1);
         else
@@ -3638,30 +3645,55 @@ static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
                                  "signature = $2", &p, v, &got, "reading a group's count", err);
     if (r == SYMD_OK && got && v[0] == 1)
         r = hook_emit_owned(c, h, "group.new", store_hook_data_group_new(cr, id), now, err);
-    for (size_t i = 0; i < nimgs && r == SYMD_OK; i++) {
-        if (imgs[i].system)
-            continue;
-        params q = {0};
-        p_bytes(&q, imgs[i].uuid, 16);
-        p_i64(&q, now);
-        /* told once per UUID, stored or not: the insert says whether this is
-         * the first time, the select whether it was ever stored */
-        PGresult *res = run(c,
-                            "WITH n AS (INSERT INTO webhook_images(uuid, created_at) VALUES "
-                            "($1, $2) ON CONFLICT DO NOTHING RETURNING uuid) SELECT "
-                            "NOT EXISTS (SELECT 1 FROM images WHERE uuid = $1) FROM n",
-                            &q, "recording the images told missing", err);
-        if (!res)
-            return err->kind;
-        rd x = {res, 0, false};
-        bool missing = PQntuples(res) == 1 && rd_i64(&x, 0);
-        PQclear(res);
-        if (x.bad)
-            return bad_value(err, "recording the images told missing");
-        if (missing)
-            r = hook_emit_owned(c, h, "image.missing",
-                                store_hook_data_image_missing(&imgs[i], cr, id), now, err);
+    /* The app's images, told once per UUID, stored or not, in one
+     * statement: the insert says which are told for the first time (a
+     * UUID listed twice, under two arches, once), the select which of
+     * those were never stored. */
+    size_t napp = 0;
+    size_t *which = nimgs ? malloc(nimgs * sizeof *which) : NULL;
+    uint8_t *uuids = nimgs ? malloc(16 * nimgs) : NULL;
+    if (nimgs && (!which || !uuids)) {
+        free(which);
+        free(uuids);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
     }
+    for (size_t i = 0; i < nimgs; i++)
+        if (!imgs[i].system) {
+            memcpy(uuids + 16 * napp, imgs[i].uuid, 16);
+            which[napp++] = i;
+        }
+    if (r == SYMD_OK && napp) {
+        params q = {0};
+        p_bytes(&q, uuids, 16 * napp);
+        p_i64(&q, now);
+        p_i64(&q, (int64_t)napp);
+        PGresult *res = run(c,
+                            "WITH u AS (SELECT substring($1 FROM (i - 1) * 16 + 1 FOR 16) AS "
+                            "uuid, i FROM generate_series(1, $3::int) i), n AS (INSERT INTO "
+                            "webhook_images(uuid, created_at) SELECT uuid, $2 FROM u ORDER BY i "
+                            "ON CONFLICT DO NOTHING RETURNING uuid) SELECT min(u.i) FROM n JOIN "
+                            "u ON u.uuid = n.uuid WHERE NOT EXISTS (SELECT 1 FROM images WHERE "
+                            "images.uuid = n.uuid) GROUP BY n.uuid ORDER BY 1",
+                            &q, "recording the images told missing", err);
+        if (!res) {
+            r = err->kind;
+        } else {
+            for (int row = 0; row < PQntuples(res) && r == SYMD_OK; row++) {
+                rd x = {res, row, false};
+                int64_t at = rd_i64(&x, 0);
+                if (x.bad || at < 1 || (size_t)at > napp) {
+                    r = bad_value(err, "recording the images told missing");
+                    break;
+                }
+                r = hook_emit_owned(c, h, "image.missing",
+                                    store_hook_data_image_missing(&imgs[which[at - 1]], cr, id),
+                                    now, err);
+            }
+            PQclear(res);
+        }
+    }
+    free(which);
+    free(uuids);
     if (r != SYMD_OK || h->spike_factor <= 0)
         return r;
     int64_t hour = now / 3600000;
