@@ -47,17 +47,19 @@ def find_dwarf():
 
 def build_zip(path, dwarf, size):
     """A dSYM zip: the DWARF file (deflated) and a stored padding member of
-    random bytes making the archive about size bytes."""
+    random bytes (distinct throughout) making the archive about size bytes."""
     with zipfile.ZipFile(path, "w", allowZip64=True) as z:
         z.write(dwarf, "App.dSYM/Contents/Resources/DWARF/App", zipfile.ZIP_DEFLATED)
         left = size - os.path.getsize(path) - 4096
         if left > 0:
             with z.open(zipfile.ZipInfo("App.dSYM/Contents/Resources/padding.bin"), "w",
                         force_zip64=True) as m:
-                block = os.urandom(4 * MIB)
+                # every block its own random bytes, so no two chunks are
+                # alike (a repeated block would make the chunks of the
+                # parts upload nearly identical: not the real case)
                 while left > 0:
-                    n = min(left, len(block))
-                    m.write(block[:n])
+                    n = min(left, 4 * MIB)
+                    m.write(os.urandom(n))
                     left -= n
     return os.path.getsize(path)
 
@@ -243,6 +245,8 @@ def main():
                 for f in os.listdir(work):
                     if f.endswith((".db", ".db-wal", ".db-shm")):
                         os.unlink(os.path.join(work, f))
+                    elif f.endswith(".db.chunks"):  # the SQLite store's chunk spool
+                        shutil.rmtree(os.path.join(work, f))
             print(f"run {r + 1}: plain {plain_t[-1]:.2f} s, chunked {chunk_t[-1]:.2f} s "
                   f"(hash {ph['hash']:.2f}, send {ph['send']:.2f}, assemble {ph['assemble']:.2f})")
         best_p, best_c = min(plain_t), min(chunk_t)

@@ -380,6 +380,141 @@ static int temp_file(void)
     return fd;
 }
 
+/* The 409 naming the chunks of j not held now (after one went missing
+ * under an assembly: expired, or taken by another). */
+static void job_missing_now(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
+                            size_t *len)
+{
+    symd_err err = {0};
+    bool *missing = calloc(j->nchunks, sizeof *missing);
+    if (missing && store_chunks_missing(srv->st, j->chunks, j->nchunks, missing, &err) == SYMD_OK)
+        job_missing(status, body, len, j->chunks, missing, j->nchunks);
+    else
+        job_error(status, body, len, 503, "database_unavailable", "%s",
+                  missing ? err.msg : "out of memory");
+    free(missing);
+}
+
+typedef enum {
+    MAPPED_OK,       /* *map holds the file, checked */
+    MAPPED_ANSWERED, /* the answer is set (an error; nothing stored) */
+    MAPPED_NO,       /* not this way: copy the chunks instead */
+} mapped_result;
+
+/* Assembles j's file without copying it, when the store keeps chunks as
+ * files (SQLite's spool) and every chunk but the last fills whole pages:
+ * each chunk's file is mapped at its offset in one reserved range, then the
+ * whole is hashed (the one pass over the bytes before the read) and checked
+ * against the size and SHA-256 named. A mismatch is blamed on the chunks
+ * whose files no longer hash to their names, when some do not (damaged on
+ * disk): they are dropped and the answer is the 409 naming them, so the
+ * client sends them again; else on the file named (400). */
+static mapped_result assemble_mapped(server *srv, assemble_job *j, void **map, size_t *maplen,
+                                     unsigned *status, uint8_t **body, size_t *len)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    if (j->size == 0 || j->size > SIZE_MAX - page)
+        return MAPPED_NO;
+    const size_t span = (size_t)((j->size + page - 1) / page * page);
+    uint64_t *sizes = malloc(j->nchunks * sizeof *sizes);
+    uint8_t *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!sizes || base == MAP_FAILED) {
+        free(sizes);
+        if (base != MAP_FAILED)
+            munmap(base, span);
+        return MAPPED_NO;
+    }
+    mapped_result res = MAPPED_OK;
+    symd_err err = {0};
+    uint64_t off = 0;
+    for (size_t i = 0; i < j->nchunks && res == MAPPED_OK; i++) {
+        int fd;
+        uint64_t n;
+        symd_status st = store_chunk_open(srv->st, j->chunks[i], &fd, &n, &err);
+        if (st == SYMD_E_UNSUPPORTED) {
+            res = MAPPED_NO;
+            break;
+        }
+        if (st == SYMD_E_NOT_FOUND) {
+            job_missing_now(srv, j, status, body, len);
+            res = MAPPED_ANSWERED;
+            break;
+        }
+        if (st != SYMD_OK) {
+            job_error(status, body, len, st == SYMD_E_UNAVAILABLE ? 503 : 500,
+                      st == SYMD_E_UNAVAILABLE ? "database_unavailable" : "internal_error",
+                      "reading chunk %zu: %s", i, err.msg);
+            res = MAPPED_ANSWERED;
+            break;
+        }
+        if (n > j->size - off) {
+            job_error(status, body, len, 400, "size_mismatch",
+                      "the chunks hold more than the %llu bytes named; nothing stored",
+                      (unsigned long long)j->size);
+            res = MAPPED_ANSWERED;
+        } else if (n == 0 || (i + 1 < j->nchunks && n % page != 0)) {
+            res = MAPPED_NO; /* a chunk ending inside a page: copy them */
+        } else if (mmap(base + off, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
+                        fd, 0) == MAP_FAILED) {
+            job_error(status, body, len, 503, "out_of_memory", "mapping chunk %zu: %s", i,
+                      strerror(errno));
+            res = MAPPED_ANSWERED;
+        }
+        close(fd); /* the mapping keeps the file */
+        sizes[i] = n;
+        off += n;
+    }
+    if (res == MAPPED_OK && off != j->size) {
+        job_error(status, body, len, 400, "size_mismatch",
+                  "the chunks hold %llu bytes, not the %llu named; nothing stored",
+                  (unsigned long long)off, (unsigned long long)j->size);
+        res = MAPPED_ANSWERED;
+    }
+    uint8_t got[SHA256_LEN];
+    if (res == MAPPED_OK) {
+        madvise(base, (size_t)j->size, MADV_SEQUENTIAL);
+        sha256(base, (size_t)j->size, got);
+    }
+    if (res == MAPPED_OK && memcmp(got, j->sha, SHA256_LEN) != 0) {
+        /* which chunks' files are not their bytes (only on this path: the
+         * whole file's hash vouches for them all otherwise) */
+        bool *bad = calloc(j->nchunks, sizeof *bad);
+        size_t nbad = 0;
+        off = 0;
+        for (size_t i = 0; bad && i < j->nchunks; i++) {
+            uint8_t h[SHA256_LEN];
+            sha256(base + off, (size_t)sizes[i], h);
+            if (memcmp(h, j->chunks[i], SHA256_LEN) != 0) {
+                bad[i] = true;
+                nbad++;
+                store_chunks_delete(srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
+            }
+            off += sizes[i];
+        }
+        if (nbad > 0) {
+            fprintf(stderr, "symd: assembly: %zu chunk file(s) damaged on disk, dropped; "
+                            "the client is asked for them again\n", nbad);
+            job_missing(status, body, len, j->chunks, bad, j->nchunks);
+        } else {
+            char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
+            sha256_hex(got, ghex);
+            sha256_hex(j->sha, whex);
+            job_error(status, body, len, 400, "hash_mismatch",
+                      "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+        }
+        free(bad);
+        res = MAPPED_ANSWERED;
+    }
+    free(sizes);
+    if (res != MAPPED_OK) {
+        munmap(base, span);
+        return res;
+    }
+    *map = base;
+    *maplen = span;
+    return MAPPED_OK;
+}
+
 /* Assembles j's file in a temporary file, chunk after chunk (one chunk in
  * memory at a time), checks its size and SHA-256, then reads it mapped, as
  * POST /v1/images reads a body, under a memory meter sized for a body of
@@ -387,6 +522,16 @@ static int temp_file(void)
 static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
                          size_t *len)
 {
+    void *map = MAP_FAILED;
+    size_t maplen = (size_t)j->size;
+    switch (assemble_mapped(srv, j, &map, &maplen, status, body, len)) {
+    case MAPPED_OK:
+        goto read;
+    case MAPPED_ANSWERED:
+        return;
+    case MAPPED_NO:
+        break;
+    }
     int fd = temp_file();
     if (fd < 0) {
         job_error(status, body, len, 507, "insufficient_storage",
@@ -451,7 +596,6 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
                   "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
         failed = true;
     }
-    void *map = MAP_FAILED;
     if (!failed) {
         map = mmap(NULL, (size_t)j->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
@@ -463,6 +607,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     close(fd);
     if (failed)
         return;
+read:
     madvise(map, (size_t)j->size, MADV_SEQUENTIAL);
     /* read as a body of its size would be (--request-mem-factor, -mb) */
     mem_meter meter;
@@ -475,7 +620,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     reply_ingest(srv, NULL, &part, 1);
     reply_capture_swap(old);
     mem_meter_end(&meter);
-    munmap(map, (size_t)j->size);
+    munmap(map, maplen);
     atomic_store(&srv->trim_wanted, true); /* give what the read freed back */
     *status = cap.status;
     *body = cap.data;
