@@ -3,6 +3,7 @@
  * from its chunks, which is then read and stored as POST /v1/images stores
  * an upload (and answers alike), off the request when it takes long. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,21 +397,19 @@ static void job_missing_now(server *srv, assemble_job *j, unsigned *status, uint
 }
 
 typedef enum {
-    MAPPED_OK,       /* *map holds the file, checked */
+    MAPPED_OK,       /* *map holds the file, its size checked, not its hash */
     MAPPED_ANSWERED, /* the answer is set (an error; nothing stored) */
     MAPPED_NO,       /* not this way: copy the chunks instead */
 } mapped_result;
 
 /* Assembles j's file without copying it, when the store keeps chunks as
  * files (SQLite's spool) and every chunk but the last fills whole pages:
- * each chunk's file is mapped at its offset in one reserved range, then the
- * whole is hashed (the one pass over the bytes before the read) and checked
- * against the size and SHA-256 named. A mismatch is blamed on the chunks
- * whose files no longer hash to their names, when some do not (damaged on
- * disk): they are dropped and the answer is the 409 naming them, so the
- * client sends them again; else on the file named (400). */
+ * each chunk's file is mapped at its offset in one reserved range (*map,
+ * *maplen bytes; (*sizes)[i] chunk i's size, malloc'ed), and the size named
+ * is checked. The caller checks the SHA-256 (mapped_hash_*). */
 static mapped_result assemble_mapped(server *srv, assemble_job *j, void **map, size_t *maplen,
-                                     unsigned *status, uint8_t **body, size_t *len)
+                                     uint64_t **sizes_out, unsigned *status, uint8_t **body,
+                                     size_t *len)
 {
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     if (j->size == 0 || j->size > SIZE_MAX - page)
@@ -470,49 +469,90 @@ static mapped_result assemble_mapped(server *srv, assemble_job *j, void **map, s
                   (unsigned long long)off, (unsigned long long)j->size);
         res = MAPPED_ANSWERED;
     }
-    uint8_t got[SHA256_LEN];
-    if (res == MAPPED_OK) {
-        madvise(base, (size_t)j->size, MADV_SEQUENTIAL);
-        sha256(base, (size_t)j->size, got);
-    }
-    if (res == MAPPED_OK && memcmp(got, j->sha, SHA256_LEN) != 0) {
-        /* which chunks' files are not their bytes (only on this path: the
-         * whole file's hash vouches for them all otherwise) */
-        bool *bad = calloc(j->nchunks, sizeof *bad);
-        size_t nbad = 0;
-        off = 0;
-        for (size_t i = 0; bad && i < j->nchunks; i++) {
-            uint8_t h[SHA256_LEN];
-            sha256(base + off, (size_t)sizes[i], h);
-            if (memcmp(h, j->chunks[i], SHA256_LEN) != 0) {
-                bad[i] = true;
-                nbad++;
-                store_chunks_delete(srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
-            }
-            off += sizes[i];
-        }
-        if (nbad > 0) {
-            fprintf(stderr, "symd: assembly: %zu chunk file(s) damaged on disk, dropped; "
-                            "the client is asked for them again\n", nbad);
-            job_missing(status, body, len, j->chunks, bad, j->nchunks);
-        } else {
-            char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
-            sha256_hex(got, ghex);
-            sha256_hex(j->sha, whex);
-            job_error(status, body, len, 400, "hash_mismatch",
-                      "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
-        }
-        free(bad);
-        res = MAPPED_ANSWERED;
-    }
-    free(sizes);
     if (res != MAPPED_OK) {
+        free(sizes);
         munmap(base, span);
         return res;
     }
     *map = base;
     *maplen = span;
+    *sizes_out = sizes;
     return MAPPED_OK;
+}
+
+/* The SHA-256 of a mapped assembly, computed by a thread of its own while
+ * the file is read (both only read the mapping), and checked before
+ * anything is stored: the one pass over the bytes costs no time where a
+ * core is free. */
+typedef struct {
+    server *srv;
+    assemble_job *j;
+    const uint8_t *base;
+    const uint64_t *sizes;
+    pthread_t thread;
+    bool threaded;
+    uint8_t got[SHA256_LEN];
+    /* the answer when the hash is not the one named */
+    unsigned status;
+    uint8_t *body;
+    size_t len;
+} mapped_hash;
+
+static void *mapped_hash_run(void *arg)
+{
+    mapped_hash *h = arg;
+    sha256(h->base, (size_t)h->j->size, h->got);
+    return NULL;
+}
+
+static void mapped_hash_start(mapped_hash *h)
+{
+    h->threaded = pthread_create(&h->thread, NULL, mapped_hash_run, h) == 0;
+}
+
+/* The gate of the read (reply_ingest_gated): waits for the hash; when it
+ * is not the one named, the mismatch is blamed on the chunks whose files
+ * no longer hash to their names, when some do not (damaged on disk): they
+ * are dropped and the answer is the 409 naming them, so the client sends
+ * them again; else on the file named (400). */
+static bool mapped_hash_check(void *arg)
+{
+    mapped_hash *h = arg;
+    if (h->threaded)
+        pthread_join(h->thread, NULL);
+    else
+        mapped_hash_run(h);
+    h->threaded = false;
+    assemble_job *j = h->j;
+    if (memcmp(h->got, j->sha, SHA256_LEN) == 0)
+        return true;
+    bool *bad = calloc(j->nchunks, sizeof *bad);
+    size_t nbad = 0;
+    uint64_t off = 0;
+    symd_err err = {0};
+    for (size_t i = 0; bad && i < j->nchunks; i++) {
+        uint8_t d[SHA256_LEN];
+        sha256(h->base + off, (size_t)h->sizes[i], d);
+        if (memcmp(d, j->chunks[i], SHA256_LEN) != 0) {
+            bad[i] = true;
+            nbad++;
+            store_chunks_delete(h->srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
+        }
+        off += h->sizes[i];
+    }
+    if (nbad > 0) {
+        fprintf(stderr, "symd: assembly: %zu chunk file(s) damaged on disk, dropped; "
+                        "the client is asked for them again\n", nbad);
+        job_missing(&h->status, &h->body, &h->len, j->chunks, bad, j->nchunks);
+    } else {
+        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
+        sha256_hex(h->got, ghex);
+        sha256_hex(j->sha, whex);
+        job_error(&h->status, &h->body, &h->len, 400, "hash_mismatch",
+                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+    }
+    free(bad);
+    return false;
 }
 
 /* Assembles j's file in a temporary file, chunk after chunk (one chunk in
@@ -524,7 +564,8 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
 {
     void *map = MAP_FAILED;
     size_t maplen = (size_t)j->size;
-    switch (assemble_mapped(srv, j, &map, &maplen, status, body, len)) {
+    uint64_t *sizes = NULL;
+    switch (assemble_mapped(srv, j, &map, &maplen, &sizes, status, body, len)) {
     case MAPPED_OK:
         goto read;
     case MAPPED_ANSWERED:
@@ -617,11 +658,27 @@ read:
     reply_capture cap = {0};
     reply_capture *old = reply_capture_swap(&cap);
     upload_part part = {map, (size_t)j->size, j->has_name ? j->name : NULL};
-    reply_ingest(srv, NULL, &part, 1);
+    mapped_hash mh = {srv, j, map, sizes, .threaded = false};
+    if (sizes) { /* mapped: hashed while read, checked before stored */
+        mapped_hash_start(&mh);
+        reply_ingest_gated(srv, NULL, &part, 1, mapped_hash_check, &mh);
+    } else { /* copied: hashed while copied, checked already */
+        reply_ingest(srv, NULL, &part, 1);
+    }
+    if (mh.threaded) /* the gate joins it; never left running past the mapping */
+        pthread_join(mh.thread, NULL);
     reply_capture_swap(old);
     mem_meter_end(&meter);
     munmap(map, maplen);
+    free(sizes);
     atomic_store(&srv->trim_wanted, true); /* give what the read freed back */
+    if (mh.status) { /* the hash was not the one named: nothing stored */
+        free(cap.data);
+        *status = mh.status;
+        *body = mh.body;
+        *len = mh.len;
+        return;
+    }
     *status = cap.status;
     *body = cap.data;
     *len = cap.len;
