@@ -555,8 +555,11 @@ static bool mapped_hash_check(void *arg)
     return false;
 }
 
-/* Assembles j's file in a temporary file, chunk after chunk (one chunk in
- * memory at a time), checks its size and SHA-256, then reads it mapped, as
+/* Assembles j's file: mapped from the chunks' own files where the store
+ * keeps them so (assemble_mapped; its SHA-256 checked beside the read),
+ * else in a temporary file, chunk after chunk (one chunk in memory at a
+ * time; a chunk file damaged on disk then fails the file's hash: 400),
+ * checks its size and SHA-256, then reads it mapped, as
  * POST /v1/images reads a body, under a memory meter sized for a body of
  * its size. Sets the answer. */
 static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t **body,

@@ -3542,7 +3542,7 @@ static symd_status sq_hook_prune(store_db *s, int64_t before_hour, int64_t done_
 
 /* ---- chunks of uploads in parts ------------------------------------------ */
 
-/* A chunk's bytes go to a file of the spool (util: chunk_spool.c), its size
+/* A chunk's bytes go to a file of the spool (chunk_spool.c), its size
  * and time to the chunks table (data left empty): the database would write
  * them twice (WAL, then the file) and read them back, the spool once, and
  * the assembly maps the files instead of copying them. The file is written
