@@ -480,6 +480,53 @@ static mapped_result assemble_mapped(server *srv, assemble_job *j, void **map, s
     return MAPPED_OK;
 }
 
+/* The answer of an assembly whose file does not hash to the one named
+ * (got): the chunks whose stored bytes no longer hash to their names
+ * (damaged on the server's disk) are dropped and named in a 409, so the
+ * client sends them again; when there are none, the file named is wrong
+ * (400 hash_mismatch). The chunks' bytes are base's (sizes[i] each) when
+ * mapped, else read from the store again: only this failing path pays. */
+static void blame_mismatch(server *srv, assemble_job *j, const uint8_t *base,
+                           const uint64_t *sizes, const uint8_t got[SHA256_LEN],
+                           unsigned *status, uint8_t **body, size_t *len)
+{
+    bool *bad = calloc(j->nchunks, sizeof *bad);
+    size_t nbad = 0;
+    uint64_t off = 0;
+    symd_err err = {0};
+    for (size_t i = 0; bad && i < j->nchunks; i++) {
+        uint8_t d[SHA256_LEN];
+        if (base) {
+            sha256(base + off, (size_t)sizes[i], d);
+            off += sizes[i];
+        } else {
+            uint8_t *data;
+            size_t n;
+            if (store_chunk_get(srv->st, j->chunks[i], &data, &n, &err) != SYMD_OK)
+                continue; /* gone since: not the damage looked for */
+            sha256(data, n, d);
+            free(data);
+        }
+        if (memcmp(d, j->chunks[i], SHA256_LEN) != 0) {
+            bad[i] = true;
+            nbad++;
+            store_chunks_delete(srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
+        }
+    }
+    if (nbad > 0) {
+        fprintf(stderr, "symd: assembly: %zu stored chunk(s) damaged, dropped; "
+                        "the client is asked for them again\n", nbad);
+        job_missing(status, body, len, j->chunks, bad, j->nchunks);
+    } else {
+        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
+        sha256_hex(got, ghex);
+        sha256_hex(j->sha, whex);
+        job_error(status, body, len, 400, "hash_mismatch",
+                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+    }
+    free(bad);
+}
+
 /* The SHA-256 of a mapped assembly, computed by a thread of its own while
  * the file is read (both only read the mapping), and checked before
  * anything is stored: the one pass over the bytes costs no time where a
@@ -511,10 +558,7 @@ static void mapped_hash_start(mapped_hash *h)
 }
 
 /* The gate of the read (reply_ingest_gated): waits for the hash; when it
- * is not the one named, the mismatch is blamed on the chunks whose files
- * no longer hash to their names, when some do not (damaged on disk): they
- * are dropped and the answer is the 409 naming them, so the client sends
- * them again; else on the file named (400). */
+ * is not the one named, blame_mismatch sets the answer. */
 static bool mapped_hash_check(void *arg)
 {
     mapped_hash *h = arg;
@@ -526,40 +570,14 @@ static bool mapped_hash_check(void *arg)
     assemble_job *j = h->j;
     if (memcmp(h->got, j->sha, SHA256_LEN) == 0)
         return true;
-    bool *bad = calloc(j->nchunks, sizeof *bad);
-    size_t nbad = 0;
-    uint64_t off = 0;
-    symd_err err = {0};
-    for (size_t i = 0; bad && i < j->nchunks; i++) {
-        uint8_t d[SHA256_LEN];
-        sha256(h->base + off, (size_t)h->sizes[i], d);
-        if (memcmp(d, j->chunks[i], SHA256_LEN) != 0) {
-            bad[i] = true;
-            nbad++;
-            store_chunks_delete(h->srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
-        }
-        off += h->sizes[i];
-    }
-    if (nbad > 0) {
-        fprintf(stderr, "symd: assembly: %zu chunk file(s) damaged on disk, dropped; "
-                        "the client is asked for them again\n", nbad);
-        job_missing(&h->status, &h->body, &h->len, j->chunks, bad, j->nchunks);
-    } else {
-        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
-        sha256_hex(h->got, ghex);
-        sha256_hex(j->sha, whex);
-        job_error(&h->status, &h->body, &h->len, 400, "hash_mismatch",
-                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
-    }
-    free(bad);
+    blame_mismatch(h->srv, j, h->base, h->sizes, h->got, &h->status, &h->body, &h->len);
     return false;
 }
 
 /* Assembles j's file: mapped from the chunks' own files where the store
  * keeps them so (assemble_mapped; its SHA-256 checked beside the read),
  * else in a temporary file, chunk after chunk (one chunk in memory at a
- * time; a chunk file damaged on disk then fails the file's hash: 400),
- * checks its size and SHA-256, then reads it mapped, as
+ * time), checks its size and SHA-256 (blame_mismatch), then reads it mapped, as
  * POST /v1/images reads a body, under a memory meter sized for a body of
  * its size. Sets the answer. */
 static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
@@ -633,11 +651,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
         failed = true;
     }
     if (!failed && memcmp(got, j->sha, SHA256_LEN) != 0) {
-        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
-        sha256_hex(got, ghex);
-        sha256_hex(j->sha, whex);
-        job_error(status, body, len, 400, "hash_mismatch",
-                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+        blame_mismatch(srv, j, NULL, NULL, got, status, body, len);
         failed = true;
     }
     if (!failed) {

@@ -791,7 +791,7 @@ TEST(e2e_chunks_expire_after_ttl)
 /* SQLite keeps chunks as files: one per chunk held, none once assembled;
  * a file cut or changed on disk is not stored: the assembly names it as
  * missing (409, the file dropped), the client sends it again. Chunks that
- * do not fill whole pages take the copying assembly: the same answer. */
+ * do not fill whole pages take the copying assembly: the same answers. */
 TEST(e2e_chunks_spool_files)
 {
     if (test_pg()) {
@@ -860,6 +860,20 @@ TEST(e2e_chunks_spool_files)
         if (pieces_of(p.data, p.len, 1000, &q)) {
             for (size_t i = 0; i < q.n; i++)
                 CHECK(send_piece(t.port, &q, i, NULL) == 201, "odd chunk %zu stored", i);
+            /* a changed file found there too: named, dropped, sent again */
+            spool_path(&t, q.hex[3], path, sizeof path);
+            fd = open(path, O_WRONLY);
+            CHECK(fd >= 0 && pwrite(fd, "\xff\xfe", 2, 10) == 2, "damage %s", path);
+            if (fd >= 0)
+                close(fd);
+            j = assemble(t.port, &q, "App.dSYM.zip", NULL, &st);
+            m = json_object_get(j, "missing");
+            CHECK(st == 409 && json_array_size(m) == 1 &&
+                      strcmp(json_string_value(json_array_get(m, 0)) ?: "", q.hex[3]) == 0,
+                  "a damaged odd chunk file: %d, %zu missing", st, json_array_size(m));
+            json_decref(j);
+            CHECK(images_stored(&t) == 0, "nothing stored from a damaged odd chunk");
+            CHECK(send_piece(t.port, &q, 3, NULL) == 201, "sent again");
             j = assemble(t.port, &q, "App.dSYM.zip", NULL, &st);
             json_t *copied = timeless(j);
             CHECK(st == 201 && json_array_size(copied) >= 2 && json_equal(copied, mapped),
