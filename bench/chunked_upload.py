@@ -7,7 +7,7 @@ stored member of random bytes up to --size-mb), then uploads it to two fresh
 `symd serve` (SQLite, or --db-uri for PostgreSQL): once as one plain
 `POST /v1/images`, once in parts as a CI client would (hash the chunks, ask
 `POST /v1/chunks/missing`, send them --concurrency at once, assemble). It
-prints the wall times (best of --runs), the ratio, the server's peak RSS
+prints the wall times (best of --runs), the ratio, the server's CPU time, its peak RSS
 (VmHWM, and the peak of its anonymous memory sampled every 20 ms), and
 checks that both answers store the same images.
 
@@ -47,17 +47,19 @@ def find_dwarf():
 
 def build_zip(path, dwarf, size):
     """A dSYM zip: the DWARF file (deflated) and a stored padding member of
-    random bytes making the archive about size bytes."""
+    random bytes (distinct throughout) making the archive about size bytes."""
     with zipfile.ZipFile(path, "w", allowZip64=True) as z:
         z.write(dwarf, "App.dSYM/Contents/Resources/DWARF/App", zipfile.ZIP_DEFLATED)
         left = size - os.path.getsize(path) - 4096
         if left > 0:
             with z.open(zipfile.ZipInfo("App.dSYM/Contents/Resources/padding.bin"), "w",
                         force_zip64=True) as m:
-                block = os.urandom(4 * MIB)
+                # every block its own random bytes, so no two chunks are
+                # alike (a repeated block would make the chunks of the
+                # parts upload nearly identical: not the real case)
                 while left > 0:
-                    n = min(left, len(block))
-                    m.write(block[:n])
+                    n = min(left, 4 * MIB)
+                    m.write(os.urandom(n))
                     left -= n
     return os.path.getsize(path)
 
@@ -100,6 +102,16 @@ class Server:
         while not self._stop:
             self.peak_anon = max(self.peak_anon, self._status().get("RssAnon", 0))
             time.sleep(0.02)
+
+    def cpu(self):
+        """CPU seconds the server used so far (user + system): a figure the
+        machine's other work disturbs less than wall time."""
+        try:
+            with open(f"/proc/{self.p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            return 0.0
 
     def hwm(self):
         return self._status().get("VmHWM", 0)
@@ -211,7 +223,7 @@ def main():
         print(f"file: {size / MIB:.0f} MiB zip (DWARF {os.path.getsize(dwarf) / MIB:.1f} MiB from "
               f"{os.path.relpath(dwarf, ROOT)}, the rest a stored padding member)")
         extra = a.serve_args.split() if a.serve_args else []
-        plain_t, chunk_t, phases = [], [], []
+        plain_t, chunk_t, phases, plain_cpu, chunk_cpu = [], [], [], [], []
         plain_rss = chunk_rss = plain_anon = chunk_anon = 0
         for r in range(a.runs):
             s = Server(a.symd, work, f"plain{r}", a.db_uri, extra, a.server_tmpdir)
@@ -221,6 +233,7 @@ def main():
             if st != 201:
                 sys.exit(f"plain POST: {st} {pbody[:300]!r}")
             plain_rss, plain_anon = max(plain_rss, s.hwm()), max(plain_anon, s.peak_anon)
+            plain_cpu.append(s.cpu())
             s.stop()
             if a.db_uri:  # one database: empty it for the chunked server
                 subprocess.run(["psql", a.db_uri, "-qc", "DELETE FROM images; DELETE FROM chunks"],
@@ -235,6 +248,7 @@ def main():
             if timeless(cbody) != timeless(pbody):
                 sys.exit("the assembled answer differs from the plain POST's")
             chunk_rss, chunk_anon = max(chunk_rss, s.hwm()), max(chunk_anon, s.peak_anon)
+            chunk_cpu.append(s.cpu())
             s.stop()
             if a.db_uri:
                 subprocess.run(["psql", a.db_uri, "-qc", "DELETE FROM images; DELETE FROM chunks"],
@@ -243,18 +257,24 @@ def main():
                 for f in os.listdir(work):
                     if f.endswith((".db", ".db-wal", ".db-shm")):
                         os.unlink(os.path.join(work, f))
+                    elif f.endswith(".db.chunks"):  # the SQLite store's chunk spool
+                        shutil.rmtree(os.path.join(work, f))
             print(f"run {r + 1}: plain {plain_t[-1]:.2f} s, chunked {chunk_t[-1]:.2f} s "
-                  f"(hash {ph['hash']:.2f}, send {ph['send']:.2f}, assemble {ph['assemble']:.2f})")
+                  f"(hash {ph['hash']:.2f}, send {ph['send']:.2f}, assemble {ph['assemble']:.2f}); "
+                  f"server CPU {plain_cpu[-1]:.2f} s and {chunk_cpu[-1]:.2f} s")
         best_p, best_c = min(plain_t), min(chunk_t)
         ph = phases[chunk_t.index(best_c)]
         res = {"file_bytes": size, "plain_s": best_p, "chunked_s": best_c,
                "ratio": best_c / best_p, "phases": ph,
                "plain_peak_rss": plain_rss, "chunked_peak_rss": chunk_rss,
                "plain_peak_anon": plain_anon, "chunked_peak_anon": chunk_anon,
-               "plain_runs": plain_t, "chunked_runs": chunk_t}
+               "plain_runs": plain_t, "chunked_runs": chunk_t,
+               "plain_server_cpu": plain_cpu, "chunked_server_cpu": chunk_cpu}
         print(f"best of {a.runs}: plain POST {best_p:.2f} s ({size / MIB / best_p:.0f} MiB/s), "
               f"chunked {best_c:.2f} s ({ph['chunks']} chunks of {ph['chunk_size'] / MIB:.0f} MiB, "
               f"{ph['concurrency']} at once): ratio {best_c / best_p:.2f}")
+        print(f"server CPU (user + system), least of {a.runs}: plain {min(plain_cpu):.2f} s, "
+              f"chunked {min(chunk_cpu):.2f} s")
         print(f"server peak RSS (VmHWM): plain {plain_rss / MIB:.0f} MiB, chunked "
               f"{chunk_rss / MIB:.0f} MiB; peak anonymous: plain {plain_anon / MIB:.0f} MiB, "
               f"chunked {chunk_anon / MIB:.0f} MiB (while the chunks went: "

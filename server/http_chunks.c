@@ -3,6 +3,7 @@
  * from its chunks, which is then read and stored as POST /v1/images stores
  * an upload (and answers alike), off the request when it takes long. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -380,13 +381,219 @@ static int temp_file(void)
     return fd;
 }
 
-/* Assembles j's file in a temporary file, chunk after chunk (one chunk in
- * memory at a time), checks its size and SHA-256, then reads it mapped, as
+/* The 409 naming the chunks of j not held now (after one went missing
+ * under an assembly: expired, or taken by another). */
+static void job_missing_now(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
+                            size_t *len)
+{
+    symd_err err = {0};
+    bool *missing = calloc(j->nchunks, sizeof *missing);
+    if (missing && store_chunks_missing(srv->st, j->chunks, j->nchunks, missing, &err) == SYMD_OK)
+        job_missing(status, body, len, j->chunks, missing, j->nchunks);
+    else
+        job_error(status, body, len, 503, "database_unavailable", "%s",
+                  missing ? err.msg : "out of memory");
+    free(missing);
+}
+
+typedef enum {
+    MAPPED_OK,       /* *map holds the file, its size checked, not its hash */
+    MAPPED_ANSWERED, /* the answer is set (an error; nothing stored) */
+    MAPPED_NO,       /* not this way: copy the chunks instead */
+} mapped_result;
+
+/* Assembles j's file without copying it, when the store keeps chunks as
+ * files (SQLite's spool) and every chunk but the last fills whole pages:
+ * each chunk's file is mapped at its offset in one reserved range (*map,
+ * *maplen bytes; (*sizes)[i] chunk i's size, malloc'ed), and the size named
+ * is checked. The caller checks the SHA-256 (mapped_hash_*). */
+static mapped_result assemble_mapped(server *srv, assemble_job *j, void **map, size_t *maplen,
+                                     uint64_t **sizes_out, unsigned *status, uint8_t **body,
+                                     size_t *len)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    if (j->size == 0 || j->size > SIZE_MAX - page)
+        return MAPPED_NO;
+    const size_t span = (size_t)((j->size + page - 1) / page * page);
+    uint64_t *sizes = malloc(j->nchunks * sizeof *sizes);
+    uint8_t *base = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (!sizes || base == MAP_FAILED) {
+        free(sizes);
+        if (base != MAP_FAILED)
+            munmap(base, span);
+        return MAPPED_NO;
+    }
+    mapped_result res = MAPPED_OK;
+    symd_err err = {0};
+    uint64_t off = 0;
+    for (size_t i = 0; i < j->nchunks && res == MAPPED_OK; i++) {
+        int fd;
+        uint64_t n;
+        symd_status st = store_chunk_open(srv->st, j->chunks[i], &fd, &n, &err);
+        if (st == SYMD_E_UNSUPPORTED) {
+            res = MAPPED_NO;
+            break;
+        }
+        if (st == SYMD_E_NOT_FOUND) {
+            job_missing_now(srv, j, status, body, len);
+            res = MAPPED_ANSWERED;
+            break;
+        }
+        if (st != SYMD_OK) {
+            job_error(status, body, len, st == SYMD_E_UNAVAILABLE ? 503 : 500,
+                      st == SYMD_E_UNAVAILABLE ? "database_unavailable" : "internal_error",
+                      "reading chunk %zu: %s", i, err.msg);
+            res = MAPPED_ANSWERED;
+            break;
+        }
+        if (n > j->size - off) {
+            job_error(status, body, len, 400, "size_mismatch",
+                      "the chunks hold more than the %llu bytes named; nothing stored",
+                      (unsigned long long)j->size);
+            res = MAPPED_ANSWERED;
+        } else if (n == 0 || (i + 1 < j->nchunks && n % page != 0)) {
+            res = MAPPED_NO; /* a chunk ending inside a page: copy them */
+        } else if (mmap(base + off, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
+                        fd, 0) == MAP_FAILED) {
+            job_error(status, body, len, 503, "out_of_memory", "mapping chunk %zu: %s", i,
+                      strerror(errno));
+            res = MAPPED_ANSWERED;
+        }
+        close(fd); /* the mapping keeps the file */
+        sizes[i] = n;
+        off += n;
+    }
+    if (res == MAPPED_OK && off != j->size) {
+        job_error(status, body, len, 400, "size_mismatch",
+                  "the chunks hold %llu bytes, not the %llu named; nothing stored",
+                  (unsigned long long)off, (unsigned long long)j->size);
+        res = MAPPED_ANSWERED;
+    }
+    if (res != MAPPED_OK) {
+        free(sizes);
+        munmap(base, span);
+        return res;
+    }
+    *map = base;
+    *maplen = span;
+    *sizes_out = sizes;
+    return MAPPED_OK;
+}
+
+/* The answer of an assembly whose file does not hash to the one named
+ * (got): the chunks whose stored bytes no longer hash to their names
+ * (damaged on the server's disk) are dropped and named in a 409, so the
+ * client sends them again; when there are none, the file named is wrong
+ * (400 hash_mismatch). The chunks' bytes are base's (sizes[i] each) when
+ * mapped, else read from the store again: only this failing path pays. */
+static void blame_mismatch(server *srv, assemble_job *j, const uint8_t *base,
+                           const uint64_t *sizes, const uint8_t got[SHA256_LEN],
+                           unsigned *status, uint8_t **body, size_t *len)
+{
+    bool *bad = calloc(j->nchunks, sizeof *bad);
+    size_t nbad = 0;
+    uint64_t off = 0;
+    symd_err err = {0};
+    for (size_t i = 0; bad && i < j->nchunks; i++) {
+        uint8_t d[SHA256_LEN];
+        if (base) {
+            sha256(base + off, (size_t)sizes[i], d);
+            off += sizes[i];
+        } else {
+            uint8_t *data;
+            size_t n;
+            if (store_chunk_get(srv->st, j->chunks[i], &data, &n, &err) != SYMD_OK)
+                continue; /* gone since: not the damage looked for */
+            sha256(data, n, d);
+            free(data);
+        }
+        if (memcmp(d, j->chunks[i], SHA256_LEN) != 0) {
+            bad[i] = true;
+            nbad++;
+            store_chunks_delete(srv->st, (const uint8_t(*)[32]) & j->chunks[i], 1, &err);
+        }
+    }
+    if (nbad > 0) {
+        fprintf(stderr, "symd: assembly: %zu stored chunk(s) damaged, dropped; "
+                        "the client is asked for them again\n", nbad);
+        job_missing(status, body, len, j->chunks, bad, j->nchunks);
+    } else {
+        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
+        sha256_hex(got, ghex);
+        sha256_hex(j->sha, whex);
+        job_error(status, body, len, 400, "hash_mismatch",
+                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+    }
+    free(bad);
+}
+
+/* The SHA-256 of a mapped assembly, computed by a thread of its own while
+ * the file is read (both only read the mapping), and checked before
+ * anything is stored: the one pass over the bytes costs no time where a
+ * core is free. */
+typedef struct {
+    server *srv;
+    assemble_job *j;
+    const uint8_t *base;
+    const uint64_t *sizes;
+    pthread_t thread;
+    bool threaded;
+    uint8_t got[SHA256_LEN];
+    /* the answer when the hash is not the one named */
+    unsigned status;
+    uint8_t *body;
+    size_t len;
+} mapped_hash;
+
+static void *mapped_hash_run(void *arg)
+{
+    mapped_hash *h = arg;
+    sha256(h->base, (size_t)h->j->size, h->got);
+    return NULL;
+}
+
+static void mapped_hash_start(mapped_hash *h)
+{
+    h->threaded = pthread_create(&h->thread, NULL, mapped_hash_run, h) == 0;
+}
+
+/* The gate of the read (reply_ingest_gated): waits for the hash; when it
+ * is not the one named, blame_mismatch sets the answer. */
+static bool mapped_hash_check(void *arg)
+{
+    mapped_hash *h = arg;
+    if (h->threaded)
+        pthread_join(h->thread, NULL);
+    else
+        mapped_hash_run(h);
+    h->threaded = false;
+    assemble_job *j = h->j;
+    if (memcmp(h->got, j->sha, SHA256_LEN) == 0)
+        return true;
+    blame_mismatch(h->srv, j, h->base, h->sizes, h->got, &h->status, &h->body, &h->len);
+    return false;
+}
+
+/* Assembles j's file: mapped from the chunks' own files where the store
+ * keeps them so (assemble_mapped; its SHA-256 checked beside the read),
+ * else in a temporary file, chunk after chunk (one chunk in memory at a
+ * time), checks its size and SHA-256 (blame_mismatch), then reads it mapped, as
  * POST /v1/images reads a body, under a memory meter sized for a body of
  * its size. Sets the answer. */
 static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
                          size_t *len)
 {
+    void *map = MAP_FAILED;
+    size_t maplen = (size_t)j->size;
+    uint64_t *sizes = NULL;
+    switch (assemble_mapped(srv, j, &map, &maplen, &sizes, status, body, len)) {
+    case MAPPED_OK:
+        goto read;
+    case MAPPED_ANSWERED:
+        return;
+    case MAPPED_NO:
+        break;
+    }
     int fd = temp_file();
     if (fd < 0) {
         job_error(status, body, len, 507, "insufficient_storage",
@@ -444,14 +651,9 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
         failed = true;
     }
     if (!failed && memcmp(got, j->sha, SHA256_LEN) != 0) {
-        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
-        sha256_hex(got, ghex);
-        sha256_hex(j->sha, whex);
-        job_error(status, body, len, 400, "hash_mismatch",
-                  "the assembled file hashes to %s, not %s; nothing stored", ghex, whex);
+        blame_mismatch(srv, j, NULL, NULL, got, status, body, len);
         failed = true;
     }
-    void *map = MAP_FAILED;
     if (!failed) {
         map = mmap(NULL, (size_t)j->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
@@ -463,6 +665,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     close(fd);
     if (failed)
         return;
+read:
     madvise(map, (size_t)j->size, MADV_SEQUENTIAL);
     /* read as a body of its size would be (--request-mem-factor, -mb) */
     mem_meter meter;
@@ -472,11 +675,27 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     reply_capture cap = {0};
     reply_capture *old = reply_capture_swap(&cap);
     upload_part part = {map, (size_t)j->size, j->has_name ? j->name : NULL};
-    reply_ingest(srv, NULL, &part, 1);
+    mapped_hash mh = {srv, j, map, sizes, .threaded = false};
+    if (sizes) { /* mapped: hashed while read, checked before stored */
+        mapped_hash_start(&mh);
+        reply_ingest_gated(srv, NULL, &part, 1, mapped_hash_check, &mh);
+    } else { /* copied: hashed while copied, checked already */
+        reply_ingest(srv, NULL, &part, 1);
+    }
+    if (mh.threaded) /* the gate joins it; never left running past the mapping */
+        pthread_join(mh.thread, NULL);
     reply_capture_swap(old);
     mem_meter_end(&meter);
-    munmap(map, (size_t)j->size);
+    munmap(map, maplen);
+    free(sizes);
     atomic_store(&srv->trim_wanted, true); /* give what the read freed back */
+    if (mh.status) { /* the hash was not the one named: nothing stored */
+        free(cap.data);
+        *status = mh.status;
+        *body = mh.body;
+        *len = mh.len;
+        return;
+    }
     *status = cap.status;
     *body = cap.data;
     *len = cap.len;

@@ -61,6 +61,13 @@ enum MHD_Result handle_images_post(server *srv, struct MHD_Connection *c, req_st
 enum MHD_Result reply_ingest(server *srv, struct MHD_Connection *c, const upload_part *parts,
                              size_t nparts)
 {
+    return reply_ingest_gated(srv, c, parts, nparts, NULL, NULL);
+}
+
+enum MHD_Result reply_ingest_gated(server *srv, struct MHD_Connection *c,
+                                   const upload_part *parts, size_t nparts,
+                                   bool (*gate)(void *ctx), void *ctx)
+{
     ingest_batch batch;
     ingest_batch_init(&batch);
     symd_err err = {0};
@@ -77,6 +84,10 @@ enum MHD_Result reply_ingest(server *srv, struct MHD_Connection *c, const upload
             memcpy(err.msg, msg, l);
             err.msg[l] = 0;
         }
+    }
+    if (gate && !gate(ctx)) {
+        ingest_batch_free(&batch);
+        return MHD_YES;
     }
     enum MHD_Result over;
     if (reply_if_over_budget(c, &over)) { /* nothing is stored of a short read */

@@ -271,6 +271,12 @@ typedef struct {
  * 200 when all existed, the error of the first file that failed. */
 enum MHD_Result reply_ingest(server *srv, struct MHD_Connection *c, const upload_part *parts,
                              size_t n);
+/* reply_ingest, with gate(ctx) asked once the files are read and before
+ * anything is stored or answered (whatever the read found): false stores
+ * nothing and queues no answer (the caller answers). */
+enum MHD_Result reply_ingest_gated(server *srv, struct MHD_Connection *c,
+                                   const upload_part *parts, size_t n, bool (*gate)(void *ctx),
+                                   void *ctx);
 enum MHD_Result handle_images_list(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_image(server *srv, struct MHD_Connection *c, req_state *rs,
                              const char *method);

@@ -267,6 +267,11 @@ typedef struct store_backend {
                                   bool *missing, symd_err *err);
     symd_status (*chunk_get)(store_db *db, const uint8_t hash[32], uint8_t **data, size_t *len,
                              symd_err *err);
+    /* The chunk's bytes as a file to read or map (*fd the caller's, *len its
+     * size); SYMD_E_NOT_FOUND when not held. NULL in a backend that keeps
+     * chunks in the database (PostgreSQL: every node reads them). */
+    symd_status (*chunk_open)(store_db *db, const uint8_t hash[32], int *fd, uint64_t *len,
+                              symd_err *err);
     symd_status (*chunks_delete)(store_db *db, const uint8_t (*hashes)[32], size_t n,
                                  symd_err *err);
     symd_status (*chunks_expire)(store_db *db, int64_t before_ms, size_t *deleted,

@@ -1,15 +1,18 @@
 /* The SQLite backend of the store (store/backend.h): the schema and its
  * migrations, a pool of connections (WAL), and every query. */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "schema.h"
 #include "appversion.h"
+#include "chunk_spool.h"
 #include "../util/dynbuf.h"
 
 /* Images one refs upsert statement counts at most (more go in several), and
@@ -80,6 +83,9 @@ struct store_db {
     bool gc_leading;
     int importing; /* the connection of an import under way */
     const store_hooks *hooks; /* what crash posts record for webhooks (the core's) */
+    /* chunks' bytes, as files beside the database (the chunks table keeps
+     * their size and time: the budget and the TTL) */
+    chunk_spool spool;
 };
 
 static symd_status db_fail(symd_err *err, sqlite3 *db, const char *what)
@@ -174,6 +180,10 @@ static symd_status sq_open(const char *path, int pool, store_change_fn on_change
     if (!s->conns || !s->busy || !s->stmts || !s->ref_stmts) {
         sq_close(s);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    if (!chunk_spool_init(&s->spool, path)) {
+        sq_close(s);
+        return symd_fail(err, SYMD_E_INVALID, "database path too long");
     }
     for (int i = 0; i < pool; i++) {
         symd_status st = open_conn(path, &s->conns[i], err);
@@ -3532,20 +3542,30 @@ static symd_status sq_hook_prune(store_db *s, int64_t before_hour, int64_t done_
 
 /* ---- chunks of uploads in parts ------------------------------------------ */
 
+/* A chunk's bytes go to a file of the spool (chunk_spool.c), its size
+ * and time to the chunks table (data left empty): the database would write
+ * them twice (WAL, then the file) and read them back, the spool once, and
+ * the assembly maps the files instead of copying them. The file is written
+ * before the transaction (not under the writer lock) and renamed into place
+ * inside it, so a chunk's row and file come and go together; a file whose
+ * row is gone, or a row whose file is gone, is a chunk not held. */
 static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8_t *data,
                                 size_t len, uint64_t budget, int64_t now,
                                 store_chunk_result *res, symd_err *err)
 {
+    char tmp[CHUNK_SPOOL_PATH_MAX];
+    int e = chunk_spool_write_temp(&s->spool, hash, data, len, tmp);
+    if (e != 0)
+        return symd_fail(err, SYMD_E_IO, "storing chunk in %s: %s", s->spool.dir, strerror(e));
+    bool placed = false, inserted = false;
     int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
-    if (len > INT_MAX)
-        r = symd_fail(err, SYMD_E_TOO_LARGE, "chunk too large");
-    else if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "storing chunk");
-    if (r != SYMD_OK)
         goto out;
+    }
     /* held: its time is renewed, so a resumed upload's chunks stay */
     if (sqlite3_prepare_v2(db, "UPDATE chunks SET created_at = ?2 WHERE hash = ?1", -1, &st,
                            NULL) != SQLITE_OK) {
@@ -3562,6 +3582,13 @@ static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8
     st = NULL;
     if (sqlite3_changes(db) > 0) {
         *res = STORE_CHUNK_HELD;
+        /* its file lost (removed by hand, or refused as damaged): these
+         * bytes, checked by the caller, take its place */
+        if (!chunk_spool_has(&s->spool, hash)) {
+            if ((e = chunk_spool_commit(&s->spool, tmp, hash)) != 0)
+                r = symd_fail(err, SYMD_E_IO, "storing chunk: %s", strerror(e));
+            placed = true;
+        }
         goto done;
     }
     if (sqlite3_prepare_v2(db, "SELECT coalesce(sum(size), 0) FROM chunks", -1, &st, NULL) !=
@@ -3578,7 +3605,7 @@ static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8
         goto done;
     }
     if (sqlite3_prepare_v2(db, "INSERT INTO chunks(hash, size, created_at, data) "
-                               "VALUES (?1, ?2, ?3, ?4)",
+                               "VALUES (?1, ?2, ?3, X'')",
                            -1, &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "storing chunk");
         goto done;
@@ -3586,19 +3613,28 @@ static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8
     sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, (int64_t)len);
     sqlite3_bind_int64(st, 3, now);
-    sqlite3_bind_blob(st, 4, len ? (const void *)data : "", (int)len, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE)
+    if (sqlite3_step(st) != SQLITE_DONE) {
         r = db_fail(err, db, "storing chunk");
+        goto done;
+    }
+    placed = inserted = true;
+    if ((e = chunk_spool_commit(&s->spool, tmp, hash)) != 0)
+        r = symd_fail(err, SYMD_E_IO, "storing chunk: %s", strerror(e));
     else
         *res = STORE_CHUNK_STORED;
 done:
     sqlite3_finalize(st);
     if (r == SYMD_OK && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         r = db_fail(err, db, "committing chunk");
-    if (r != SYMD_OK)
+    if (r != SYMD_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        if (inserted)
+            chunk_spool_remove(&s->spool, hash); /* no row: no file */
+    }
 out:
     writer_put(s, ci);
+    if (!placed)
+        unlink(tmp);
     return r;
 }
 
@@ -3619,7 +3655,7 @@ static symd_status sq_chunks_missing(store_db *s, const uint8_t (*hashes)[32], s
         sqlite3_bind_blob(st, 1, hashes[i], 32, SQLITE_STATIC);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-            missing[i] = rc == SQLITE_DONE;
+            missing[i] = rc == SQLITE_DONE || !chunk_spool_has(&s->spool, hashes[i]);
         else
             r = db_fail(err, db, "looking up chunks");
     }
@@ -3629,30 +3665,88 @@ out:
     return r;
 }
 
+/* The size the chunks table holds for hash: 1 found, 0 not held, -1 error
+ * (err set). */
+static int chunk_row_size(sqlite3 *db, const uint8_t hash[32], uint64_t *size, symd_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    int found = -1;
+    if (sqlite3_prepare_v2(db, "SELECT size FROM chunks WHERE hash = ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *size = (uint64_t)sqlite3_column_int64(st, 0);
+            found = 1;
+        } else if (rc == SQLITE_DONE) {
+            found = 0;
+        }
+    }
+    if (found < 0)
+        db_fail(err, db, "reading chunk");
+    sqlite3_finalize(st);
+    return found;
+}
+
+static symd_status sq_chunk_open(store_db *s, const uint8_t hash[32], int *fd, uint64_t *len,
+                                 symd_err *err)
+{
+    int ci = conn_get(s);
+    uint64_t want = 0;
+    int found = chunk_row_size(s->conns[ci], hash, &want, err);
+    conn_put(s, ci);
+    if (found < 0)
+        return SYMD_E_DB;
+    if (found == 0)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held");
+    *fd = chunk_spool_open(&s->spool, hash, len);
+    if (*fd < 0 && errno == ENOENT)
+        return symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held (its file is gone)");
+    if (*fd < 0)
+        return symd_fail(err, SYMD_E_IO, "reading chunk: %s", strerror(errno));
+    if (*len != want) { /* cut or grown on disk: not the bytes stored */
+        close(*fd);
+        *fd = -1;
+        chunk_spool_remove(&s->spool, hash);
+        return symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held (its file was damaged)");
+    }
+    return SYMD_OK;
+}
+
 static symd_status sq_chunk_get(store_db *s, const uint8_t hash[32], uint8_t **data, size_t *len,
                                 symd_err *err)
 {
-    int ci = conn_get(s);
-    sqlite3 *db = s->conns[ci];
-    sqlite3_stmt *st = NULL;
-    symd_status r = SYMD_OK;
-    if (sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE hash = ?1", -1, &st, NULL) !=
-        SQLITE_OK) {
-        r = db_fail(err, db, "reading chunk");
-        goto out;
+    int fd;
+    uint64_t n;
+    symd_status r = sq_chunk_open(s, hash, &fd, &n, err);
+    if (r != SYMD_OK)
+        return r;
+    if (n > SIZE_MAX - 1) {
+        close(fd);
+        return symd_fail(err, SYMD_E_TOO_LARGE, "chunk too large");
     }
-    sqlite3_bind_blob(st, 1, hash, 32, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE)
-        r = symd_fail(err, SYMD_E_NOT_FOUND, "chunk not held");
-    else if (rc != SQLITE_ROW)
-        r = db_fail(err, db, "reading chunk");
-    else
-        r = column_copy(st, 0, data, len, err);
-out:
-    sqlite3_finalize(st);
-    conn_put(s, ci);
-    return r;
+    uint8_t *p = n ? malloc((size_t)n) : NULL;
+    if (n && !p) {
+        close(fd);
+        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, p + got, (size_t)n - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            close(fd);
+            free(p);
+            return symd_fail(err, SYMD_E_IO, "reading chunk: %s", strerror(e));
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    *data = p;
+    *len = (size_t)n;
+    return SYMD_OK;
 }
 
 /* secure_delete (on in Debian's SQLite) overwrites every freed page with
@@ -3700,9 +3794,22 @@ static symd_status sq_chunks_delete(store_db *s, const uint8_t (*hashes)[32], si
         r = db_fail(err, db, "deleting chunks");
     if (r != SYMD_OK)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    /* the files under the writer lock, so no chunk_put of the same hash
+     * sits between its row's delete and its file's */
+    for (size_t i = 0; i < n && r == SYMD_OK; i++)
+        chunk_spool_remove(&s->spool, hashes[i]);
     secure_delete_back(db, secure);
     writer_put(s, ci);
     return r;
+}
+
+/* Whether the chunks table holds hash (for the spool's sweep; db is the
+ * caller's connection). */
+static bool chunk_row_held(void *ctx, const uint8_t hash[32])
+{
+    uint64_t size;
+    symd_err err = {0};
+    return chunk_row_size(ctx, hash, &size, &err) != 0; /* an error keeps the file */
 }
 
 static symd_status sq_chunks_expire(store_db *s, int64_t before_ms, size_t *deleted,
@@ -3713,17 +3820,26 @@ static symd_status sq_chunks_expire(store_db *s, int64_t before_ms, size_t *dele
     sqlite3_stmt *st = NULL;
     symd_status r = SYMD_OK;
     bool secure = secure_delete_off(db);
-    if (sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE created_at < ?1", -1, &st, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "DELETE FROM chunks WHERE created_at < ?1 RETURNING hash", -1,
+                           &st, NULL) != SQLITE_OK) {
         r = db_fail(err, db, "expiring chunks");
     } else {
         sqlite3_bind_int64(st, 1, before_ms);
-        if (sqlite3_step(st) != SQLITE_DONE)
+        int rc;
+        /* each file as its row goes: a row whose file is gone is a chunk
+         * not held, should the delete then fail */
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (sqlite3_column_bytes(st, 0) == 32)
+                chunk_spool_remove(&s->spool, sqlite3_column_blob(st, 0));
+            (*deleted)++;
+        }
+        if (rc != SQLITE_DONE)
             r = db_fail(err, db, "expiring chunks");
-        else
-            *deleted = (size_t)sqlite3_changes(db);
     }
     sqlite3_finalize(st);
+    /* what a crash left: temporary files, files without a row */
+    if (r == SYMD_OK)
+        chunk_spool_sweep(&s->spool, before_ms / 1000, chunk_row_held, db);
     secure_delete_back(db, secure);
     writer_put(s, ci);
     return r;
@@ -3764,6 +3880,7 @@ const store_backend store_backend_sqlite = {
     .chunk_put = sq_chunk_put,
     .chunks_missing = sq_chunks_missing,
     .chunk_get = sq_chunk_get,
+    .chunk_open = sq_chunk_open,
     .chunks_delete = sq_chunks_delete,
     .chunks_expire = sq_chunks_expire,
     .chunk_stats = sq_chunk_stats,

@@ -501,6 +501,16 @@ symd_status store_chunk_get(store *s, const uint8_t hash[32], uint8_t **data, si
     return s->be->chunk_get(s->db, hash, data, len, err);
 }
 
+symd_status store_chunk_open(store *s, const uint8_t hash[32], int *fd, uint64_t *len,
+                             symd_err *err)
+{
+    *fd = -1;
+    *len = 0;
+    if (!s->be->chunk_open)
+        return symd_fail(err, SYMD_E_UNSUPPORTED, "chunks are not files in this backend");
+    return s->be->chunk_open(s->db, hash, fd, len, err);
+}
+
 symd_status store_chunks_delete(store *s, const uint8_t (*hashes)[32], size_t n, symd_err *err)
 {
     return n ? s->be->chunks_delete(s->db, hashes, n, err) : SYMD_OK;

@@ -250,8 +250,9 @@ int64_t store_now_ms(void);
 /* ---- chunks of uploads in parts (POST /v1/chunks, /v1/images/assemble) ----
  * Content-addressed pieces of a file being uploaded, each stored under the
  * SHA-256 of its bytes (the caller checked it) with the time it was
- * stored, in the database, so every node on one PostgreSQL database sees
- * a chunk any node took. Not copied by symd migrate: they are transient. */
+ * stored: on PostgreSQL in the database, so every node sees a chunk any
+ * node took; on SQLite as files beside the database (<db>.chunks/), their
+ * sizes and times in it. Not copied by symd migrate: they are transient. */
 
 typedef enum {
     STORE_CHUNK_STORED, /* new */
@@ -272,6 +273,12 @@ symd_status store_chunks_missing(store *s, const uint8_t (*hashes)[32], size_t n
  * empty); SYMD_E_NOT_FOUND when not held. */
 symd_status store_chunk_get(store *s, const uint8_t hash[32], uint8_t **data, size_t *len,
                             symd_err *err);
+/* The chunk's bytes as a file, opened for reading (*fd the caller's to
+ * close, *len its size), when the backend keeps chunks as files (SQLite's
+ * spool): SYMD_E_UNSUPPORTED when it does not (use store_chunk_get),
+ * SYMD_E_NOT_FOUND when not held. */
+symd_status store_chunk_open(store *s, const uint8_t hash[32], int *fd, uint64_t *len,
+                             symd_err *err);
 /* Deletes the chunks of the n hashes (those held). */
 symd_status store_chunks_delete(store *s, const uint8_t (*hashes)[32], size_t n,
                                 symd_err *err);

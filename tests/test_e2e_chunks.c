@@ -4,8 +4,9 @@
  * dSYM zip assembled from chunks stored exactly as its plain POST stores it,
  * resumed uploads, the hostile cases (a chunk whose bytes lie, unknown
  * chunks, a chunk flood past the budget, an assembled zip bomb), the 202 of
- * a slow assembly, chunk expiry, and (PostgreSQL) chunks sent to one node
- * assembled on another. */
+ * a slow assembly, chunk expiry, (SQLite) the chunk spool's files and a
+ * damaged one, and (PostgreSQL) chunks sent to one node assembled on
+ * another. */
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -13,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,6 +218,40 @@ static long long images_stored(const server_proc *s)
 {
     return db_query_int(s->db,
                         "SELECT (SELECT count(*) FROM images) + (SELECT count(*) FROM image_data)");
+}
+
+/* Files in the SQLite store's chunk spool (<db>.chunks/), temporary ones
+ * included; 0 when it does not exist. */
+static long long spool_files(const server_proc *s)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s.chunks", s->db);
+    DIR *d = opendir(dir);
+    long long n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* The spool file of chunk hex. */
+static void spool_path(const server_proc *s, const char *hex, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s.chunks/%s", s->db, hex);
+}
+
+/* The spool's file count once the deletion following an answer is
+ * through: polled up to 5 s until want is reached. */
+static long long spool_settle(const server_proc *s, long long want)
+{
+    long long n = spool_files(s);
+    for (int k = 0; k < 100 && n != want; k++) {
+        sleep_ms(50);
+        n = spool_files(s);
+    }
+    return n;
 }
 
 /* A fresh server on its own database with flags (NULL-terminated). */
@@ -723,9 +762,130 @@ TEST(e2e_chunks_expire_after_ttl)
         left = chunks_held(&s);
     }
     CHECK(left == 0, "a chunk never assembled expires after --chunk-ttl");
+    if (!test_pg()) {
+        CHECK(spool_settle(&s, 0) == 0, "%lld spool files left after the TTL", spool_files(&s));
+        /* what a crash leaves (a temporary file, a file without its row),
+         * old enough: removed by the expiry too */
+        char a[700], b[700];
+        snprintf(a, sizeof a, "%s.chunks/.tmp-0123456789abcdef-XXXXXX", s.db);
+        spool_path(&s, p.hex[0], b, sizeof b);
+        const char *const orphans[] = {a, b};
+        for (int k = 0; k < 2; k++) {
+            int fd = open(orphans[k], O_CREAT | O_WRONLY, 0600);
+            CHECK(fd >= 0 && write(fd, "x", 1) == 1, "orphan %d written", k);
+            if (fd >= 0)
+                close(fd);
+            struct timeval old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+            utimes(orphans[k], old);
+        }
+        CHECK(spool_files(&s) == 2, "orphans in place: %lld", spool_files(&s));
+        CHECK(spool_settle(&s, 0) == 0, "%lld orphan files left", spool_files(&s));
+    }
     json_t *m = missing_of(s.port, &p);
     CHECK(json_array_size(m) == p.n, "expired chunks are missing again");
     json_decref(m);
+    pieces_free(&p);
+    CHECK(server_stop(&s), "no clean exit");
+}
+
+/* SQLite keeps chunks as files: one per chunk held, none once assembled;
+ * a file cut or changed on disk is not stored: the assembly names it as
+ * missing (409, the file dropped), the client sends it again. Chunks that
+ * do not fill whole pages take the copying assembly: the same answers. */
+TEST(e2e_chunks_spool_files)
+{
+    if (test_pg()) {
+        test_skip("SQLite's chunk spool (PostgreSQL keeps chunks in the database)");
+        return;
+    }
+    server_proc s;
+    if (!start_own(&s, "chunks-spool", (const char *const[]){"--upload-token", "up-tok", NULL}))
+        return;
+    pieces p;
+    if (!pieces_of_fixture("fixtures/zip/dsym-nested.zip", 4096, &p)) {
+        server_stop(&s);
+        return;
+    }
+    CHECK(p.n >= 4, "%zu pieces", p.n);
+    for (size_t i = 0; i < p.n; i++)
+        CHECK(send_piece(s.port, &p, i, NULL) == 201, "chunk %zu stored", i);
+    CHECK(spool_files(&s) == (long long)p.n, "%lld spool files for %zu chunks", spool_files(&s),
+          p.n);
+    CHECK(db_query_int(s.db, "SELECT coalesce(sum(length(data)), -1) FROM chunks") == 0,
+          "the bytes are in the files, not the database");
+    char path[700];
+    int st;
+    /* chunk 1 cut short on disk */
+    spool_path(&s, p.hex[1], path, sizeof path);
+    CHECK(truncate(path, 100) == 0, "truncate %s: %s", path, strerror(errno));
+    json_t *j = assemble(s.port, &p, "App.dSYM.zip", NULL, &st);
+    json_t *m = json_object_get(j, "missing");
+    CHECK(st == 409 && json_array_size(m) == 1 &&
+              strcmp(json_string_value(json_array_get(m, 0)) ?: "", p.hex[1]) == 0,
+          "a cut chunk file: %d, %zu missing", st, json_array_size(m));
+    json_decref(j);
+    CHECK(images_stored(&s) == 0, "nothing stored from a cut chunk");
+    CHECK(access(path, F_OK) != 0, "the cut file is dropped");
+    CHECK(send_piece(s.port, &p, 1, NULL) == 200, "sent again (its row renewed, its file back)");
+    /* chunk 2's bytes changed on disk, its size kept */
+    spool_path(&s, p.hex[2], path, sizeof path);
+    int fd = open(path, O_WRONLY);
+    CHECK(fd >= 0 && pwrite(fd, "\xff\xfe", 2, 10) == 2, "damage %s", path);
+    if (fd >= 0)
+        close(fd);
+    j = assemble(s.port, &p, "App.dSYM.zip", NULL, &st);
+    m = json_object_get(j, "missing");
+    CHECK(st == 409 && json_array_size(m) == 1 &&
+              strcmp(json_string_value(json_array_get(m, 0)) ?: "", p.hex[2]) == 0,
+          "a damaged chunk file: %d, %zu missing", st, json_array_size(m));
+    json_decref(j);
+    CHECK(images_stored(&s) == 0, "nothing stored from a damaged chunk");
+    CHECK(access(path, F_OK) != 0, "the damaged file is dropped");
+    m = missing_of(s.port, &p);
+    CHECK(json_array_size(m) == 1, "%zu missing after the damage", json_array_size(m));
+    json_decref(m);
+    CHECK(send_piece(s.port, &p, 2, NULL) == 201, "sent again");
+    j = assemble(s.port, &p, "App.dSYM.zip", NULL, &st);
+    CHECK(st == 201, "assembled once repaired: %d", st);
+    json_t *mapped = timeless(j);
+    json_decref(j);
+    CHECK(chunks_settle(&s, 0) == 0 && spool_settle(&s, 0) == 0,
+          "after the assembly: %lld chunks, %lld spool files", chunks_held(&s),
+          spool_files(&s));
+    /* pieces that end inside pages: copied, the same answer */
+    server_proc t;
+    if (start_own(&t, "chunks-spool-odd", (const char *const[]){"--upload-token", "up-tok",
+                                                                 NULL})) {
+        pieces q;
+        if (pieces_of(p.data, p.len, 1000, &q)) {
+            for (size_t i = 0; i < q.n; i++)
+                CHECK(send_piece(t.port, &q, i, NULL) == 201, "odd chunk %zu stored", i);
+            /* a changed file found there too: named, dropped, sent again */
+            spool_path(&t, q.hex[3], path, sizeof path);
+            fd = open(path, O_WRONLY);
+            CHECK(fd >= 0 && pwrite(fd, "\xff\xfe", 2, 10) == 2, "damage %s", path);
+            if (fd >= 0)
+                close(fd);
+            j = assemble(t.port, &q, "App.dSYM.zip", NULL, &st);
+            m = json_object_get(j, "missing");
+            CHECK(st == 409 && json_array_size(m) == 1 &&
+                      strcmp(json_string_value(json_array_get(m, 0)) ?: "", q.hex[3]) == 0,
+                  "a damaged odd chunk file: %d, %zu missing", st, json_array_size(m));
+            json_decref(j);
+            CHECK(images_stored(&t) == 0, "nothing stored from a damaged odd chunk");
+            CHECK(send_piece(t.port, &q, 3, NULL) == 201, "sent again");
+            j = assemble(t.port, &q, "App.dSYM.zip", NULL, &st);
+            json_t *copied = timeless(j);
+            CHECK(st == 201 && json_array_size(copied) >= 2 && json_equal(copied, mapped),
+                  "odd pieces assembled: %d, the same images", st);
+            json_decref(copied);
+            json_decref(j);
+            CHECK(spool_settle(&t, 0) == 0, "%lld spool files left", spool_files(&t));
+            pieces_free(&q);
+        }
+        CHECK(server_stop(&t), "no clean exit");
+    }
+    json_decref(mapped);
     pieces_free(&p);
     CHECK(server_stop(&s), "no clean exit");
 }
