@@ -720,6 +720,14 @@ static void render_state(tw *w, const crash_report *r, bool is32)
     puts_(w, "\n\n");
 }
 
+/* An image's UUID as the Binary Images list writes it: 32 lowercase hex
+ * digits, no dashes. */
+static void put_uuid_hex(tw *w, const uint8_t uuid[16])
+{
+    for (int k = 0; k < 16; k++)
+        putf(w, "%02x", uuid[k]);
+}
+
 /* Images whose stored files cannot unwind (a minidump's, with only a dSYM
  * stored): the walk past their frames fell back to frame pointers or a
  * scan, and the note says what to upload, as images[].unwind does. */
@@ -736,8 +744,7 @@ static void render_unwind_notes(tw *w, const crash_report *r, const crash_symbol
         put_field(w, r->images[i].name && *r->images[i].name ? r->images[i].name : "???");
         if (r->images[i].has_uuid) {
             puts_(w, " <");
-            for (int k = 0; k < 16; k++)
-                putf(w, "%02x", r->images[i].uuid[k]);
+            put_uuid_hex(w, r->images[i].uuid);
             puts_(w, ">");
         }
         puts_(w, ": ");
@@ -768,8 +775,7 @@ static void render_images(tw *w, const crash_report *r, bool is32)
         put_field(w, im->arch && *im->arch ? im->arch : "???");
         puts_(w, "  <");
         if (im->has_uuid) {
-            for (int k = 0; k < 16; k++)
-                putf(w, "%02x", im->uuid[k]);
+            put_uuid_hex(w, im->uuid);
         } else {
             puts_(w, "???");
         }
