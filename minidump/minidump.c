@@ -421,6 +421,27 @@ static size_t list_start(const dir_entry *s, size_t head, uint64_t count, size_t
     return SIZE_MAX;
 }
 
+/* The count and first record of a list stream (a u32 count, then count
+ * records of rec bytes; Breakpad's writers pad the count to 8): false,
+ * with the warning, when the stream cannot hold them. noun names one
+ * record ("thread", "module", "range"). */
+static bool list_header(rd *r, const dir_entry *s, const char *where, const char *noun,
+                        size_t rec, uint32_t *count, size_t *start)
+{
+    if (s->size < 4) {
+        warn(r, where, "%u bytes: no %s count", s->size, noun);
+        return false;
+    }
+    *count = le32(r->b + s->rva);
+    *start = list_start(s, 4, *count, rec);
+    if (*start == SIZE_MAX) {
+        warn(r, where, "declares %u %ss of %zu bytes; its %u bytes hold at most %u: not read",
+             *count, noun, rec, s->size, (unsigned)((s->size - 4) / rec));
+        return false;
+    }
+    return true;
+}
+
 /* ---- contexts ---- */
 
 /* Reads a thread context at loc (size, rva) into c. cpu: the system info's,
@@ -528,17 +549,10 @@ static void read_thread_list(rd *r, const dir_entry *s)
     minidump *d = r->d;
     char where[96];
     snprintf(where, sizeof where, "ThreadListStream (0x%x)", s->rva);
-    if (s->size < 4) {
-        warn(r, where, "%u bytes: no thread count", s->size);
+    uint32_t count;
+    size_t start;
+    if (!list_header(r, s, where, "thread", 48, &count, &start))
         return;
-    }
-    uint32_t count = le32(r->b + s->rva);
-    size_t start = list_start(s, 4, count, 48);
-    if (start == SIZE_MAX) {
-        warn(r, where, "declares %u threads of 48 bytes; its %u bytes hold at most %u: not read",
-             count, s->size, (s->size - 4) / 48);
-        return;
-    }
     if (count > MD_MAX_THREADS) {
         warn(r, where, "declares %u threads; the first %d are read", count, MD_MAX_THREADS);
         count = MD_MAX_THREADS;
@@ -571,17 +585,10 @@ static void read_module_list(rd *r, const dir_entry *s)
     minidump *d = r->d;
     char where[96];
     snprintf(where, sizeof where, "ModuleListStream (0x%x)", s->rva);
-    if (s->size < 4) {
-        warn(r, where, "%u bytes: no module count", s->size);
+    uint32_t count;
+    size_t start;
+    if (!list_header(r, s, where, "module", 108, &count, &start))
         return;
-    }
-    uint32_t count = le32(r->b + s->rva);
-    size_t start = list_start(s, 4, count, 108);
-    if (start == SIZE_MAX) {
-        warn(r, where, "declares %u modules of 108 bytes; its %u bytes hold at most %u: not read",
-             count, s->size, (s->size - 4) / 108);
-        return;
-    }
     if (count > MD_MAX_MODULES) {
         warn(r, where, "declares %u modules; the first %d are read", count, MD_MAX_MODULES);
         count = MD_MAX_MODULES;
@@ -663,17 +670,10 @@ static void read_memory_list(rd *r, const dir_entry *s, size_t *cap)
 {
     char where[96];
     snprintf(where, sizeof where, "MemoryListStream (0x%x)", s->rva);
-    if (s->size < 4) {
-        warn(r, where, "%u bytes: no range count", s->size);
+    uint32_t count;
+    size_t start;
+    if (!list_header(r, s, where, "range", 16, &count, &start))
         return;
-    }
-    uint32_t count = le32(r->b + s->rva);
-    size_t start = list_start(s, 4, count, 16);
-    if (start == SIZE_MAX) {
-        warn(r, where, "declares %u ranges of 16 bytes; its %u bytes hold at most %u: not read",
-             count, s->size, (s->size - 4) / 16);
-        return;
-    }
     for (uint32_t i = 0; i < count && !r->nomem; i++) {
         const uint8_t *p = r->b + s->rva + start + 16 * (size_t)i;
         snprintf(where, sizeof where, "MemoryListStream[%u]", i);
