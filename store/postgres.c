@@ -2756,6 +2756,22 @@ static symd_status pg_crash_groups(store_db *s, const store_crash_filter *f, siz
     return r;
 }
 
+/* res's rows of (day, count) into days[day - from_day] (days outside
+ * [from_day, from_day + ndays) skipped); false on a value of the wrong
+ * type. */
+static bool read_trend_days(PGresult *res, int64_t from_day, size_t ndays, int64_t *days)
+{
+    for (int i = 0; i < PQntuples(res); i++) {
+        rd x = {res, i, false};
+        int64_t d = rd_i64(&x, 0) - from_day, v = rd_i64(&x, 1);
+        if (x.bad)
+            return false;
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = v;
+    }
+    return true;
+}
+
 static symd_status pg_crash_trend(store_db *s, const char *kind, const char *signature,
                                   int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
 {
@@ -2776,16 +2792,8 @@ static symd_status pg_crash_trend(store_db *s, const char *kind, const char *sig
         return err->kind;
     PGresult *res = run(&c, sql, &p, "reading the trend", err);
     symd_status r = res ? SYMD_OK : err->kind;
-    for (int i = 0; res && i < PQntuples(res); i++) {
-        rd x = {res, i, false};
-        int64_t d = rd_i64(&x, 0) - from_day, v = rd_i64(&x, 1);
-        if (x.bad) {
-            r = bad_value(err, "reading the trend");
-            break;
-        }
-        if (d >= 0 && (size_t)d < ndays)
-            days[d] = v;
-    }
+    if (res && !read_trend_days(res, from_day, ndays, days))
+        r = bad_value(err, "reading the trend");
     PQclear(res);
     conn_put(&c);
     return r;
@@ -2849,17 +2857,8 @@ static symd_status pg_crash_trend_filtered(store_db *s, const store_crash_filter
     }
     PGresult *res = run(&c, (const char *)q.data, &p, "reading the trend", err);
     symd_status r = res ? SYMD_OK : err->kind;
-    for (int i = 0; res && i < PQntuples(res); i++) {
-        rd x = {res, i, false};
-        int64_t d = rd_i64(&x, 0) - from_day;
-        int64_t v = rd_i64(&x, 1);
-        if (x.bad) {
-            r = bad_value(err, "reading the trend");
-            break;
-        }
-        if (d >= 0 && (size_t)d < ndays)
-            days[d] = v;
-    }
+    if (res && !read_trend_days(res, from_day, ndays, days))
+        r = bad_value(err, "reading the trend");
     PQclear(res);
     conn_put(&c);
     dynbuf_free(&q);

@@ -2143,6 +2143,19 @@ out:
     return r;
 }
 
+/* Steps st's rows of (day, count) into days[day - from_day] (days outside
+ * [from_day, from_day + ndays) skipped); false when a step fails. */
+static bool read_trend_days(sqlite3_stmt *st, int64_t from_day, size_t ndays, int64_t *days)
+{
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t d = sqlite3_column_int64(st, 0) - from_day;
+        if (d >= 0 && (size_t)d < ndays)
+            days[d] = sqlite3_column_int64(st, 1);
+    }
+    return rc == SQLITE_DONE;
+}
+
 static symd_status sq_crash_trend(store_db *s, const char *kind, const char *signature,
                                   int64_t from_day, size_t ndays, int64_t *days, symd_err *err)
 {
@@ -2167,13 +2180,7 @@ static symd_status sq_crash_trend(store_db *s, const char *kind, const char *sig
         sqlite3_bind_text(st, 2, signature, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, from_day);
     sqlite3_bind_int64(st, 4, from_day + (int64_t)ndays);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t d = sqlite3_column_int64(st, 0) - from_day;
-        if (d >= 0 && (size_t)d < ndays)
-            days[d] = sqlite3_column_int64(st, 1);
-    }
-    if (rc != SQLITE_DONE)
+    if (!read_trend_days(st, from_day, ndays, days))
         r = db_fail(err, db, "reading the trend");
 out:
     sqlite3_finalize(st);
@@ -2241,13 +2248,7 @@ static symd_status sq_crash_trend_filtered(store_db *s, const store_crash_filter
     }
     sqlite3_bind_int64(st, 13, from_day);
     sqlite3_bind_int64(st, 14, from_day + (int64_t)ndays);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t d = sqlite3_column_int64(st, 0) - from_day;
-        if (d >= 0 && (size_t)d < ndays)
-            days[d] = sqlite3_column_int64(st, 1);
-    }
-    if (rc != SQLITE_DONE)
+    if (!read_trend_days(st, from_day, ndays, days))
         r = db_fail(err, db, "reading the trend");
 out:
     sqlite3_finalize(st);
