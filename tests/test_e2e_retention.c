@@ -217,6 +217,20 @@ static bool wait_count(int port, size_t want, long timeout_ms)
     return false;
 }
 
+/* Waits until the server has refiled every crash of an older release's
+ * store (its crash_regroup list, SQLite file db, is empty): the counters
+ * are compared with the listing only once crashes no longer move between
+ * groups. */
+static bool wait_refiled(const char *db, long timeout_ms)
+{
+    for (long t = 0; t <= timeout_ms; t += 100) {
+        if (db_query_int(db, "SELECT count(*) FROM crash_regroup") == 0)
+            return true;
+        sleep_ms(100);
+    }
+    return false;
+}
+
 /* ---- the counters against a recount ------------------------------------- */
 
 /* What one (kind, signature) group holds, recounted from the listing. */
@@ -705,6 +719,7 @@ TEST(e2e_retention_keep_days_prunes_what_an_older_release_stored)
     for (size_t i = 0; i < NOLD; i++)
         ids[i] = (int64_t)i + 1;
     CHECK(wait_count(s.port, NOLD - 6, 15000), "--keep-days 30 did not prune the 6 old crashes");
+    CHECK(wait_refiled(db, 15000), "the older release's crashes were not refiled");
     expect_gone(s.port, "older than 30 days", ids, 6);
     check_counters(s.port, "--keep-days 30", ids + 6, NOLD - 6, old_uuid_of);
     /* a new crash is young: it stays */
@@ -721,6 +736,7 @@ TEST(e2e_retention_keep_days_prunes_what_an_older_release_stored)
         return;
     }
     CHECK(wait_count(s.port, 4, 15000), "--keep-days 5 did not prune the 10-day-old crashes");
+    CHECK(wait_refiled(db, 15000), "the older release's crashes were not refiled");
     expect_gone(s.port, "older than 5 days", ids, 10);
     check_counters(s.port, "--keep-days 5", more + 4, 4, old_uuid_of);
     CHECK(server_stop(&s), "no clean exit on SIGTERM");
