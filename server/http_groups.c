@@ -25,16 +25,38 @@ static bool days_arg(struct MHD_Connection *c, size_t *ndays, int64_t *from,
     return true;
 }
 
-/* {"from_day", "days": [counts]} of a trend, or NULL (err set). */
-static json_t *trend_json(server *srv, const char *kind, const char *signature, int64_t from,
-                          size_t ndays, symd_err *err)
+/* {"from_day", "days": [counts]} of a group's trend, or NULL (err set).
+ * With only of (NULL: every report of the group), the days of the reports
+ * its version, OS, device and format filters keep, as the listing's count
+ * under those filters (its state filters kept the group itself). */
+static json_t *trend_json(server *srv, const char *kind, const char *signature,
+                          const store_crash_filter *only, int64_t from, size_t ndays,
+                          symd_err *err)
 {
     int64_t *days = calloc(ndays, sizeof *days);
     if (!days) {
         symd_fail(err, SYMD_E_NOMEM, "out of memory");
         return NULL;
     }
-    if (store_crash_trend(srv->st, kind, signature, from, ndays, days, err) != SYMD_OK) {
+    bool filtered = false;
+    if (only) {
+        const char *by[] = {only->app_version, only->os_version, only->hardware_model,
+                            only->format};
+        for (size_t i = 0; i < 4; i++)
+            filtered |= by[i] && *by[i];
+    }
+    store_crash_filter f = {0};
+    if (filtered) {
+        f.kind = kind;
+        f.signature = signature;
+        f.app_version = only->app_version;
+        f.os_version = only->os_version;
+        f.hardware_model = only->hardware_model;
+        f.format = only->format;
+    }
+    if ((filtered ? store_crash_trend_filtered(srv->st, &f, from, ndays, days, err)
+                  : store_crash_trend(srv->st, kind, signature, from, ndays, days, err)) !=
+        SYMD_OK) {
         free(days);
         return NULL;
     }
@@ -130,7 +152,7 @@ enum MHD_Result handle_crash_groups(server *srv, struct MHD_Connection *c)
     for (size_t i = 0; i < n; i++) {
         json_t *o = group_json(&g[i]);
         if (ndays && st == SYMD_OK) {
-            json_t *tr = trend_json(srv, g[i].kind, g[i].signature, from, ndays, &err);
+            json_t *tr = trend_json(srv, g[i].kind, g[i].signature, &f, from, ndays, &err);
             if (tr)
                 json_object_set_new(o, "trend", tr);
             else
@@ -375,7 +397,7 @@ enum MHD_Result handle_crash_group(server *srv, struct MHD_Connection *c)
         return reply_status(c, &err, "internal_error");
     }
     static const char *const keys[] = {"app_versions", "os_versions", "hardware_models"};
-    json_t *tr = trend_json(srv, kind, sig, from, ndays, &err);
+    json_t *tr = trend_json(srv, kind, sig, NULL, from, ndays, &err);
     bool ok = tr != NULL;
     if (tr)
         json_object_set_new(doc, "trend", tr);

@@ -439,12 +439,22 @@ static void check_counters(int port, const char *label, const int64_t *ids, size
               "[%s] GET %s: %d, %zu crashes, recounted %lld", label, path, st,
               json_array_size(json_object_get(l, "crashes")), (long long)json_integer_value(cnt));
         json_decref(l);
-        snprintf(path, sizeof path, "/v1/crashes/groups?limit=1000&app_version=%s", v);
+        /* each group's sparkline counts what the filter keeps, as its count does */
+        snprintf(path, sizeof path, "/v1/crashes/groups?limit=1000&trend=366&app_version=%s", v);
         l = req(port, "GET", path, NULL, &st);
         int64_t sum = 0;
         json_t *la = json_object_get(l, "groups");
-        for (size_t i = 0; i < json_array_size(la); i++)
-            sum += jint(json_array_get(la, i), "count");
+        for (size_t i = 0; i < json_array_size(la); i++) {
+            json_t *x = json_array_get(la, i);
+            json_t *days = json_object_get(json_object_get(x, "trend"), "days");
+            int64_t spark = 0;
+            for (size_t d = 0; d < json_array_size(days); d++)
+                spark += json_integer_value(json_array_get(days, d));
+            CHECK(spark == jint(x, "count"), "[%s] GET %s: group %s's trend sums to %lld, its "
+                  "count under the filter %lld", label, path, jstr(x, "signature"),
+                  (long long)spark, (long long)jint(x, "count"));
+            sum += jint(x, "count");
+        }
         CHECK(st == 200 && sum == json_integer_value(cnt),
               "[%s] GET %s: %d, counts sum to %lld, recounted %lld", label, path, st,
               (long long)sum, (long long)json_integer_value(cnt));

@@ -91,7 +91,7 @@ export async function viewCrashes(params) {
     const my = ++gen;
     for (const b of tabs.children) b.setAttribute('aria-selected', String(b.dataset.testid === 'tab-' + tab));
     note.textContent = [hasDims(f) || f.format || hasWorkflow(f)
-      ? 'The chart and the list count the reports these filters keep; a group\'s sparkline counts all its reports.' : '',
+      ? 'The chart, the list and each group\'s sparkline count the reports these filters keep.' : '',
     hasWorkflow(f) && tab === 'reports' ? 'State and "new in version" keep groups: the reports tab lists every report of the other filters.' : '']
       .filter(Boolean).join(' ');
     status.info('Loading…');
