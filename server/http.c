@@ -1636,7 +1636,7 @@ int server_run(const server_config *cfg)
 
     /* Webhook events go out beside the requests: crash posts only write
      * them to the store's outbox. */
-    webhook_sender *hooks = webhook_start(srv.st, &cfg->webhooks, &err);
+    webhook_sender *hooks = webhook_start(srv.st, srv.m, &cfg->webhooks, &err);
     if (!hooks && cfg->webhooks.nurls + cfg->webhooks.nslack) {
         fprintf(stderr, "symd: %s\n", err.msg);
         webhook_stop(hooks);

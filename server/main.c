@@ -92,6 +92,9 @@ static void usage(FILE *f)
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
           "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
           "SYMD_THREADS, SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL,\n"
+          "SYMD_WEBHOOK and SYMD_WEBHOOK_SLACK (URLs separated by spaces),\n"
+          "SYMD_WEBHOOK_SECRET[_FILE], SYMD_WEBHOOK_SPIKE_FACTOR, SYMD_WEBHOOK_SPIKE_MIN,\n"
+          "SYMD_WEBHOOK_TIMEOUT, SYMD_WEBHOOK_BACKOFF_MAX, SYMD_WEBHOOK_GIVE_UP,\n"
           "SYMD_MAX_UNZIPPED, SYMD_MAX_UNZIPPED_MEMBER,\n"
           "SYMD_MAX_ZIP_MEMBERS (upload reads the last three too). Flags win\n"
           "over the environment.\n",
@@ -287,6 +290,34 @@ static int resolve_tokens(const char *const flag_token[3], const char *const fla
     return 0;
 }
 
+/* Appends the space-separated URLs of environment variable name to list
+ * (copies kept for the life of the process), counting them in *n. 0, or -1
+ * after a message. */
+static int webhooks_from_env(const char *name, const char **list, size_t *n, size_t *total)
+{
+    const char *v = getenv(name);
+    while (v && *v) {
+        v += strspn(v, " \t\r\n");
+        size_t len = strcspn(v, " \t\r\n");
+        if (!len)
+            break;
+        if (*total == WEBHOOK_TARGETS_MAX) {
+            fprintf(stderr, "symd serve: %s: at most %d webhook targets\n", name,
+                    WEBHOOK_TARGETS_MAX);
+            return -1;
+        }
+        char *u = strndup(v, len);
+        if (!u) {
+            fprintf(stderr, "symd serve: out of memory\n");
+            return -1;
+        }
+        list[(*n)++] = u;
+        (*total)++;
+        v += len;
+    }
+    return 0;
+}
+
 /* The webhook targets and their secret into w: every URL one symd can send
  * to (webhook_url_ok: https refused with how to reach one), none given
  * twice, a secret from the flag or its file (not both); a secret with no
@@ -354,8 +385,8 @@ static int cmd_serve(int argc, char **argv)
     /* webhooks: targets as given (argv outlives the server), the secret */
     static const char *hook_urls[WEBHOOK_TARGETS_MAX], *slack_urls[WEBHOOK_TARGETS_MAX];
     const char *hook_secret = NULL, *hook_secret_file = NULL;
-    uint64_t spike_factor = 5, spike_min = 10, hook_timeout = 10, hook_backoff = 600,
-             hook_give_up = 86400;
+    uint64_t spike_factor, spike_min, hook_timeout, hook_backoff, hook_give_up;
+    bool hook_flags = false, hook_secret_flags = false; /* flags replace the variables */
     uint64_t chunk_size, chunk_budget, chunk_ttl;
     if (parse_range_opt("SYMD_CACHE_MB", env_or("SYMD_CACHE_MB", "256"), R_CACHE_MB, &cache_mb) ||
         parse_size_opt("SYMD_MAX_UPLOAD", env_or("SYMD_MAX_UPLOAD", "1073741824"),
@@ -394,8 +425,24 @@ static int cmd_serve(int argc, char **argv)
                         R_CHUNK_BUDGET, &chunk_budget) ||
         parse_range_opt("SYMD_CHUNK_TTL", env_or("SYMD_CHUNK_TTL", DEFAULT_CHUNK_TTL),
                         R_CHUNK_TTL, &chunk_ttl) ||
+        parse_range_opt("SYMD_WEBHOOK_SPIKE_FACTOR", env_or("SYMD_WEBHOOK_SPIKE_FACTOR", "5"),
+                        R_SPIKE_FACTOR, &spike_factor) ||
+        parse_range_opt("SYMD_WEBHOOK_SPIKE_MIN", env_or("SYMD_WEBHOOK_SPIKE_MIN", "10"),
+                        R_SPIKE_MIN, &spike_min) ||
+        parse_range_opt("SYMD_WEBHOOK_TIMEOUT", env_or("SYMD_WEBHOOK_TIMEOUT", "10"),
+                        R_HOOK_TIMEOUT, &hook_timeout) ||
+        parse_range_opt("SYMD_WEBHOOK_BACKOFF_MAX", env_or("SYMD_WEBHOOK_BACKOFF_MAX", "600"),
+                        R_HOOK_SECONDS, &hook_backoff) ||
+        parse_range_opt("SYMD_WEBHOOK_GIVE_UP", env_or("SYMD_WEBHOOK_GIVE_UP", "86400"),
+                        R_HOOK_SECONDS, &hook_give_up) ||
         zip_limits_from_env(&cfg.unzip))
         return 2;
+    size_t env_targets = 0;
+    if (webhooks_from_env("SYMD_WEBHOOK", hook_urls, &cfg.webhooks.nurls, &env_targets) ||
+        webhooks_from_env("SYMD_WEBHOOK_SLACK", slack_urls, &cfg.webhooks.nslack, &env_targets))
+        return 2;
+    hook_secret = env_or("SYMD_WEBHOOK_SECRET", NULL);
+    hook_secret_file = env_or("SYMD_WEBHOOK_SECRET_FILE", NULL);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
@@ -439,6 +486,9 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--max-zip-ratio") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_ratio);
         else if ((strcmp(a, "--webhook") == 0 || strcmp(a, "--webhook-slack") == 0) && v) {
+            if (!hook_flags) /* the first flag: the variables' targets are not taken */
+                cfg.webhooks.nurls = cfg.webhooks.nslack = 0;
+            hook_flags = true;
             if (cfg.webhooks.nurls + cfg.webhooks.nslack == WEBHOOK_TARGETS_MAX) {
                 fprintf(stderr, "symd serve: at most %d webhook targets\n", WEBHOOK_TARGETS_MAX);
                 return 2;
@@ -448,8 +498,16 @@ static int cmd_serve(int argc, char **argv)
             else
                 hook_urls[cfg.webhooks.nurls++] = v;
         }
-        else if (strcmp(a, "--webhook-secret") == 0 && v) hook_secret = v;
-        else if (strcmp(a, "--webhook-secret-file") == 0 && v) hook_secret_file = v;
+        else if ((strcmp(a, "--webhook-secret") == 0 || strcmp(a, "--webhook-secret-file") == 0) &&
+                 v) {
+            if (!hook_secret_flags) /* the first flag: the variables' secret is not taken */
+                hook_secret = hook_secret_file = NULL;
+            hook_secret_flags = true;
+            if (a[16]) /* --webhook-secret-file */
+                hook_secret_file = v;
+            else
+                hook_secret = v;
+        }
         else if (strcmp(a, "--webhook-spike-factor") == 0)
             bad = parse_range_opt(a, v, R_SPIKE_FACTOR, &spike_factor);
         else if (strcmp(a, "--webhook-spike-min") == 0)

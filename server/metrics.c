@@ -32,6 +32,7 @@ struct metrics {
     counter upload_bytes, conns_total, timeouts[PHASE_COUNT];
     counter refused[REFUSED_COUNT], evicted;
     counter group_events[3]; /* new, regressed, reopened */
+    counter hook_attempts[HOOK_RESULT_COUNT];
     _Atomic int64_t conns_open;
 };
 
@@ -130,6 +131,12 @@ void metrics_group_event(metrics *m, bool new_group, bool regressed, bool reopen
     for (int i = 0; i < 3; i++)
         if (e[i])
             add(&m->group_events[i], 1);
+}
+
+void metrics_webhook_attempt(metrics *m, metrics_hook_result r)
+{
+    if (m && r < HOOK_RESULT_COUNT)
+        add(&m->hook_attempts[r], 1);
 }
 
 /* ---- exposition --------------------------------------------------------- */
@@ -259,6 +266,16 @@ bool metrics_render(metrics *m, const metrics_gauges *g, dynbuf *out)
     for (int i = 0; i < 3; i++)
         put(&w, "symd_crash_group_events_total{event=\"%s\"} %llu\n", group_events[i],
             (unsigned long long)get(&m->group_events[i]));
+    head(&w, "symd_webhook_attempts_total", "counter",
+         "Webhook delivery attempts of this node by how they ended: delivered (2xx), retry "
+         "(failed, tried again after the backoff), gave_up (failed past --webhook-give-up), "
+         "unrecorded (the result could not be stored before the lease ran out; another node "
+         "or attempt may send the event again).");
+    static const char *const hook_results[HOOK_RESULT_COUNT] = {"delivered", "retry",
+                                                                "gave_up", "unrecorded"};
+    for (int i = 0; i < HOOK_RESULT_COUNT; i++)
+        put(&w, "symd_webhook_attempts_total{result=\"%s\"} %llu\n", hook_results[i],
+            (unsigned long long)get(&m->hook_attempts[i]));
     head(&w, "symd_requests_in_flight", "gauge", "Requests being received, handled or sent.");
     put(&w, "symd_requests_in_flight %llu\n", (unsigned long long)g->in_flight);
     head(&w, "symd_inflight_bytes", "gauge",

@@ -53,6 +53,15 @@ void metrics_refused(metrics *m, metrics_refusal why);
 void metrics_evicted(metrics *m);
 /* What a stored report did to its group (store_group_event). */
 void metrics_group_event(metrics *m, bool new_group, bool regressed, bool reopened);
+/* How one webhook delivery attempt ended. */
+typedef enum {
+    HOOK_DELIVERED, /* the receiver answered 2xx */
+    HOOK_RETRY,     /* it failed; another attempt follows after the backoff */
+    HOOK_GAVE_UP,   /* it failed past --webhook-give-up: the delivery failed for good */
+    HOOK_UNRECORDED, /* its result could not be recorded before the lease ran out */
+    HOOK_RESULT_COUNT
+} metrics_hook_result;
+void metrics_webhook_attempt(metrics *m, metrics_hook_result r);
 
 /* Values read at scrape time. A negative count is left out. */
 typedef struct {

@@ -360,6 +360,7 @@ typedef struct {
 
 struct webhook_sender {
     store *st;
+    metrics *m; /* borrowed */
     webhook_config cfg;
     target *t;
     size_t nt;
@@ -456,6 +457,10 @@ static void attempt(target *t, store_delivery *d, int64_t owner, int64_t lease_u
         symd_err err = {0};
         if (store_hook_finish(w->st, d->id, owner, state, next_at, status, why, &kept, &err) ==
             SYMD_OK) {
+            metrics_webhook_attempt(w->m, !kept ? HOOK_UNRECORDED
+                                          : state == STORE_DELIVERY_DELIVERED ? HOOK_DELIVERED
+                                          : state == STORE_DELIVERY_FAILED    ? HOOK_GAVE_UP
+                                                                              : HOOK_RETRY);
             if (!kept)
                 fprintf(stderr, "symd: webhook: delivery %lld to %s: the lease ran out before "
                                 "its attempt was recorded\n", (long long)d->id, t->url);
@@ -466,6 +471,7 @@ static void attempt(target *t, store_delivery *d, int64_t owner, int64_t lease_u
             return;
         }
         if (store_now_ms() >= lease_until) {
+            metrics_webhook_attempt(w->m, HOOK_UNRECORDED);
             fprintf(stderr, "symd: webhook: delivery %lld: cannot record its attempt: %s\n",
                     (long long)d->id, err.msg);
             return;
@@ -514,7 +520,7 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-webhook_sender *webhook_start(store *st, const webhook_config *cfg, symd_err *err)
+webhook_sender *webhook_start(store *st, metrics *m, const webhook_config *cfg, symd_err *err)
 {
     size_t nt = cfg->nurls + cfg->nslack;
     if (!nt)
@@ -529,6 +535,7 @@ webhook_sender *webhook_start(store *st, const webhook_config *cfg, symd_err *er
         return NULL;
     }
     w->st = st;
+    w->m = m;
     w->cfg = *cfg;
     w->nt = nt;
     pthread_mutex_init(&w->mu, NULL);

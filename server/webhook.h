@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../store/store.h"
+#include "metrics.h"
 
 #define WEBHOOK_URL_MAX 500   /* bytes of a target URL (store_delivery.url holds it) */
 #define WEBHOOK_TARGETS_MAX 32 /* --webhook and --webhook-slack URLs, together */
@@ -39,9 +40,10 @@ typedef struct webhook_sender webhook_sender;
 bool webhook_url_ok(const char *url, char *why, size_t cap);
 
 /* Tells the store what crash posts record, and starts a sender thread per
- * target. NULL with nothing started when cfg has no targets (no error) or
- * a thread cannot start (*err says so). */
-webhook_sender *webhook_start(store *st, const webhook_config *cfg, symd_err *err);
+ * target, counting each attempt's end in m (borrowed, may be NULL; it must
+ * outlive the senders). NULL with nothing started when cfg has no targets
+ * (no error) or a thread cannot start (*err says so). */
+webhook_sender *webhook_start(store *st, metrics *m, const webhook_config *cfg, symd_err *err);
 /* Stops the senders: an attempt under way finishes (at most timeout_s) and
  * is recorded, so a delivery the receiver took is marked, not sent again.
  * NULL is fine. */

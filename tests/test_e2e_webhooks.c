@@ -671,6 +671,95 @@ TEST(e2e_webhooks_image_missing_once_per_uuid_and_not_for_uploads)
     rx_stop(&rx);
 }
 
+/* symd_webhook_attempts_total{result="..."} of port (-1 when absent). */
+static long long attempts_metric(int port, const char *result)
+{
+    char line[96];
+    snprintf(line, sizeof line, "symd_webhook_attempts_total{result=\"%s\"} ", result);
+    http_resp r;
+    long long v = -1;
+    if (!http_do(port, "GET", "/metrics", NULL, NULL, 0, &r))
+        return -1;
+    const char *at = r.body ? strstr(r.body, line) : NULL;
+    if (at)
+        v = strtoll(at + strlen(line), NULL, 10);
+    http_resp_free(&r);
+    return v;
+}
+
+/* Waits (at most ms) until the attempts metric of result reaches want;
+ * its last value. */
+static long long wait_attempts(int port, const char *result, long long want, int ms)
+{
+    double until = now_ms() + ms;
+    long long v;
+    while ((v = attempts_metric(port, result)) < want && now_ms() < until)
+        sleep_ms(50);
+    return v;
+}
+
+/* Targets, secret and timings from the environment (SYMD_WEBHOOK...), the
+ * flags replacing them when given; every attempt counted in /metrics by
+ * how it ended. */
+TEST(e2e_webhooks_from_the_environment_counted_in_metrics)
+{
+    receiver rx;
+    CHECK(rx_start(&rx, "env-secret"), "receiver");
+    char url[128], db[512];
+    hook_url(&rx, url, sizeof url);
+    snprintf(db, sizeof db, "%s/hooks-env.db", test_tmpdir());
+    setenv("SYMD_WEBHOOK", url, 1);
+    setenv("SYMD_WEBHOOK_SECRET", "env-secret", 1);
+    setenv("SYMD_WEBHOOK_BACKOFF_MAX", "1", 1);
+    const char *extra[] = {"--access-log", "off", NULL};
+    server_proc p;
+    bool up = server_start(&p, db, extra);
+    CHECK(up, "symd did not start with SYMD_WEBHOOK");
+    if (up) {
+        /* group.new and two image.missing, signed with the variable's secret */
+        post_variant(p.port, 0);
+        CHECK(wait_all_delivered(&rx, db, 3, 20000), "3 events: %d acknowledged", rx_total(&rx));
+        check_exactly_once(&rx, db);
+        long long ok = wait_attempts(p.port, "delivered", 3, 2000);
+        CHECK(ok == 3 && attempts_metric(p.port, "retry") == 0 &&
+                  attempts_metric(p.port, "gave_up") == 0 &&
+                  attempts_metric(p.port, "unrecorded") == 0,
+              "attempts: delivered %lld retry %lld gave_up %lld unrecorded %lld", ok,
+              attempts_metric(p.port, "retry"), attempts_metric(p.port, "gave_up"),
+              attempts_metric(p.port, "unrecorded"));
+        /* answered 500: each failed attempt counted as a retry, then delivered */
+        atomic_store(&rx.mode, RX_500);
+        post_variant(p.port, 1); /* one more image.missing */
+        long long retries = wait_attempts(p.port, "retry", 2, 10000);
+        CHECK(retries >= 2, "attempts answered 500 counted as retries: %lld", retries);
+        atomic_store(&rx.mode, RX_UP);
+        CHECK(wait_all_delivered(&rx, db, 4, 20000), "4 events: %d acknowledged", rx_total(&rx));
+        ok = wait_attempts(p.port, "delivered", 4, 2000);
+        CHECK(ok == 4, "delivered attempts: %lld of 4 events", ok);
+        check_exactly_once(&rx, db);
+        CHECK(server_stop(&p), "symd did not stop cleanly");
+    }
+    /* a flag replaces the variable's targets (this one would never answer);
+     * the variable's secret still signs */
+    setenv("SYMD_WEBHOOK", "http://127.0.0.1:9/never", 1);
+    const char *flags[] = {"--webhook", url, "--access-log", "off", NULL};
+    if (server_start(&p, db, flags)) {
+        post_variant(p.port, 2);
+        CHECK(wait_all_delivered(&rx, db, 5, 20000), "5 events: %d acknowledged", rx_total(&rx));
+        long long elsewhere = db_query_int(db, "SELECT count(*) FROM webhook_deliveries WHERE url "
+                                               "LIKE '%:9/never'");
+        CHECK(elsewhere == 0, "deliveries to the variable's target: %lld", elsewhere);
+        CHECK(server_stop(&p), "symd did not stop cleanly");
+    } else {
+        CHECK(false, "symd did not start with --webhook over SYMD_WEBHOOK");
+    }
+    check_exactly_once(&rx, db);
+    unsetenv("SYMD_WEBHOOK");
+    unsetenv("SYMD_WEBHOOK_SECRET");
+    unsetenv("SYMD_WEBHOOK_BACKOFF_MAX");
+    rx_stop(&rx);
+}
+
 /* symd has no TLS client: an https target is refused at start, saying
  * what to do; so are a URL given twice and a secret without a target. */
 TEST(e2e_webhooks_https_and_bad_targets_refused_at_start)
