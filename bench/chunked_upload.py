@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Uploads in parts against one plain POST, on loopback (issue 22).
 
-Builds a large dSYM zip (a real DWARF file, the generated program's of the
-dwarf section when bench/.cache holds it, else a fixture's, padded with a
-stored member of random bytes up to --size-mb), then uploads it to two fresh
+Takes a large dSYM zip of --size-mb: from 256 on the zip of a real dSYM of
+that size (bench/build_big_dsym.sh, built and cached the first time); below,
+or with --padded, a real DWARF file (the generated program's of the dwarf
+section when bench/.cache holds it, else a fixture's) padded with a stored
+member of random bytes up to --size-mb. Then it uploads it to two fresh
 `symd serve` (SQLite, or --db-uri for PostgreSQL): once as one plain
 `POST /v1/images`, once in parts as a CI client would (hash the chunks, ask
 `POST /v1/chunks/missing`, send them --concurrency at once, assemble). It
@@ -15,7 +17,7 @@ The padding is the conservative case for the time ratio: symd skips it
 after its first bytes, so the reading of DWARF that both ways share is
 small next to the transfer, which is what differs.
 
-    python3 bench/chunked_upload.py [--symd ./symd] [--size-mb 500] [--runs 3]
+    python3 bench/chunked_upload.py [--symd ./symd] [--size-mb 500] [--runs 3] [--padded]
 """
 import argparse
 import concurrent.futures
@@ -32,6 +34,9 @@ import tempfile
 import threading
 import time
 import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib.bigdsym import REAL_FROM_MB, real_dsym_zip  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MIB = 1 << 20
@@ -214,14 +219,23 @@ def main():
     ap.add_argument("--server-tmpdir", default=None,
                     help="the server's TMPDIR, where it assembles files (e.g. /dev/shm)")
     ap.add_argument("--json", default=None, help="write the figures here too")
+    ap.add_argument("--padded", action="store_true",
+                    help=f"pad a small DWARF file even from {REAL_FROM_MB} MiB on")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="symd-chunked-")
     try:
-        dwarf = a.dwarf or find_dwarf()
-        zpath = os.path.join(work, "App.dSYM.zip")
-        size = build_zip(zpath, dwarf, a.size_mb * MIB)
-        print(f"file: {size / MIB:.0f} MiB zip (DWARF {os.path.getsize(dwarf) / MIB:.1f} MiB from "
-              f"{os.path.relpath(dwarf, ROOT)}, the rest a stored padding member)")
+        if a.size_mb >= REAL_FROM_MB and not a.padded and not a.dwarf:
+            zpath, dwarf = real_dsym_zip(a.size_mb)
+            size = os.path.getsize(zpath)
+            print(f"file: {size / MIB:.0f} MiB zip of a real dSYM (DWARF "
+                  f"{os.path.getsize(dwarf) / MIB:.1f} MiB, stored)")
+        else:
+            dwarf = a.dwarf or find_dwarf()
+            zpath = os.path.join(work, "App.dSYM.zip")
+            size = build_zip(zpath, dwarf, a.size_mb * MIB)
+            print(f"file: {size / MIB:.0f} MiB zip (DWARF {os.path.getsize(dwarf) / MIB:.1f} MiB "
+                  f"from {os.path.relpath(dwarf, ROOT)}, the rest a stored padding member)")
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         extra = a.serve_args.split() if a.serve_args else []
         plain_t, chunk_t, phases, plain_cpu, chunk_cpu = [], [], [], [], []
         plain_rss = chunk_rss = plain_anon = chunk_anon = 0
@@ -278,8 +292,9 @@ def main():
         print(f"server peak RSS (VmHWM): plain {plain_rss / MIB:.0f} MiB, chunked "
               f"{chunk_rss / MIB:.0f} MiB; peak anonymous: plain {plain_anon / MIB:.0f} MiB, "
               f"chunked {chunk_anon / MIB:.0f} MiB (while the chunks went: "
-              f"{max(p['send_peak_anon'] for p in phases) / MIB:.0f} MiB; the rest is the zip "
-              f"member POST /v1/images's reader holds, both ways)")
+              f"{max(p['send_peak_anon'] for p in phases) / MIB:.0f} MiB; a plain POST also "
+              f"holds its body; zip members past 1 MiB are a mapped temporary file)")
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if a.json:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)

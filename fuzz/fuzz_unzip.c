@@ -34,8 +34,9 @@ static symd_status member(void *ctx, const char *name, const uint8_t *data, size
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* members past 64 KiB take the temporary-file path */
     const unzip_limits lim = {.max_members = 64, .max_total = 1u << 20,
-                              .max_member = 256u << 10};
+                              .max_member = 256u << 10, .spill_at = 64u << 10};
     seen s = {0, 0, &lim};
     symd_err err = {0};
     unzip_each(data, size, &lim, member, &s, &err);

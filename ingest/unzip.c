@@ -1,10 +1,16 @@
-/* Zip archives in memory, through libzip, with every size bounded here. */
+/* Zip archives in memory, through libzip, with every size bounded here (large
+ * members inflated into a temporary file). */
 #include "unzip.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
+
+#include "../util/util.h"
 #include "../util/metered.h" /* last: counts this file's allocations */
 
 #define CHUNK (64u << 10)   /* bytes asked of libzip per read */
@@ -15,7 +21,8 @@ unzip_limits unzip_default_limits(void)
     unzip_limits l = {.max_members = UNZIP_DEFAULT_MAX_MEMBERS,
                       .max_total = UNZIP_DEFAULT_MAX_TOTAL,
                       .max_member = UNZIP_DEFAULT_MAX_MEMBER,
-                      .max_ratio = UNZIP_DEFAULT_MAX_RATIO};
+                      .max_ratio = UNZIP_DEFAULT_MAX_RATIO,
+                      .spill_at = UNZIP_DEFAULT_SPILL_AT};
     return l;
 }
 
@@ -73,24 +80,125 @@ static symd_status zip_error_to_symd(zip_error_t *ze, const char *what,
     return SYMD_CORRUPT(err, "malformed zip: %s: %s", what, why);
 }
 
+/* One member's inflated bytes: on the heap (mapped false; free) or in an
+ * unlinked temporary file mapped read-only (mapped true; munmap). */
+typedef struct {
+    uint8_t *data;
+    size_t len;
+    bool mapped;
+} member_bytes;
+
+static void member_release(member_bytes *m)
+{
+    if (m->mapped)
+        munmap(m->data, m->len);
+    else
+        free(m->data);
+    m->data = NULL;
+}
+
+/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
+static bool write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* The member is past spill_at: what data holds (len bytes) goes to a
+ * temporary file, and the rest of the member follows it there, read CHUNK
+ * bytes at a time, up to cap bytes; one byte more is a zip bomb (msg says
+ * which limit). On success *out is the whole file mapped read-only: page
+ * cache, shared with the writes just made, not anonymous memory. */
+static symd_status spill_member(zip_file_t *zf, const char *name, const uint8_t *data,
+                                size_t len, uint64_t cap, const char *msg, uint64_t limit,
+                                member_bytes *out, symd_err *err)
+{
+    int fd = temp_file_unlinked("symd-unzip");
+    if (fd < 0)
+        return symd_fail(err, SYMD_E_IO, "no temporary file in %.100s for zip member '%.*s': %s",
+                         temp_dir(), NAME_IN_MSG, name, strerror(errno));
+    symd_status st = SYMD_OK;
+    uint8_t *stage = malloc(CHUNK);
+    bool written = stage && write_all(fd, data, len);
+    if (!stage)
+        st = symd_fail(err, SYMD_E_NOMEM, "out of memory inflating zip member");
+    while (written && st == SYMD_OK) {
+        /* Exactly at the cap, ask for one byte: any is past the limit. */
+        size_t ask = len == cap ? 1 : cap - len < CHUNK ? (size_t)(cap - len) : CHUNK;
+        zip_int64_t n = zip_fread(zf, stage, ask);
+        if (n < 0)
+            st = zip_error_to_symd(zip_file_get_error(zf), "cannot inflate", name, err);
+        else if (n > 0 && len == cap)
+            st = symd_fail(err, SYMD_E_TOO_LARGE, msg, (unsigned long long)limit, NAME_IN_MSG,
+                           name);
+        else if (n == 0)
+            break;
+        else if ((written = write_all(fd, stage, (size_t)n))) {
+            len += (size_t)n;
+            /* the file's bytes are input to read like a body's (see
+             * read_member), though no allocation holds them */
+            mem_meter_widen(mem_meter_current(), (uint64_t)n);
+        }
+    }
+    if (stage && !written) /* errno is write's */
+        st = symd_fail(err, SYMD_E_IO,
+                       "cannot write zip member '%.*s' to a temporary file in %.100s "
+                       "(%zu bytes inflated so far): %s",
+                       NAME_IN_MSG, name, temp_dir(), len, strerror(errno));
+    free(stage);
+    if (st == SYMD_OK) {
+        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+            st = symd_fail(err, SYMD_E_NOMEM, "cannot map inflated zip member '%.*s': %s",
+                           NAME_IN_MSG, name, strerror(errno));
+        else
+            *out = (member_bytes){map, len, true};
+    }
+    close(fd); /* the mapping keeps the file, and unmapping removes it */
+    return st;
+}
+
 /* Inflates one member into a buffer that grows with the bytes libzip
- * produces, up to cap bytes; one byte more is a zip bomb. */
+ * produces, up to cap bytes; one byte more is a zip bomb. Past spill_at
+ * bytes it continues in a temporary file instead (spill_member). */
 static symd_status read_member(zip_t *za, zip_uint64_t idx, const char *name,
                                uint64_t cap, bool cap_is_total, uint64_t limit,
-                               uint8_t **out, size_t *outlen, symd_err *err)
+                               uint64_t spill_at, member_bytes *out, symd_err *err)
 {
-    *out = NULL;
-    *outlen = 0;
+    *out = (member_bytes){NULL, 0, false};
     zip_file_t *zf = zip_fopen_index(za, idx, 0);
     if (!zf)
         return zip_error_to_symd(zip_get_error(za), "cannot open member", name, err);
+    const char *msg = cap_is_total ? "zip archive inflates to more than %llu bytes "
+                                     "(at member '%.*s')"
+                                   : "zip member inflates to more than %llu bytes "
+                                     "(member '%.*s')";
     symd_status st = SYMD_OK;
     size_t len = 0, size = 0;
     uint8_t *data = NULL;
     if (cap > SIZE_MAX - 1)
         cap = SIZE_MAX - 1;
+    /* the heap holds at most spill_at bytes (or all of cap, when smaller) */
+    const uint64_t heap_cap = spill_at < cap ? spill_at : cap;
     for (;;) {
         if (len == size) {
+            if (size == heap_cap && heap_cap < cap) {
+                st = spill_member(zf, name, data, len, cap, msg, limit, out, err);
+                free(data);
+                zip_fclose(zf);
+                return st;
+            }
             if (size == cap) {
                 /* Full: anything more is past the limit. */
                 uint8_t probe;
@@ -99,17 +207,12 @@ static symd_status read_member(zip_t *za, zip_uint64_t idx, const char *name,
                     st = zip_error_to_symd(zip_file_get_error(zf), "cannot inflate",
                                            name, err);
                 else if (n > 0)
-                    st = symd_fail(err, SYMD_E_TOO_LARGE,
-                                   cap_is_total
-                                       ? "zip archive inflates to more than %llu bytes "
-                                         "(at member '%.*s')"
-                                       : "zip member inflates to more than %llu bytes "
-                                         "(member '%.*s')",
-                                   (unsigned long long)limit, NAME_IN_MSG, name);
+                    st = symd_fail(err, SYMD_E_TOO_LARGE, msg, (unsigned long long)limit,
+                                   NAME_IN_MSG, name);
                 break;
             }
             size_t grow = size ? size : CHUNK; /* double, from one chunk */
-            size_t want = cap - size < grow ? (size_t)cap : size + grow;
+            size_t want = heap_cap - size < grow ? (size_t)heap_cap : size + grow;
             /* An inflated member is read like an uploaded file: it widens
              * the request's memory budget as its body did (bounded by the
              * zip limits above, not by the archive's size). */
@@ -139,8 +242,7 @@ static symd_status read_member(zip_t *za, zip_uint64_t idx, const char *name,
         free(data);
         return st;
     }
-    *out = data;
-    *outlen = len;
+    *out = (member_bytes){data, len, false};
     return SYMD_OK;
 }
 
@@ -213,6 +315,7 @@ symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
         if (by_ratio < max_total)
             max_total = by_ratio;
     }
+    const uint64_t spill_at = lim->spill_at ? lim->spill_at : UNZIP_DEFAULT_SPILL_AT;
     uint64_t used = 0;
     for (zip_uint64_t i = 0; i < (zip_uint64_t)n && st == SYMD_OK; i++) {
         zip_stat_t zs;
@@ -244,25 +347,23 @@ symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
         uint64_t left = max_total - used;
         bool total_binds = left < lim->max_member;
         uint64_t cap = total_binds ? left : lim->max_member;
-        uint8_t *data;
-        size_t dlen;
+        member_bytes m;
         st = read_member(za, i, name, cap, total_binds,
-                         total_binds ? max_total : lim->max_member, &data, &dlen,
-                         err);
+                         total_binds ? max_total : lim->max_member, spill_at, &m, err);
         if (st != SYMD_OK)
             break;
-        if ((zs.valid & ZIP_STAT_SIZE) && zs.size != dlen) {
-            free(data);
+        if ((zs.valid & ZIP_STAT_SIZE) && zs.size != m.len) {
+            member_release(&m);
             st = SYMD_CORRUPT(err,
                               "malformed zip: member '%.*s' declares %llu bytes but "
                               "inflates to %zu",
-                              NAME_IN_MSG, name, (unsigned long long)zs.size, dlen);
+                              NAME_IN_MSG, name, (unsigned long long)zs.size, m.len);
             break;
         }
-        used += dlen;
+        used += m.len;
         static const uint8_t empty[1];
-        st = fn(ctx, name, data ? data : empty, dlen, err);
-        free(data);
+        st = fn(ctx, name, m.data ? m.data : empty, m.len, err);
+        member_release(&m);
     }
 out:
     zip_discard(za); /* frees src too */

@@ -1,8 +1,9 @@
 /* Zip archives in memory: the members of an uploaded .zip, one at a time.
  *
- * Reads untrusted bytes: callers pass (buf, len), nothing does I/O and
- * nothing is written to disk (member names are reported, never used as
- * paths). Decompressed sizes are counted on the bytes libzip actually
+ * Reads untrusted bytes: callers pass (buf, len). The only I/O is where a
+ * large member's inflated bytes are kept: an unlinked temporary file (see
+ * spill_at), never named after the member (member names are reported, never
+ * used as paths). Decompressed sizes are counted on the bytes libzip actually
  * produces; sizes declared in the archive's headers are never trusted for an
  * allocation or a limit. */
 #ifndef SYMD_UNZIP_H
@@ -19,6 +20,7 @@
 #define UNZIP_DEFAULT_MAX_MEMBER (1ull << 30) /* 1 GiB inflated per member */
 #define UNZIP_DEFAULT_MAX_RATIO 100u         /* inflated bytes per archive byte */
 #define UNZIP_RATIO_FLOOR (64ull << 20)       /* the ratio never limits below this */
+#define UNZIP_DEFAULT_SPILL_AT (1ull << 20)   /* members past this go to a file */
 
 typedef struct {
     uint64_t max_members; /* entries in the central directory (folders too) */
@@ -29,6 +31,13 @@ typedef struct {
     /* When set, told each file member's name before it is inflated (with
      * unzip_each's ctx), so a caller can say which one a failure stopped at. */
     void (*on_member)(void *ctx, const char *name);
+    /* A member that inflates past this many bytes is inflated into an
+     * unlinked temporary file (temp_dir(): $TMPDIR, else /tmp) and handed to
+     * the callback mapped read-only: its bytes are page cache the kernel can
+     * reclaim, not heap, so a server's memory does not grow with the size of
+     * a dSYM. Smaller members stay on the heap. 0: UNZIP_DEFAULT_SPILL_AT;
+     * UINT64_MAX: never. */
+    uint64_t spill_at;
 } unzip_limits;
 
 /* The defaults above. */
@@ -50,13 +59,16 @@ typedef symd_status (*unzip_member_fn)(void *ctx, const char *name,
 /* Opens the archive in buf (read-only), and hands each file member to fn;
  * folders and symbolic links are skipped. Each
  * member is inflated in bounded chunks into a buffer that grows with the
- * bytes actually produced and never past what the limits leave, and is freed
- * before the next one is read, so memory peaks at one member.
+ * bytes actually produced and never past what the limits leave (past
+ * spill_at, into a temporary file mapped once complete), and is freed
+ * before the next one is read, so heap memory peaks at one member of at
+ * most spill_at bytes.
  * Errors: SYMD_E_TOO_LARGE (more entries than max_members, or inflating past
  * max_member, max_total or max_ratio times len: a zip bomb), SYMD_E_CORRUPT (not a readable
  * archive, truncated, inconsistent headers, CRC mismatch, a size other than
  * declared, encrypted
- * members, unsupported compression), SYMD_E_NOMEM, or fn's own error. */
+ * members, unsupported compression), SYMD_E_NOMEM, SYMD_E_IO (no temporary
+ * file, or no room in it), or fn's own error. */
 symd_status unzip_each(const uint8_t *buf, size_t len, const unzip_limits *lim,
                        unzip_member_fn fn, void *ctx, symd_err *err);
 

@@ -290,6 +290,8 @@ enum MHD_Result reply_status(struct MHD_Connection *c, const symd_err *e,
         return reply_error(c, 503, "out_of_memory", "%s", e->msg);
     case SYMD_E_UNAVAILABLE:
         return reply_error(c, 503, "database_unavailable", "%s", e->msg);
+    case SYMD_E_IO: /* the server's own files: no temporary file, or no room */
+        return reply_error(c, 507, "insufficient_storage", "%s", e->msg);
     default:
         return reply_error(c, 500, "internal_error", "%s (%s:%d)", e->msg,
                            e->src_file ? e->src_file : "?", e->src_line);

@@ -14,6 +14,7 @@
 #include "../macho/macho.h"
 #include "../util/hex.h"
 #include "../util/sha256.h"
+#include "../util/util.h"
 #include "http_int.h"
 
 /* Items one POST /v1/images/check may ask about. */
@@ -369,18 +370,6 @@ static bool write_all(int fd, const uint8_t *p, size_t n)
     return true;
 }
 
-/* A temporary file, already unlinked (in $TMPDIR, else /tmp); -1 on failure. */
-static int temp_file(void)
-{
-    const char *dir = getenv("TMPDIR");
-    char path[512];
-    snprintf(path, sizeof path, "%s/symd-assemble-XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(path);
-    if (fd >= 0)
-        unlink(path);
-    return fd;
-}
-
 /* The 409 naming the chunks of j not held now (after one went missing
  * under an assembly: expired, or taken by another). */
 static void job_missing_now(server *srv, assemble_job *j, unsigned *status, uint8_t **body,
@@ -594,7 +583,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
     case MAPPED_NO:
         break;
     }
-    int fd = temp_file();
+    int fd = temp_file_unlinked("symd-assemble");
     if (fd < 0) {
         job_error(status, body, len, 507, "insufficient_storage",
                   "no temporary file for the assembly: %s", strerror(errno));

@@ -473,6 +473,11 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
                   .rfirst = true, .ffirst = true, .sfirst = true, .st = SYMD_OK, .err = &err};
     unzip_limits lim = srv->cfg->unzip; /* the --max-unzipped* limits of uploads */
     lim.on_member = zip_member_next;
+    /* Logs stay on the heap, counted in the request's memory budget: a log
+     * too large for it is refused before it is parsed (parsing one is far
+     * more memory than its bytes, and its bytes are stored as the
+     * original), not half-read. */
+    lim.spill_at = UINT64_MAX;
     symd_status st = unzip_each(rs->body.data, rs->body.len, &lim, zip_member, &z, &err);
     enum MHD_Result ret;
     enum MHD_Result over;

@@ -477,3 +477,63 @@ TEST(e2e_zip_logs_past_the_memory_budget_partway)
     free(ips);
     free(crash);
 }
+
+/* ---- a server whose temporary folder is not there ---- */
+
+static const char *const notmp_flags[] = {NULL};
+static lazy_server nsrv = {"e2e-zip-notmp.db", notmp_flags, {0}, false};
+
+__attribute__((destructor)) static void stop_notmp_server(void)
+{
+    lazy_stop(&nsrv);
+}
+
+/* A zip member past 1 MiB is inflated into a temporary file: a server
+ * that cannot make one answers 507 insufficient_storage naming the folder,
+ * stores nothing, and still stores a zip whose members are all small. */
+TEST(e2e_zip_member_without_a_temporary_folder_is_507)
+{
+    const char *was = getenv("TMPDIR");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("TMPDIR", "/nonexistent/symd-e2e-tmp", 1); /* the server's, from its start */
+    int port = lazy_port(&nsrv);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    size_t blen;
+    uint8_t *bin = read_fixture("fixtures/bin/bigapp-arm64", &blen);
+    size_t plen = 2u << 20;
+    uint8_t *pad = calloc(1, plen); /* 2 MiB of zeros: deflates to a few KiB */
+    if (!bin || !pad || port <= 0) {
+        CHECK(bin && pad && port > 0, "fixture, memory, server");
+        free(bin);
+        free(pad);
+        return;
+    }
+    const char *const names[] = {"App.dSYM/Contents/Resources/DWARF/bigapp-arm64",
+                                 "App.dSYM/Contents/Resources/padding.bin"};
+    const uint8_t *const data[] = {bin, pad};
+    const size_t lens[] = {blen, plen};
+    size_t zlen = 0;
+    uint8_t *zip = zip_of(2, names, data, lens, &zlen);
+    CHECK(zip, "building the zip");
+    int status;
+    json_t *j = zip ? http_json(port, "POST", "/v1/images", NULL, zip, zlen, &status, NULL) : NULL;
+    const char *code = json_string_value(json_object_get(json_object_get(j, "error"), "code"));
+    const char *msg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+    CHECK(j && status == 507 && code && !strcmp(code, "insufficient_storage") && msg &&
+              strstr(msg, "/nonexistent/symd-e2e-tmp") && strstr(msg, "padding.bin"),
+          "%d %s: %s", j ? status : 0, code ? code : "", msg ? msg : "");
+    json_decref(j);
+    CHECK(db_query_int(nsrv.proc.db, "SELECT count(*) FROM images") == 0, "nothing stored");
+    free(zip);
+    zip = zip_of(1, names, data, lens, &zlen);
+    j = zip ? http_json(port, "POST", "/v1/images", NULL, zip, zlen, &status, NULL) : NULL;
+    CHECK(j && status == 201, "a zip of small members: %d", j ? status : 0);
+    json_decref(j);
+    free(zip);
+    free(pad);
+    free(bin);
+}

@@ -1,17 +1,21 @@
 /* ingest/unzip.c and ingest_add_upload: zip archives of dSYMs and binaries,
  * against the UUIDs llvm-dwarfdump gives for their members, and every
  * hostile archive of fixtures/zip. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ingest/ingest.h"
 #include "../ingest/unzip.h"
 #include "../util/hex.h"
+#include "../util/sha256.h"
+#include "../util/util.h"
 #include "fixture_util.h"
 #include "test.h"
 
 static const unzip_limits defaults = {UNZIP_DEFAULT_MAX_MEMBERS, UNZIP_DEFAULT_MAX_TOTAL,
-                                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO, NULL};
+                                      UNZIP_DEFAULT_MAX_MEMBER, UNZIP_DEFAULT_MAX_RATIO, NULL,
+                                      UNZIP_DEFAULT_SPILL_AT};
 
 typedef struct {
     char name[32][160];
@@ -199,7 +203,7 @@ TEST(unzip_member_paths_are_only_names)
  * held a file keeps exactly that file. */
 TEST(unzip_hostile_archives_leave_the_batch_alone)
 {
-    const unzip_limits small = {100, 4000000, 4000000, 0, NULL};
+    const unzip_limits small = {100, 4000000, 4000000, 0, NULL, 0};
     static const struct {
         const char *zip;
         bool small_limits;
@@ -228,14 +232,19 @@ TEST(unzip_hostile_archives_leave_the_batch_alone)
     uint8_t *bin = read_fixture("fixtures/bin/bigapp-arm64", &blen);
     if (!bin)
         return;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    /* Each case twice: members on the heap as far as the limits go, and
+     * every member past one byte inflated into a temporary file (the same
+     * answers, the same messages). */
+    for (size_t k = 0; k < 2 * (sizeof cases / sizeof cases[0]); k++) {
+        size_t i = k / 2;
+        unzip_limits lim = cases[i].small_limits ? small : unzip_default_limits();
+        lim.spill_at = k % 2 ? 1 : UINT64_MAX;
         ingest_batch b;
         ingest_batch_init(&b);
         symd_err err = {0};
         CHECK(ingest_add_file(&b, bin, blen, "bigapp", &err) == SYMD_OK && b.n == 1, "seed");
         ingest_upload_info info;
-        symd_status st = upload_zip(&b, cases[i].zip, cases[i].small_limits ? &small : NULL,
-                                    &info, &err);
+        symd_status st = upload_zip(&b, cases[i].zip, &lim, &info, &err);
         CHECK(st == cases[i].want, "%s: %s (%s), want %s", cases[i].zip, symd_status_name(st),
               err.msg, symd_status_name(cases[i].want));
         CHECK(info.zip && info.zip_corrupt == cases[i].zip_corrupt,
@@ -275,17 +284,27 @@ TEST(unzip_limits_are_exact)
         unzip_limits lim;
         symd_status want;
     } cases[] = {
-        {{entries, total, biggest, 0, NULL}, SYMD_OK},
-        {{entries - 1, total, biggest, 0, NULL}, SYMD_E_TOO_LARGE},
-        {{entries, total - 1, biggest, 0, NULL}, SYMD_E_TOO_LARGE},
-        {{entries, total, biggest - 1, 0, NULL}, SYMD_E_TOO_LARGE},
-        {{entries, 0, 0, 0, NULL}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest, 0, NULL, 0}, SYMD_OK},
+        {{entries - 1, total, biggest, 0, NULL, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total - 1, biggest, 0, NULL, 0}, SYMD_E_TOO_LARGE},
+        {{entries, total, biggest - 1, 0, NULL, 0}, SYMD_E_TOO_LARGE},
+        {{entries, 0, 0, 0, NULL, 0}, SYMD_E_TOO_LARGE},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        member_list m = {0};
-        symd_err_clear(&err);
-        symd_status st = unzip_each(buf, len, &cases[i].lim, list_member, &m, &err);
-        CHECK(st == cases[i].want, "case %zu: %s (%s)", i, symd_status_name(st), err.msg);
+    /* The same on the heap, in a temporary file from the first byte, from
+     * the byte after the heap's, and exactly at the limit. */
+    const uint64_t spills[] = {UINT64_MAX, 1, biggest - 1, biggest};
+    for (size_t k = 0; k < sizeof spills / sizeof spills[0]; k++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            member_list m = {0};
+            symd_err_clear(&err);
+            unzip_limits lim = cases[i].lim;
+            lim.spill_at = spills[k];
+            symd_status st = unzip_each(buf, len, &lim, list_member, &m, &err);
+            CHECK(st == cases[i].want, "spill at %" PRIu64 ", case %zu: %s (%s)", spills[k],
+                  i, symd_status_name(st), err.msg);
+            CHECK(st != SYMD_OK || (m.n == 2 && m.len[0] + m.len[1] == total),
+                  "spill at %" PRIu64 ": %zu members", spills[k], m.n);
+        }
     }
     free(buf);
 
@@ -294,12 +313,131 @@ TEST(unzip_limits_are_exact)
     ingest_batch b;
     ingest_batch_init(&b);
     ingest_upload_info info;
-    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1, 0, NULL};
+    const unzip_limits lim = {10, 1 << 20, (1 << 20) - 1, 0, NULL, 0};
     symd_err_clear(&err);
     CHECK(upload_zip(&b, "liar-small.zip", &lim, &info, &err) == SYMD_E_TOO_LARGE &&
               strstr(err.msg, "member"),
           "liar under the member limit: %s", err.msg);
     ingest_batch_free(&b);
+}
+
+/* The mapping of /proc/self/maps that holds p: its path (empty for an
+ * anonymous one) into path; false when no mapping holds p. */
+static bool mapping_of(const void *p, char *path, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4352];
+    bool found = false;
+    path[0] = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        uintptr_t lo, hi;
+        int at = 0;
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 ||
+            at == 0 || (uintptr_t)p < lo || (uintptr_t)p >= hi)
+            continue;
+        found = true;
+        snprintf(path, size, "%.*s", (int)strcspn(line + at, "\n"), line + at);
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* What a member callback saw: its size, its bytes' hash, and whether they
+ * were a mapped temporary file of unzip's. */
+typedef struct {
+    size_t n;
+    size_t len[8];
+    bool in_file[8];
+    uint8_t sha[8][SHA256_LEN];
+} member_places;
+
+static bool is_unzip_temp_file(const char *path)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s/symd-unzip-", temp_dir());
+    return strncmp(path, want, strlen(want)) == 0 && strstr(path, " (deleted)");
+}
+
+static symd_status place_member(void *ctx, const char *name, const uint8_t *data, size_t len,
+                                symd_err *err)
+{
+    (void)name;
+    (void)err;
+    member_places *m = ctx;
+    if (m->n < 8) {
+        char path[4096];
+        m->len[m->n] = len;
+        m->in_file[m->n] = mapping_of(data, path, sizeof path) && is_unzip_temp_file(path);
+        sha256(data, len, m->sha[m->n]);
+    }
+    m->n++;
+    return SYMD_OK;
+}
+
+/* Whether any unzip temporary file is still mapped. */
+static bool unzip_files_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4352];
+    bool any = false;
+    while (f && fgets(line, sizeof line, f))
+        any |= strstr(line, "/symd-unzip-") != NULL;
+    if (f)
+        fclose(f);
+    return any;
+}
+
+/* A member past spill_at reaches the callback as an unlinked temporary
+ * file mapped read-only (page cache, not heap: what keeps a server's memory
+ * flat while a dSYM of hundreds of MB is read), with the same bytes; smaller
+ * members stay on the heap; nothing stays mapped after the walk; and a
+ * temporary folder that is not there is an I/O error that names it. */
+TEST(unzip_large_members_are_mapped_from_a_temporary_file)
+{
+    size_t len;
+    uint8_t *buf = read_fixture("fixtures/zip/dsym-single.zip", &len);
+    if (!buf)
+        return;
+    unzip_limits heap = unzip_default_limits(), spill = heap;
+    spill.spill_at = 4096; /* the DWARF file (19092 bytes), not the plist (641) */
+    member_places a = {0}, b = {0};
+    symd_err err = {0};
+    CHECK(unzip_each(buf, len, &heap, place_member, &a, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(unzip_each(buf, len, &spill, place_member, &b, &err) == SYMD_OK, "%s", err.msg);
+    CHECK(a.n == 2 && b.n == 2, "%zu and %zu members", a.n, b.n);
+    for (size_t i = 0; i < 2 && i < a.n && i < b.n; i++) {
+        CHECK(!a.in_file[i], "member %zu (%zu bytes) on the heap by default", i, a.len[i]);
+        CHECK(b.in_file[i] == (b.len[i] > 4096), "member %zu (%zu bytes): in a file %d", i,
+              b.len[i], b.in_file[i]);
+        CHECK(a.len[i] == b.len[i] && memcmp(a.sha[i], b.sha[i], SHA256_LEN) == 0,
+              "member %zu: the same bytes either way", i);
+    }
+    CHECK(!unzip_files_mapped(), "no temporary file left mapped");
+
+    /* ingest reads the mapped member as it reads the heap one */
+    ingest_batch batch;
+    ingest_batch_init(&batch);
+    CHECK(upload_zip(&batch, "dsym-single.zip", &spill, NULL, &err) == SYMD_OK, "%s", err.msg);
+    check_batch("dsym-single.zip (mapped)", &batch,
+                (const want_file[]){{"bigapp-arm64.dSYM.uuid", "bigapp-arm64", "dsym"},
+                                    {NULL, NULL, NULL}});
+    ingest_batch_free(&batch);
+
+    const char *was = getenv("TMPDIR");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("TMPDIR", "/nonexistent/symd-test-tmp", 1);
+    member_places c = {0};
+    symd_err_clear(&err);
+    symd_status st = unzip_each(buf, len, &spill, place_member, &c, &err);
+    CHECK(st == SYMD_E_IO && strstr(err.msg, "no temporary file in /nonexistent/symd-test-tmp"),
+          "no temporary folder: %s (%s)", symd_status_name(st), err.msg);
+    if (saved)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    free(saved);
+    free(buf);
 }
 
 /* A member callback's error stops the walk and comes back as is. */
@@ -335,7 +473,7 @@ TEST(unzip_truncations_and_flips)
     uint8_t *buf = read_fixture("fixtures/zip/dsym-nested.zip", &len);
     if (!buf)
         return;
-    const unzip_limits lim = {100, 1 << 20, 1 << 20, 0, NULL};
+    const unzip_limits lim = {100, 1 << 20, 1 << 20, 0, NULL, 0};
     size_t runs = 0, bad = 0;
     for (size_t cut = 0; cut < len; cut += 61) {
         ingest_batch b;

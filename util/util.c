@@ -1,8 +1,11 @@
-/* Small shared helpers: growable arrays and UTF-8 validation. */
+/* Small shared helpers: growable arrays, UTF-8 validation, temporary files. */
 #include "util.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 bool array_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -44,4 +47,24 @@ size_t utf8_seq_len(const unsigned char *p, const unsigned char *end)
     if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
         return 0;
     return n;
+}
+
+const char *temp_dir(void)
+{
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+int temp_file_unlinked(const char *prefix)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%s-XXXXXX", temp_dir(), prefix);
+    if (n < 0 || (size_t)n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = mkstemp(path);
+    if (fd >= 0)
+        unlink(path);
+    return fd;
 }

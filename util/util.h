@@ -1,4 +1,4 @@
-/* Small shared helpers: growable arrays and UTF-8 validation. */
+/* Small shared helpers: growable arrays, UTF-8 validation, temporary files. */
 #ifndef SYMD_UTIL_H
 #define SYMD_UTIL_H
 
@@ -13,5 +13,13 @@ bool array_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* Length (1-4) of the valid UTF-8 sequence at p, which has end - p > 0
  * bytes; 0 for invalid, overlong, surrogate or truncated sequences. */
 size_t utf8_seq_len(const unsigned char *p, const unsigned char *end);
+
+/* Where temporary files go: $TMPDIR when set and not empty, else /tmp. */
+const char *temp_dir(void);
+
+/* A new temporary file in temp_dir() named from prefix, already unlinked
+ * (it goes away with its last descriptor or mapping); the caller owns the
+ * descriptor. -1 with errno set on failure. */
+int temp_file_unlinked(const char *prefix);
 
 #endif

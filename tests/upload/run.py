@@ -5,7 +5,16 @@ directly and through Debian's nginx with client_max_body_size 2m.
   - an .xcarchive laid out as Xcode writes one (app, framework, dSYMs) and a
     dSYM zip of UPLOAD_TEST_MB (64) MB pass through nginx in chunks the
     client cuts below the proxy's limit; every image is then queryable
-    (GET /v1/images/{uuid}, debug_info for the dSYMs);
+    (GET /v1/images/{uuid}, debug_info for the dSYMs). Below 256 MB the zip
+    is a small real DWARF file padded with random bytes; from 256 on
+    (UPLOAD_TEST_MB=500: the issue's acceptance run) it is the zip of a real
+    dSYM of that size (bench/build_big_dsym.sh: a generated program, built
+    and cached in bench/.cache the first time, about 2 minutes for 500), and
+    addresses in its functions symbolicate through nginx to the function,
+    file and line llvm-symbolizer gives;
+  - while the server reads the zip its anonymous memory (RssAnon, sampled
+    every 20 ms) grows by far less than the zip's big member: inflated
+    members past 1 MiB live in a mapped temporary file, not on the heap;
   - a second run sends 0 chunks and 0 bytes;
   - one plain POST of the zip gets nginx's 413 and the client says what to
     change;
@@ -27,12 +36,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIB = 1 << 20
+REAL_FROM_MB = 256  # from this UPLOAD_TEST_MB on, the big zip is a real dSYM
 passed = failed = 0
 
 
@@ -68,6 +79,27 @@ class Symd:
             sys.exit(f"symd did not start: {line!r}")
         self.port = int(m.group(1))
         self.url = f"http://127.0.0.1:{self.port}"
+        self.anon_base = self.rss_anon()
+        self.peak_anon = self.anon_base
+        self._stop = False
+        self._t = threading.Thread(target=self._sample, daemon=True)
+        self._t.start()
+
+    def rss_anon(self):
+        """The server's anonymous memory now (bytes): heap, not page cache."""
+        try:
+            with open(f"/proc/{self.p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
+
+    def _sample(self):
+        while not self._stop:
+            self.peak_anon = max(self.peak_anon, self.rss_anon())
+            time.sleep(0.02)
 
     def chunk_posts(self, status=None):
         """POST /v1/chunks/<sha256> lines of the access log (of a status)."""
@@ -85,6 +117,8 @@ class Symd:
         return n
 
     def stop(self):
+        self._stop = True
+        self._t.join()
         self.p.send_signal(signal.SIGTERM)
         self.p.wait(timeout=60)
         self.err.close()
@@ -204,6 +238,64 @@ def make_dsym_zip(path, size, dwarf):
     return os.path.getsize(path)
 
 
+def real_dsym_zip(path, mb):
+    """The zip of a real dSYM of mb MB (bench/build_big_dsym.sh, cached),
+    linked at path; (its size, the DWARF file inside it)."""
+    r = subprocess.run(["bash", os.path.join(ROOT, "bench/build_big_dsym.sh"), str(mb)],
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit("bench/build_big_dsym.sh failed")
+    z = r.stdout.strip().splitlines()[-1]
+    try:
+        os.link(z, path)
+    except OSError:
+        shutil.copy(z, path)
+    return os.path.getsize(path), os.path.join(os.path.dirname(z),
+                                                "prog.dSYM/Contents/Resources/DWARF/prog")
+
+
+def symbolicate_check(url, uuid, dwarf, n=12):
+    """n addresses inside functions of the big dSYM (spread over the file,
+    a few instructions in), through url's /v1/symbolicate (the image at its
+    own vmaddr): (agreeing, asked, first disagreements) against
+    llvm-symbolizer on the same DWARF file."""
+    nm = subprocess.run(["llvm-nm", "-n", "--defined-only", dwarf], capture_output=True,
+                        text=True).stdout.split("\n")
+    funcs = []
+    for line in nm:
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT" and "_f" in parts[2]:
+            funcs.append((int(parts[0], 16), parts[2]))
+    if not funcs:
+        return 0, 0, ["llvm-nm found no functions"]
+    picks = [funcs[i * (len(funcs) - 1) // (n - 1)] for i in range(n)]
+    addrs = [a + 8 * (1 + i % 5) for i, (a, _) in enumerate(picks)]
+    ref = subprocess.run(["llvm-symbolizer", "--obj=" + dwarf, "--output-style=JSON",
+                          "--no-demangle"] + ["0x%x" % a for a in addrs],
+                         capture_output=True, text=True).stdout
+    want = []
+    for line in ref.splitlines():  # one array of every address (or one object a line)
+        if line.strip():
+            doc = json.loads(line)
+            want += [d["Symbol"][0] for d in (doc if isinstance(doc, list) else [doc])]
+    body = json.dumps({"images": [{"uuid": uuid, "arch": "arm64", "slide": "0x0"}],
+                       "threads": [{"id": 0, "frames": [{"address": "0x%x" % a, "image": 0,
+                                                         "adjust": "none"} for a in addrs]}]})
+    req = urllib.request.Request(url + "/v1/symbolicate", data=body.encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        frames = json.loads(r.read())["threads"][0]["frames"]
+    good, bad = 0, []
+    for a, w, f in zip(addrs, want, frames):
+        got = (f.get("mangled"), os.path.basename(f.get("file") or ""), f.get("line"))
+        exp = (w["FunctionName"], os.path.basename(w["FileName"]), w["Line"])
+        if got == exp and f.get("status") == "symbolicated":
+            good += 1
+        else:
+            bad.append(f"0x{a:x}: symd {got}, llvm-symbolizer {exp}")
+    return good, len(addrs), bad[:3]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symd", default=os.environ.get("SYMD_BIN", os.path.join(ROOT, "symd")))
@@ -220,8 +312,14 @@ def main():
         xc = os.path.join(work, "App.xcarchive")
         make_xcarchive(xc)
         big = os.path.join(work, "Big.dSYM.zip")
-        size = make_dsym_zip(big, mb * MIB, fx("dsym/swifty-arm64.dSYM/Contents/Resources/DWARF/"
-                                                "swifty-arm64"))
+        real = mb >= REAL_FROM_MB
+        if real:
+            size, big_dwarf = real_dsym_zip(big, mb)
+        else:
+            size = make_dsym_zip(big, mb * MIB, fx("dsym/swifty-arm64.dSYM/Contents/Resources/"
+                                                    "DWARF/swifty-arm64"))
+        print(f"     Big.dSYM.zip: {size / MIB:.0f} MiB, "
+              f"{'a real dSYM' if real else 'a small DWARF file and random bytes'}")
         s = Symd(symd, work, "main")
         servers.append(s)
         ng = Nginx(work, s.port)
@@ -259,6 +357,23 @@ def main():
                   "the zip recognised as a zip")
             print(f"     first run: {secs:.1f} s, {doc['chunks_sent']} chunks, "
                   f"{doc['bytes_sent']} bytes")
+            # Its biggest member is most of the zip (the padding, or the
+            # DWARF file). Held on the heap, anonymous memory would grow by
+            # all of it; what may grow is chunks in flight (4 of 2 MiB),
+            # reading the small files, and for the real dSYM its line and
+            # symbol indexes (proportional to its debug info, not its bytes).
+            grow = s.peak_anon - s.anon_base
+            bound = (96 if real else 32) * MIB
+            check(grow < bound, f"the server's anonymous memory grew by {grow / MIB:.0f} MiB "
+                                f"(bound {bound / MIB:.0f}) reading a {size / MIB:.0f} MiB zip "
+                                f"(peak {s.peak_anon / MIB:.0f} MiB)")
+            if real and "Big.dSYM.zip" in files:
+                its = files["Big.dSYM.zip"]["items"]
+                good, asked, bad = symbolicate_check(ng.url, its[0]["uuid"] if its else "",
+                                                     big_dwarf)
+                check(asked > 0 and good == asked,
+                      f"{good}/{asked} addresses of the big dSYM symbolicate through nginx to "
+                      f"llvm-symbolizer's function, file and line {bad}")
 
         # 2. a second run sends nothing
         before = s.chunk_posts()
