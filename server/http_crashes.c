@@ -413,6 +413,15 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
         JW_LIT(z->ref, "}");
         return SYMD_OK;
     }
+    mem_meter *m = mem_meter_current();
+    if (m && m->trip) {
+        /* Memory ran short while it was parsed: the parser may have read it
+         * short with warnings (a JSON document cut by a failed allocation
+         * reads as broken). Not stored; post_zip lists it refused. */
+        crash_reports_free(all, n);
+        z->st = symd_fail(z->err, SYMD_E_NOMEM, "memory ran short reading '%s'", name);
+        return z->st;
+    }
     for (size_t i = 0; i < n && !z->st; i++) {
         crash_report *r = &all[i];
         z->part = r->part;
