@@ -604,7 +604,9 @@ static void *post_thread(void *p)
     for (int i = 0; i < POSTS_PER_THREAD; i++) {
         size_t k = (size_t)(i + j->seed) % NREPORTS;
         int status;
-        json_t *r = post_fixture(j->port, counted_reports[k], "/v1/crashes", &status);
+        /* each post an incident of its own: a report posted again is stored once */
+        json_t *r = http_post_fixture_n(j->port, counted_reports[k], "/v1/crashes",
+                                        (uint32_t)(j->seed * POSTS_PER_THREAD + i + 1), &status);
         const char *sig = json_string_value(json_object_get(r, "signature"));
         const char *kind = json_string_value(json_object_get(r, "kind"));
         if (status == 201 && sig && kind) {
@@ -758,6 +760,10 @@ typedef struct {
     int last_other;
 } load_job;
 
+/* Incidents of the crashes posted under load: each post a report of its
+ * own (a report posted again is stored once). */
+static atomic_uint load_incidents;
+
 /* Requests of one kind on one node, every 10 ms, counted by answer. */
 static void *load_thread(void *p)
 {
@@ -774,6 +780,8 @@ static void *load_thread(void *p)
     while (!atomic_load(&l->stop)) {
         http_resp r;
         const char *body = l->kind == LOAD_CACHED ? cached : missing;
+        if (report)
+            report_renumber(report, len, atomic_fetch_add(&load_incidents, 1) + 1);
         bool ok = l->kind == LOAD_CRASHES
                       ? http_do(l->port, "POST", "/v1/crashes", NULL, report, len, &r)
                       : http_do(l->port, "POST", "/v1/symbolicate",
@@ -806,6 +814,7 @@ static double until_stored(int port, int *stored)
     double t0 = now_ms(), took = -1;
     while (report && now_ms() - t0 < 15000) {
         int status;
+        report_renumber(report, len, atomic_fetch_add(&load_incidents, 1) + 1);
         json_decref(req(port, "POST", "/v1/crashes", NULL, report, len, &status));
         if (status == 201) {
             took = now_ms() - t0;
