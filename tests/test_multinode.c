@@ -1214,9 +1214,16 @@ TEST(multinode_migrate_a_sqlite_store_into_postgres)
         }
         json_decref(after);
     }
-    /* the migrated store takes new writes: ids continue */
-    json_t *j = post_fixture(pg[0].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes",
+    /* the crashes' keys came along: a report stored before is a copy */
+    json_t *j = post_fixture(pg[1].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes",
                              &status);
+    CHECK(status == 200 && json_integer_value(json_object_get(j, "id")) == ids[0],
+          "a migrated crash posted again: %d id %lld (first %lld)", status,
+          (long long)json_integer_value(json_object_get(j, "id")), (long long)ids[0]);
+    json_decref(j);
+    /* the migrated store takes new writes: ids continue */
+    j = http_post_fixture_n(pg[0].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes", 1,
+                            &status);
     json_int_t id = json_integer_value(json_object_get(j, "id"));
     CHECK(status == 201 && id > ids[nids - 1], "a new crash after the migration: %d id %lld",
           status, (long long)id);
