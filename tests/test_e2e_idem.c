@@ -295,6 +295,43 @@ TEST(e2e_idem_report_without_incident_dedups_by_bytes)
     CHECK(server_stop(&s), "server exit");
 }
 
+/* An .xccrashpoint zip posted again: each log a copy, the post 200. */
+TEST(e2e_idem_zip_posted_again_is_stored_once)
+{
+    char db[512];
+    snprintf(db, sizeof db, "%s/idem-zip.db", test_tmpdir());
+    server_proc s;
+    if (!server_start(&s, db, NULL)) {
+        CHECK(false, "server did not start");
+        return;
+    }
+    size_t len;
+    uint8_t *zip = read_fixture("fixtures/crashes/bigapp.xccrashpoint.zip", &len);
+    CHECK(zip, "fixture");
+    int64_t id;
+    json_t *a = NULL, *b = NULL;
+    int st1 = zip ? post(s.port, NULL, zip, len, &id, NULL, &a) : 0;
+    int st2 = zip ? post(s.port, NULL, zip, len, &id, NULL, &b) : 0;
+    json_t *ra = json_object_get(a, "reports"), *rb = json_object_get(b, "reports");
+    size_t n = json_array_size(ra);
+    CHECK(st1 == 201 && n >= 1, "zip: %d, %zu reports", st1, n);
+    CHECK(st2 == 200 && json_array_size(rb) == n, "the zip again: %d, %zu reports", st2,
+          json_array_size(rb));
+    for (size_t i = 0; i < n && i < json_array_size(rb); i++) {
+        json_t *x = json_object_get(json_array_get(ra, i), "answer"),
+               *y = json_object_get(json_array_get(rb, i), "answer");
+        CHECK(json_is_true(json_object_get(y, "duplicate")) &&
+                  json_integer_value(json_object_get(y, "id")) ==
+                      json_integer_value(json_object_get(x, "id")),
+              "log %zu again: %s", i, json_dumps(y, JSON_COMPACT));
+    }
+    json_decref(a);
+    json_decref(b);
+    free(zip);
+    counters_exact(db, (long long)n, "a zip posted twice");
+    CHECK(server_stop(&s), "server exit");
+}
+
 /* ---- copies posted at once ---- */
 
 #define COPIES_THREADS 4
