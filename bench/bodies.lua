@@ -6,7 +6,12 @@
 -- DIR holds body-000 .. body-(COUNT-1) (no extension); CTYPE is their
 -- Content-Type; HEADER, when given, one more header line "Name: value"
 -- (e.g. "Prefer: return=minimal"). Requests are formatted once per thread in init(); each
--- thread starts at a different body. response() counts answers by status;
+-- thread starts at a different body. A body with an incident identifier (a
+-- crash report: the UUID after "Incident Identifier:", "incident" or
+-- "incident_id") is another report on every request: its identifier,
+-- wherever it occurs, is replaced by one made of a per-run nonce, the
+-- thread and a counter, so a stored post is stored (the server keeps a
+-- report posted again once, issue 23) and the bench measures the store. response() counts answers by status;
 -- done() sums the threads' counters and prints the lines bench.py reads:
 --   lua: responses N non2xx N errors N
 --   lua: status 201 N          (one line per status seen)
@@ -33,13 +38,21 @@ function init(args)
       headers[name] = value
    end
    requests = {}
+   pieces = {}
    for i = 0, count - 1 do
       local name = string.format("%s/body-%03d", dir, i)
       local f = assert(io.open(name, "rb"))
       local body = f:read("*a")
       f:close()
       requests[#requests + 1] = wrk.format("POST", wrk.path, headers, body)
+      pieces[#pieces + 1] = split_at_incident(body)
    end
+   req_headers = headers
+   local r = io.open("/dev/urandom", "rb")
+   local b = r and r:read(4) or tostring(os.time())
+   if r then r:close() end
+   nonce = string.format("%02X%02X%02X%02X", b:byte(1, 4))
+   posted = 0
    nreq = #requests
    cur = (id or 0) * 7 % nreq
    responses = 0
@@ -47,9 +60,48 @@ function init(args)
    statuses = {}
 end
 
+local UUID = "%x%x%x%x%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x"
+
+-- The body cut around every occurrence of its incident identifier (a list
+-- of the pieces between them), or nil when it has none.
+function split_at_incident(body)
+   local id
+   for _, mark in ipairs({ "Incident Identifier:%s*", '"incident"%s*:%s*"', '"incident_id"%s*:%s*"' }) do
+      local _, e = body:find(mark)
+      if e then
+         local s2, e2 = body:find(UUID, e + 1)
+         if s2 == e + 1 then
+            id = body:sub(s2, e2)
+            break
+         end
+      end
+   end
+   if not id then
+      return nil
+   end
+   local out, at = {}, 1
+   while true do
+      local s2, e2 = body:find(id, at, true)
+      if not s2 then
+         break
+      end
+      out[#out + 1] = body:sub(at, s2 - 1)
+      at = e2 + 1
+   end
+   out[#out + 1] = body:sub(at)
+   return out
+end
+
 function request()
    cur = cur % nreq + 1
-   return requests[cur]
+   local p = pieces[cur]
+   if not p then
+      return requests[cur]
+   end
+   posted = posted + 1
+   local incident = string.format("%s-%04X-4%03X-8000-%012X", nonce, (id or 0) % 65536,
+                            math.floor(posted / 2^48) % 4096, posted % 2^48)
+   return wrk.format("POST", wrk.path, req_headers, table.concat(p, incident))
 end
 
 function response(status, headers, body)

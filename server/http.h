@@ -47,6 +47,10 @@ typedef struct {
     uint64_t chunk_size;
     uint64_t chunk_budget;
     uint64_t chunk_ttl;
+    /* Idempotent crash posts (Idempotency-Key, a report's content key): a
+     * report posted again is stored once. false (--dedup off): every post
+     * is stored, for benches and tests that post one report many times. */
+    bool dedup;
 } server_config;
 
 typedef struct {

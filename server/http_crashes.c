@@ -150,10 +150,75 @@ static void count_crash_frames(server *srv, const crash_report *r,
     metrics_frames(srv->m, n[0], n[1], n[2], n[3]);
 }
 
-/* Queues a posted report's answer out (taken: freed here), with the new
- * crash's Location when stored (201) and Preference-Applied for the short one. */
+/* Marks the JSON answer written at out->data[start] (an object: crash_write_json's or
+ * crash_write_summary's) as a post of a crash stored before: "duplicate":
+ * true first, its "id" the first copy's. */
+static symd_status mark_duplicate(dynbuf *out, size_t start, symd_err *err)
+{
+    static const char mark[] = "\"duplicate\":true,";
+    size_t n = sizeof mark - 1;
+    if (start >= out->len || out->data[start] != '{')
+        return symd_fail(err, SYMD_E_INVALID, "the answer is no JSON object");
+    if (!dynbuf_reserve(out, n))
+        return symd_fail(err, SYMD_E_TOO_LARGE, "the answer does not fit in %zu bytes",
+                         out->max);
+    memmove(out->data + start + 1 + n, out->data + start + 1, out->len - start - 1);
+    memcpy(out->data + start + 1, mark, n);
+    out->len += n;
+    out->data[out->len] = 0;
+    return SYMD_OK;
+}
+
+/* What makes a post's reports copies of stored ones: its Idempotency-Key
+ * (NULL none) and whether the server dedups at all (--dedup). */
+typedef struct {
+    const char *idem;
+    bool on;
+} post_keys;
+
+/* Reads the post's keys into *k; false with a 400 queued in *ret for an
+ * Idempotency-Key that is not one. */
+static bool post_keys_of(server *srv, struct MHD_Connection *c, post_keys *k,
+                         enum MHD_Result *ret)
+{
+    k->on = srv->cfg->dedup;
+    k->idem = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (k->idem && !store_idem_key_valid(k->idem, strlen(k->idem))) {
+        *ret = reply_error(c, 400, "invalid_request",
+                           "Idempotency-Key: 1 to %d printable ASCII characters, no spaces",
+                           STORE_IDEM_KEY_MAX);
+        return false;
+    }
+    if (!k->on)
+        k->idem = NULL;
+    return true;
+}
+
+/* Room for one stored report's keys. */
+typedef struct {
+    char idem[STORE_KEY_SIZE], content[STORE_KEY_SIZE];
+} crash_keys;
+
+/* Sets sc's keys (in *room) as one report of the post k says: member, a
+ * zip's log (NULL none); several, whether the post holds more reports than
+ * this one. */
+static void set_keys(const post_keys *k, store_crash *sc, const char *member, bool several,
+                     crash_keys *room)
+{
+    sc->idem_key = sc->content_key = NULL;
+    if (!k->on)
+        return;
+    store_content_key(sc, room->content);
+    sc->content_key = room->content;
+    if (k->idem && store_idem_key(k->idem, member, sc->part, several || member, room->idem))
+        sc->idem_key = room->idem;
+}
+
+/* Queues a posted report's answer out (taken: freed here), with the
+ * crash's Location when stored (201) or stored before (dup: the first
+ * copy's) and Preference-Applied for the short one. */
 static enum MHD_Result reply_posted(struct MHD_Connection *c, unsigned status, dynbuf *out,
-                                    const char *ctype, int64_t id, bool minimal)
+                                    const char *ctype, int64_t id, bool minimal, bool dup)
 {
     size_t len;
     uint8_t *data = dynbuf_take(out, &len);
@@ -167,7 +232,7 @@ static enum MHD_Result reply_posted(struct MHD_Connection *c, unsigned status, d
     }
     if (minimal)
         MHD_add_response_header(resp, "Preference-Applied", "return=minimal");
-    if (status == 201 && id >= 0) {
+    if ((status == 201 || dup) && id >= 0) {
         char loc[40];
         snprintf(loc, sizeof loc, "/v1/crashes/%lld", (long long)id);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
@@ -181,7 +246,7 @@ static enum MHD_Result reply_posted(struct MHD_Connection *c, unsigned status, d
 static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report *r,
                                     const crash_symbolication *sym, const uint8_t *input,
                                     size_t input_len, int64_t id, unsigned status, bool text,
-                                    bool minimal)
+                                    bool minimal, bool dup)
 {
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
@@ -189,12 +254,14 @@ static enum MHD_Result answer_crash(struct MHD_Connection *c, const crash_report
     symd_status st = text      ? crash_render_text(r, sym, input, input_len, &out, &err)
                      : minimal ? crash_write_summary(r, sym, id, &out, &err)
                                : crash_write_json(r, sym, id, &out, &err);
+    if (st == SYMD_OK && dup && !text)
+        st = mark_duplicate(&out, 0, &err);
     if (st != SYMD_OK) {
         dynbuf_free(&out);
         return reply_status(c, &err, "internal_error");
     }
     return reply_posted(c, status, &out, text ? "text/plain; charset=utf-8" : "application/json",
-                        id, minimal);
+                        id, minimal, dup);
 }
 
 /* The answer's symbolication with ?demangle=full: Swift names in their full
@@ -232,32 +299,43 @@ static void crash_group_changed(server *srv, const store_crash *sc, int64_t id,
 }
 
 /* Stores one report (sc, the images it needs) and tells crash_group_changed
- * what it did to its group. *id is the new crash's. */
+ * what it did to its group. *id is the new crash's, or with *dup the
+ * stored copy's (nothing stored, nothing told). */
 static symd_status store_and_tell(server *srv, const store_crash *sc,
                                   const store_crash_image *imgs, size_t nimg, int64_t *id,
-                                  symd_err *err)
+                                  bool *dup, symd_err *err)
 {
     store_group_event ev;
     symd_status st = store_put_crash_ev(srv->st, sc, imgs, nimg, id, &ev, err);
-    if (st == SYMD_OK)
+    *dup = st == SYMD_OK && ev.duplicate;
+    if (st == SYMD_OK && !ev.duplicate)
         crash_group_changed(srv, sc, *id, &ev);
     return st;
 }
 
 /* Stores the posted report: its original bytes, what the header says, its
- * kind and bug_type, the signature and the images it needs. *id is the new
- * crash's. */
-static symd_status store_report(server *srv, const req_state *rs, const crash_report *r,
-                                const crash_symbolication *sym, int64_t *id, symd_err *err)
+ * kind and bug_type, the signature, the images it needs and its keys (k;
+ * several: the input holds more reports). *id is the new crash's, or with
+ * *dup the stored copy's. */
+static symd_status store_report(server *srv, const req_state *rs, const post_keys *k,
+                                bool several, const crash_report *r,
+                                const crash_symbolication *sym, int64_t *id, bool *dup,
+                                symd_err *err)
 {
     size_t nimg = 0;
     store_crash_image *imgs = crash_needed_images(r, sym, &nimg);
-    if (!imgs)
+    crash_keys *room = malloc(sizeof *room);
+    if (!imgs || !room) {
+        free(imgs);
+        free(room);
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
     store_crash sc = crash_store_record(r, sym, rs->body.data, rs->body.len);
     sc.part = (int)r->part; /* the whole input is each part's original */
-    symd_status st = store_and_tell(srv, &sc, imgs, nimg, id, err);
+    set_keys(k, &sc, NULL, several, room);
+    symd_status st = store_and_tell(srv, &sc, imgs, nimg, id, dup, err);
     free(imgs);
+    free(room);
     return st;
 }
 
@@ -268,9 +346,10 @@ static symd_status store_report(server *srv, const req_state *rs, const crash_re
  * report gets, in the order of the input (text: each rendering under a
  * "==== report i of n" line). 201 when stored. Takes all. */
 static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_state *rs,
-                                  crash_report *all, size_t n, bool keep, bool full, bool text,
-                                  bool minimal)
+                                  const post_keys *k, crash_report *all, size_t n, bool keep,
+                                  bool full, bool text, bool minimal)
 {
+    size_t stored = 0;
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
     dynbuf out;
     dynbuf_init(&out, MAX_RESPONSE);
@@ -284,9 +363,10 @@ static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_sta
             break;
         count_crash_frames(srv, r, &sym);
         int64_t id = -1;
-        bool named = false;
+        bool named = false, dup = false;
         if (keep)
-            st = store_report(srv, rs, r, &sym, &id, &err);
+            st = store_report(srv, rs, k, true, r, &sym, &id, &dup, &err);
+        stored += keep && st == SYMD_OK && !dup;
         if (st == SYMD_OK && full) {
             st = full_names_of(srv, r, &sym, &shown, &err);
             named = st == SYMD_OK;
@@ -303,9 +383,12 @@ static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_sta
                     st = crash_render_text(r, show, body, rs->body.len, &out, &err);
             } else {
                 ok = !i || dynbuf_add(&out, ",", 1);
+                size_t at = out.len;
                 if (ok)
                     st = minimal ? crash_write_summary(r, show, id, &out, &err)
                                  : crash_write_json(r, show, id, &out, &err);
+                if (ok && st == SYMD_OK && dup)
+                    st = mark_duplicate(&out, at, &err);
             }
         }
         if (named)
@@ -322,8 +405,9 @@ static enum MHD_Result post_parts(server *srv, struct MHD_Connection *c, req_sta
         dynbuf_free(&out);
         return reply_status(c, &err, "internal_error");
     }
-    return reply_posted(c, keep ? 201 : 200, &out,
-                        text ? "text/plain; charset=utf-8" : "application/json", -1, minimal);
+    return reply_posted(c, keep && (stored || !n) ? 201 : 200, &out,
+                        text ? "text/plain; charset=utf-8" : "application/json", -1, minimal,
+                        false);
 }
 
 static unsigned rz_code(bool keep, size_t stored, size_t answered)
@@ -346,6 +430,7 @@ typedef struct {
     symd_err *err;
     char member[512];           /* the log being read, and its part */
     size_t part;
+    const post_keys *keys;
 } zip_walk;
 
 /* The HTTP status a single POST of a refused report would get. */
@@ -430,18 +515,22 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
             break;
         count_crash_frames(z->srv, r, &sym);
         int64_t id = -1;
+        bool dup = false;
         if (z->keep) {
             size_t nimg = 0;
             store_crash_image *imgs = crash_needed_images(r, &sym, &nimg);
-            if (!imgs) {
+            crash_keys *room = malloc(sizeof *room);
+            if (!imgs || !room) {
                 z->st = symd_fail(z->err, SYMD_E_NOMEM, "out of memory");
             } else {
                 store_crash sc = crash_store_record(r, &sym, data, len);
                 sc.part = (int)r->part;
-                z->st = store_and_tell(z->srv, &sc, imgs, nimg, &id, z->err);
-                free(imgs);
-                z->stored += z->st == SYMD_OK;
+                set_keys(z->keys, &sc, name, n > 1, room);
+                z->st = store_and_tell(z->srv, &sc, imgs, nimg, &id, &dup, z->err);
+                z->stored += z->st == SYMD_OK && !dup;
             }
+            free(imgs);
+            free(room);
         }
         if (!z->st) {
             if (!z->rfirst)
@@ -452,7 +541,10 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
             JW_LIT(z->rep, ",\"part\":");
             jw_u64(z->rep, r->part);
             JW_LIT(z->rep, ",\"answer\":");
+            size_t at = z->rep->b->len;
             z->st = crash_write_summary(r, &sym, id, z->rep->b, z->err);
+            if (!z->st && dup)
+                z->st = mark_duplicate(z->rep->b, at, z->err);
             JW_LIT(z->rep, "}");
         }
         crash_symbolication_free(&sym);
@@ -467,7 +559,8 @@ static symd_status zip_member(void *ctx, const char *name, const uint8_t *data, 
  * [{"member", "part", "answer": the short answer}], "refused": [{"member",
  * "status", "error", "message"}], "skipped": [other members]}. 201 when any
  * was stored, 200 with store=false, 415 when no member is a report. */
-static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state *rs, bool keep)
+static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state *rs,
+                                const post_keys *keys, bool keep)
 {
     dynbuf rb, fb, sb;
     dynbuf_init(&rb, MAX_RESPONSE);
@@ -479,7 +572,8 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
     jw_init(&skip, &sb);
     symd_err err = {0};
     zip_walk z = {.srv = srv, .keep = keep, .rep = &rep, .ref = &ref, .skip = &skip,
-                  .rfirst = true, .ffirst = true, .sfirst = true, .st = SYMD_OK, .err = &err};
+                  .rfirst = true, .ffirst = true, .sfirst = true, .st = SYMD_OK, .err = &err,
+                  .keys = keys};
     unzip_limits lim = srv->cfg->unzip; /* the --max-unzipped* limits of uploads */
     lim.on_member = zip_member_next;
     /* Logs stay on the heap, counted in the request's memory budget: a log
@@ -541,7 +635,7 @@ static enum MHD_Result post_zip(server *srv, struct MHD_Connection *c, req_state
             ret = reply_status(c, &err, "internal_error");
         } else {
             unsigned code = rz_code(keep, z.stored, rb.len);
-            ret = reply_posted(c, code, &out, "application/json", -1, false);
+            ret = reply_posted(c, code, &out, "application/json", -1, false, false);
         }
     }
     dynbuf_free(&rb);
@@ -620,11 +714,14 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     crash_report *all = NULL;
     size_t nall = 0;
     symd_err err = {0};
+    post_keys keys;
+    if (!post_keys_of(srv, c, &keys, &refused))
+        return refused;
     if (!decode_body(srv, c, rs, &refused))
         return refused;
     const uint8_t *body = rs->body.data ? rs->body.data : (const uint8_t *)"";
     if (unzip_is_zip(body, rs->body.len))
-        return post_zip(srv, c, rs, keep);
+        return post_zip(srv, c, rs, &keys, keep);
     if (crash_parse_all(body, rs->body.len, &all, &nall, &err) != SYMD_OK)
         return reply_refused(c, &err);
     enum MHD_Result over;
@@ -634,7 +731,7 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     }
     mem_input_read();
     if (nall > 1)
-        return post_parts(srv, c, rs, all, nall, keep, full, text, minimal);
+        return post_parts(srv, c, rs, &keys, all, nall, keep, full, text, minimal);
     crash_report r = all[0];
     free(all);
     /* A minidump in Crashpad's (and Breakpad's) upload form: their uploaders
@@ -654,16 +751,17 @@ enum MHD_Result handle_crash_post(server *srv, struct MHD_Connection *c, req_sta
     }
     count_crash_frames(srv, &r, &sym);
     int64_t id = -1;
+    bool dup = false;
     enum MHD_Result ret;
     /* stored and grouped by the simplified names; ?demangle=full only shows
      * the full ones */
-    if (keep && store_report(srv, rs, &r, &sym, &id, &err) != SYMD_OK)
+    if (keep && store_report(srv, rs, &keys, false, &r, &sym, &id, &dup, &err) != SYMD_OK)
         ret = reply_status(c, &err, "internal_error");
     else if (full && full_names_of(srv, &r, &sym, &shown, &err) != SYMD_OK)
         ret = reply_status(c, &err, "internal_error");
     else {
         ret = answer_crash(c, &r, full ? &shown : &sym, body, rs->body.len, id,
-                           keep && !upload_form ? 201 : 200, text, minimal);
+                           keep && !upload_form && !dup ? 201 : 200, text, minimal, dup);
         if (full)
             crash_symbolication_free(&shown);
     }
@@ -809,7 +907,7 @@ enum MHD_Result handle_crash_get(server *srv, struct MHD_Connection *c, req_stat
         ret = reply_status(c, &err, "internal_error");
     } else {
         ret = answer_crash(c, &r, full ? &shown : &sym, sc.original, sc.original_len,
-                           (int64_t)id, 200, text, false);
+                           (int64_t)id, 200, text, false, false);
         if (full)
             crash_symbolication_free(&shown);
     }

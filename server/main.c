@@ -57,6 +57,7 @@ static void usage(FILE *f)
           "         [--webhook-spike-factor N] [--webhook-spike-min N]\n"
           "         [--webhook-timeout S] [--webhook-backoff-max S] [--webhook-give-up S]\n"
           "         [--chunk-size BYTES] [--chunk-budget BYTES] [--chunk-ttl S]\n"
+          "         [--dedup on|off]\n"
           "  upload [--db FILE] FILE...          store binaries, dSYMs, Breakpad .sym files\n"
           "                                      (or zips of them) in the DB\n"
           "  upload --url URL [--token T | --token-file F] [--json] [--wait]\n"
@@ -91,7 +92,7 @@ static void usage(FILE *f)
           "Options may also come from the environment: SYMD_LISTEN, SYMD_DB, SYMD_DB_POOL,\n"
           "SYMD_CACHE_MB, SYMD_UPLOAD_TOKEN, SYMD_REPORT_TOKEN, SYMD_READ_TOKEN (and\n"
           "SYMD_*_TOKEN_FILE), SYMD_KEEP_DAYS, SYMD_MAX_CRASHES, SYMD_MAX_UPLOAD, SYMD_MAX_JSON,\n"
-          "SYMD_THREADS, SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL,\n"
+          "SYMD_THREADS, SYMD_CHUNK_SIZE, SYMD_CHUNK_BUDGET, SYMD_CHUNK_TTL, SYMD_DEDUP,\n"
           "SYMD_WEBHOOK and SYMD_WEBHOOK_SLACK (URLs separated by spaces),\n"
           "SYMD_WEBHOOK_SECRET[_FILE], SYMD_WEBHOOK_SPIKE_FACTOR, SYMD_WEBHOOK_SPIKE_MIN,\n"
           "SYMD_WEBHOOK_TIMEOUT, SYMD_WEBHOOK_BACKOFF_MAX, SYMD_WEBHOOK_GIVE_UP,\n"
@@ -155,6 +156,18 @@ static int parse_size_opt(const char *name, const char *v, uint64_t *out)
         return -1;
     }
     return 0;
+}
+
+/* "on" or "off" into *out; -1 after a message naming the flag (or
+ * variable) for anything else. */
+static int parse_on_off(const char *name, const char *v, bool *out)
+{
+    if (v && (!strcmp(v, "on") || !strcmp(v, "off"))) {
+        *out = !strcmp(v, "on");
+        return 0;
+    }
+    fprintf(stderr, "symd: %s is on or off, got '%s'\n", name, v ? v : "");
+    return -1;
 }
 
 /* A number from lo to hi; -1 after a message naming the flag (or
@@ -378,6 +391,8 @@ static int cmd_serve(int argc, char **argv)
     cfg.max_json = DEFAULT_MAX_JSON;
     cfg.access_log = env_or("SYMD_ACCESS_LOG", "-");
     cfg.grouping_rules = getenv("SYMD_GROUPING_RULES");
+    if (parse_on_off("SYMD_DEDUP", env_or("SYMD_DEDUP", "on"), &cfg.dedup))
+        return 2;
     if (cfg.grouping_rules && !*cfg.grouping_rules)
         cfg.grouping_rules = NULL;
     uint64_t max_conns, max_per_ip, idle_s, header_s, request_s, grace_s, inflight_mb;
@@ -477,6 +492,7 @@ static int cmd_serve(int argc, char **argv)
         else if (strcmp(a, "--chunk-size") == 0) bad = parse_range_opt(a, v, R_CHUNK_SIZE, &chunk_size);
         else if (strcmp(a, "--chunk-budget") == 0) bad = parse_range_opt(a, v, R_CHUNK_BUDGET, &chunk_budget);
         else if (strcmp(a, "--chunk-ttl") == 0) bad = parse_range_opt(a, v, R_CHUNK_TTL, &chunk_ttl);
+        else if (strcmp(a, "--dedup") == 0) bad = parse_on_off(a, v, &cfg.dedup);
         else if (strcmp(a, "--max-unzipped") == 0)
             bad = parse_size_opt(a, v, &cfg.unzip.max_total);
         else if (strcmp(a, "--max-unzipped-member") == 0)

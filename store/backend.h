@@ -200,7 +200,7 @@ typedef struct {
 /* The tables of a schema-STORE_SCHEMA_VERSION store, each with its columns
  * in the order export and import give them (every backend has these tables
  * and columns under these names; key orders the rows). */
-#define STORE_MAX_COLS 19 /* columns of the widest table copied (crashes) */
+#define STORE_MAX_COLS 21 /* columns of the widest table copied (crashes) */
 typedef struct {
     const char *name;
     int ncols;

@@ -2007,7 +2007,28 @@ typedef struct {
     size_t nimgs;
     int64_t *id;
     store_group_event *ev;
+    bool body_done; /* the transaction's statements ran: only its COMMIT was left */
 } put_crash_args;
+
+/* The stored crash with c's idem_key or else its content_key (the key
+ * wins) into *id, 0 when none. */
+static symd_status first_copy(pgc *c, const store_crash *cr, int64_t *id, symd_err *err)
+{
+    params p = {0};
+    p_text_or_null(&p, cr->idem_key);
+    p_text_or_null(&p, cr->content_key);
+    PGresult *res = run(c,
+                        "SELECT id FROM (SELECT id, 0 AS o FROM crashes WHERE idem_key = $1 "
+                        "UNION ALL SELECT id, 1 FROM crashes WHERE content_key = $2) f "
+                        "ORDER BY o LIMIT 1",
+                        &p, "finding the crash's first copy", err);
+    if (!res)
+        return err->kind;
+    rd x = {res, 0, false};
+    *id = PQntuples(res) == 1 ? rd_i64(&x, 0) : 0;
+    PQclear(res);
+    return x.bad ? bad_value(err, "finding the crash's first copy") : SYMD_OK;
+}
 
 /* Images in one order on every node (uuid, then arch), so two crashes
  * counted at once lock their rows in the same order. */
@@ -2031,6 +2052,7 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     const store_crash *cr = a->c;
     int64_t now = store_now_ms();
     memset(a->ev, 0, sizeof *a->ev); /* a transaction run again decides again */
+    a->body_done = false;
     const store_crash_image *app = NULL;
     for (size_t i = 0; i < a->nimgs && !app; i++)
         if (a->imgs[i].app)
@@ -2062,19 +2084,36 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     p_bytes(&p, cr->original, cr->original_len);
     p_i32(&p, cr->part);
     p_text_or_null(&p, cr->grouping_rule);
+    p_text_or_null(&p, cr->idem_key);
+    p_text_or_null(&p, cr->content_key);
+    /* a key already stored (or being stored by a transaction this one then
+     * waits for) inserts nothing: the post is a copy */
     PGresult *res = run(c,
                         "WITH c AS (INSERT INTO crashes(created_at, kind, bug_type, format, "
                         "process, bundle_id, app_version, os_version, hardware_model, "
                         "incident_id, exception_type, signature, app_uuid, app_arch, app_name, "
-                        "part, grouping_rule) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-                        "$11, $12, $13, $14, $15, $19, $20) RETURNING id) INSERT INTO crash_originals(id, codec, "
-                        "original_len, original) SELECT id, $16, $17, $18 FROM c RETURNING id",
+                        "part, grouping_rule, idem_key, content_key) VALUES ($1, $2, $3, $4, "
+                        "$5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $19, $20, $21, $22) "
+                        "ON CONFLICT DO NOTHING RETURNING id) INSERT INTO crash_originals(id, "
+                        "codec, original_len, original) SELECT id, $16, $17, $18 FROM c "
+                        "RETURNING id",
                         &p, "storing crash", err);
     if (!res)
         return err->kind;
     rd x = {res, 0, false};
-    *a->id = PQntuples(res) == 1 ? rd_i64(&x, 0) : 0;
+    int rows = PQntuples(res);
+    *a->id = rows == 1 ? rd_i64(&x, 0) : 0;
     PQclear(res);
+    if (rows == 0 && (cr->idem_key || cr->content_key)) {
+        symd_status r = first_copy(c, cr, a->id, err);
+        if (r != SYMD_OK)
+            return r;
+        if (!*a->id)
+            return symd_fail(err, SYMD_E_DB, "storing crash: no crash stored, none found");
+        a->ev->duplicate = true;
+        a->body_done = true;
+        return SYMD_OK;
+    }
     if (x.bad || !*a->id)
         return bad_value(err, "storing crash");
     crash_key k = {cr->kind ? cr->kind : "crash", cr->signature,
@@ -2085,8 +2124,12 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
         r = group_state_on_report(c, &k, now, a->ev, err);
     if (r == SYMD_OK && a->ev->regressed)
         r = regressed_event_in_tx(c, &k, a->ev, now, err);
+    if (r == SYMD_OK && !a->nimgs) {
+        r = crash_events_in_tx(c, cr, NULL, 0, *a->id, now, err);
+        a->body_done = r == SYMD_OK;
+    }
     if (r != SYMD_OK || !a->nimgs)
-        return r == SYMD_OK ? crash_events_in_tx(c, cr, NULL, 0, *a->id, now, err) : r;
+        return r;
     /* the images it needs: counted, and listed in the crash (",3,17,") */
     store_crash_image *imgs = malloc(a->nimgs * sizeof *imgs);
     dynbuf refs;
@@ -2154,6 +2197,7 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     if (!ok)
         return err->kind != SYMD_OK ? err->kind
                                     : symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    a->body_done = true;
     return SYMD_OK;
 }
 
@@ -2164,8 +2208,30 @@ static symd_status pg_put_crash(store_db *s, const store_crash *c, int codec, si
                                 const store_crash_image *imgs, size_t nimgs, int64_t *id,
                                 store_group_event *ev, symd_err *err)
 {
-    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev};
+    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev, false};
     symd_status r = in_tx(s, put_crash_tx, &a, "storing crash", err);
+    if (r == SYMD_E_UNAVAILABLE && a.body_done && (c->idem_key || c->content_key)) {
+        /* The connection was lost at COMMIT: the crash may be stored. A key
+         * finds it; the id the transaction gave it says the store was this
+         * one's (answered as if COMMIT had answered), another says a
+         * copy another post stored meanwhile. */
+        pgc pc;
+        symd_err e = {0};
+        int64_t found = 0;
+        if (conn_get(s, &pc, &e) == SYMD_OK) {
+            if (first_copy(&pc, c, &found, &e) != SYMD_OK)
+                found = 0;
+            conn_put(&pc);
+        }
+        if (found && found == *id)
+            return SYMD_OK;
+        if (found) {
+            memset(ev, 0, sizeof *ev);
+            ev->duplicate = true;
+            *id = found;
+            return SYMD_OK;
+        }
+    }
     if (r != SYMD_OK)
         memset(ev, 0, sizeof *ev);
     return r;

@@ -147,6 +147,14 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "  created_at bigint NOT NULL, data bytea NOT NULL);"
     "ALTER TABLE chunks ALTER COLUMN data SET STORAGE EXTERNAL;"
     "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
+    /* 12: idempotent posts (see store/sqlite_schema.c) */
+    "ALTER TABLE crashes ADD COLUMN idem_key " T ";"
+    "ALTER TABLE crashes ADD COLUMN content_key " T ";"
+    "UPDATE crashes SET content_key = 'inc:' || format || ':' || part || ':' || incident_id"
+    "  WHERE id IN (SELECT min(id) FROM crashes WHERE incident_id <> ''"
+    "    AND octet_length(incident_id) <= 128 GROUP BY format, part, incident_id);"
+    "CREATE UNIQUE INDEX crashes_idem_key ON crashes(idem_key);"
+    "CREATE UNIQUE INDEX crashes_content_key ON crashes(content_key);",
 };
 #undef T
 

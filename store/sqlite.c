@@ -25,6 +25,7 @@
 enum {
     Q_LOAD_INDEX,
     Q_CRASH_INSERT,
+    Q_CRASH_FIRST_COPY,
     Q_CRASH_ROW,
     Q_CRASH_DELETE,
     Q_CRASH_REFILE,
@@ -921,8 +922,13 @@ static const char *const sql_of[NQ] = {
     [Q_CRASH_INSERT] =
         "INSERT INTO crashes(created_at, kind, bug_type, format, process, bundle_id, "
         "app_version, os_version, hardware_model, incident_id, exception_type, signature, "
-        "app_uuid, app_arch, app_name, part, grouping_rule) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-        "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        "app_uuid, app_arch, app_name, part, grouping_rule, idem_key, content_key) VALUES (?1, "
+        "?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) "
+        "ON CONFLICT DO NOTHING",
+    /* the crash a post that stored nothing is a copy of: the key wins */
+    [Q_CRASH_FIRST_COPY] = "SELECT id FROM (SELECT id, 0 AS o FROM crashes WHERE idem_key = ?1 "
+                           "UNION ALL SELECT id, 1 FROM crashes WHERE content_key = ?2) "
+                           "ORDER BY o LIMIT 1",
     [Q_ORIGINAL_INSERT] = "INSERT INTO crash_originals(id, codec, original_len, original) "
                           "VALUES (?1, ?2, ?3, ?4)",
     [Q_CRASH_ROW] = "SELECT kind, signature, created_at, app_version, os_version, "
@@ -1448,8 +1454,33 @@ static symd_status regressed_event_in_tx(store_db *s, int ci, const crash_key *k
                                          const store_group_event *ev, int64_t now,
                                          symd_err *err);
 
+/* A crash the insert did not store for a key already stored: *id is the
+ * stored crash's and ev says duplicate. */
+static symd_status first_copy_in_tx(store_db *s, int ci, const store_crash *c, int64_t *id,
+                                    store_group_event *ev, symd_err *err)
+{
+    sqlite3_stmt *st = stmt(s, ci, Q_CRASH_FIRST_COPY, err);
+    if (!st)
+        return err->kind;
+    bind_text_or_null(st, 1, c->idem_key);
+    bind_text_or_null(st, 2, c->content_key);
+    int rc = sqlite3_step(st);
+    *id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    stmt_done(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE
+                   ? symd_fail(err, SYMD_E_DB, "storing crash: no crash stored, none found")
+                   : db_fail(err, s->conns[ci], "finding the crash's first copy");
+    if (ev) {
+        memset(ev, 0, sizeof *ev);
+        ev->duplicate = true;
+    }
+    return SYMD_OK;
+}
+
 /* Stores one crash inside the caller's transaction (connection ci), and
- * records the webhook events it causes; *id is the new crash's. */
+ * records the webhook events it causes; *id is the new crash's, or the
+ * stored copy's when a key says it is one (ev->duplicate). */
 static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, int codec,
                                    size_t raw_len, const store_crash_image *imgs, size_t nimgs,
                                    int64_t *id, store_group_event *ev, symd_err *err)
@@ -1479,8 +1510,12 @@ static symd_status put_crash_in_tx(store_db *s, int ci, const store_crash *c, in
     }
     sqlite3_bind_int(st, 16, c->part);
     bind_text_or_null(st, 17, c->grouping_rule);
+    bind_text_or_null(st, 18, c->idem_key);
+    bind_text_or_null(st, 19, c->content_key);
     if (!run(st))
         return db_fail(err, db, "storing crash");
+    if (sqlite3_changes(db) == 0) /* a key is stored: the post is a copy */
+        return first_copy_in_tx(s, ci, c, id, ev, err);
     *id = sqlite3_last_insert_rowid(db);
     if (!(st = stmt(s, ci, Q_ORIGINAL_INSERT, err)))
         return err->kind;

@@ -243,6 +243,20 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
     "  size INTEGER NOT NULL, created_at INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
+    /* 12: idempotent posts (store_put_crash_ev): a crash's Idempotency-Key
+     * and its content key (store_content_key), each unique (NULLs apart), so
+     * a report posted again is found by the insert itself. Stored crashes
+     * with an incident id get its key (the first of a set of copies only:
+     * copies posted before this schema stay, keyed none); those without
+     * stay NULL (the hash of their bytes would need their originals
+     * decompressed). */
+    "ALTER TABLE crashes ADD COLUMN idem_key TEXT;"
+    "ALTER TABLE crashes ADD COLUMN content_key TEXT;"
+    "UPDATE crashes SET content_key = 'inc:' || format || ':' || part || ':' || incident_id"
+    "  WHERE id IN (SELECT min(id) FROM crashes WHERE incident_id <> ''"
+    "    AND length(CAST(incident_id AS BLOB)) <= 128 GROUP BY format, part, incident_id);"
+    "CREATE UNIQUE INDEX crashes_idem_key ON crashes(idem_key);"
+    "CREATE UNIQUE INDEX crashes_content_key ON crashes(content_key);",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

@@ -2,6 +2,7 @@
  * and the size-bounded cache of loaded indexes that makes a frame cost a
  * binary search in memory. */
 #include "../util/membudget.h"
+#include "../util/sha256.h"
 #include "store.h"
 
 #include <pthread.h>
@@ -620,6 +621,42 @@ static ZSTD_DCtx *zdctx(void)
     return d;
 }
 
+bool store_idem_key_valid(const char *header, size_t len)
+{
+    if (!len || len > STORE_IDEM_KEY_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (header[i] < 0x21 || header[i] > 0x7e)
+            return false;
+    return true;
+}
+
+bool store_idem_key(const char *header, const char *member, int part, bool several,
+                    char out[STORE_KEY_SIZE])
+{
+    int n = !several ? snprintf(out, STORE_KEY_SIZE, "%s", header)
+            : member ? snprintf(out, STORE_KEY_SIZE, "%s#%s#%d", header, member, part)
+                     : snprintf(out, STORE_KEY_SIZE, "%s#%d", header, part);
+    return n > 0 && n < STORE_KEY_SIZE;
+}
+
+#define INCIDENT_KEY_MAX 128 /* a longer incident id is no identifier: keyed by bytes */
+
+void store_content_key(const store_crash *c, char out[STORE_KEY_SIZE])
+{
+    size_t il = c->incident_id ? strlen(c->incident_id) : 0;
+    if (il && il <= INCIDENT_KEY_MAX) {
+        snprintf(out, STORE_KEY_SIZE, "inc:%s:%d:%s", c->format ? c->format : "", c->part,
+                 c->incident_id);
+        return;
+    }
+    uint8_t d[SHA256_LEN];
+    char hex[SHA256_HEX_LEN + 1];
+    sha256(c->original_len ? c->original : (const uint8_t *)"", c->original_len, d);
+    sha256_hex(d, hex);
+    snprintf(out, STORE_KEY_SIZE, "sha256:%s:%d", hex, c->part);
+}
+
 symd_status store_put_crash(store *s, const store_crash *c, const store_crash_image *imgs,
                             size_t nimgs, int64_t *id, symd_err *err)
 {
@@ -949,6 +986,8 @@ void store_crash_free(store_crash *c)
     free(c->grouping_rule);
     free(c->kind);
     free(c->original);
+    free(c->idem_key);
+    free(c->content_key);
     memset(c, 0, sizeof *c);
 }
 

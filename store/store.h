@@ -23,9 +23,10 @@
  * grouping rule that filed each crash, the digest of the rules in force); 9: the
  * webhook outbox, its deliveries, per-hour group counters); 10: group
  * states, first and last app versions, state history, per-day counters of
- * versions, OS versions and devices); 11: chunks of uploads in parts).
+ * versions, OS versions and devices); 11: chunks of uploads in parts); 12: a
+ * crash's idempotency key and content key, each unique).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 
 typedef struct store store;
 
@@ -409,8 +410,33 @@ typedef struct {
     bool has_app, app_stored;
     uint8_t app_uuid[16];
     char app_arch[16], app_name[256];
+    /* What makes a post of it again a duplicate (store_put_crash_ev), each
+     * unique among stored crashes, NULL for none; written, never read back:
+     * idem_key, the post's Idempotency-Key (store_idem_key); content_key,
+     * the report's identity (store_content_key). */
+    char *idem_key, *content_key;
 } store_crash;
 void store_crash_free(store_crash *c);
+
+/* The longest Idempotency-Key header a post may send (bytes). */
+#define STORE_IDEM_KEY_MAX 255
+/* Room for a content key or a crash's idempotency key and its NUL. */
+#define STORE_KEY_SIZE 1024
+/* Whether header[0..len) is an Idempotency-Key a post may send: 1 to
+ * STORE_IDEM_KEY_MAX printable ASCII characters (a UUID, a hash). */
+bool store_idem_key_valid(const char *header, size_t len);
+/* The idempotency key of one crash of a post into out[STORE_KEY_SIZE]:
+ * header itself for a post of one report; with member (a zip's log) or
+ * part (a report of several in one input) "header#part" or
+ * "header#member#part", so each report of one post has a key of its own.
+ * false when it does not fit (a member name past the room). */
+bool store_idem_key(const char *header, const char *member, int part, bool several,
+                    char out[STORE_KEY_SIZE]);
+/* The identity of a report into out[STORE_KEY_SIZE]: "inc:FORMAT:PART:ID"
+ * when it has an incident identifier (1 to 128 bytes; an incident id names
+ * the incident whatever bytes carry it), else "sha256:HEX:PART" of its
+ * original bytes (c->original, raw). */
+void store_content_key(const store_crash *c, char out[STORE_KEY_SIZE]);
 
 /* An image a crash needs (one of its frames lies in it), for the missing
  * list; app: the app's own image; system: the report (or an import) says it
@@ -438,11 +464,19 @@ typedef struct {
     bool reopened;  /* it reopened an ignored group (its count reached or date passed) */
     store_state state; /* the group's state after it */
     char resolved_version[128]; /* regressed: what the group was resolved in ("" any report) */
+    /* A crash with its idem_key or content_key was stored already: nothing
+     * was stored or counted, *id is that first copy's (and the rest of the
+     * event is empty). */
+    bool duplicate;
 } store_group_event;
 /* store_put_crash, and what filing it did to its group in *ev: the state
  * changes a report makes (a regression, an ignore's end) are decided in
  * the same transaction, by conditional updates under the group's row lock,
- * so two nodes filing reports of one group at once decide them once. */
+ * so two nodes filing reports of one group at once decide them once. A
+ * crash whose c->idem_key or c->content_key a stored crash has is not
+ * stored: ev->duplicate, *id the stored one's; the check is the insert's
+ * own (unique indexes), so two posts of one report at once, on one node
+ * or several, store it once. */
 symd_status store_put_crash_ev(store *s, const store_crash *c, const store_crash_image *imgs,
                                size_t nimgs, int64_t *id, store_group_event *ev, symd_err *err);
 

@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -513,6 +514,63 @@ json_t *http_json(int port, const char *method, const char *path, const char *he
               e.position, r.body);
     }
     http_resp_free(&r);
+    return j;
+}
+
+/* Whether p[0..36) is a UUID's text (8-4-4-4-12 hex digits). */
+static bool is_uuid_text(const uint8_t *p)
+{
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? p[i] != '-' : !isxdigit(p[i]))
+            return false;
+    }
+    return true;
+}
+
+bool report_renumber(uint8_t *buf, size_t len, uint32_t n)
+{
+    static const char *const marks[] = {"Incident Identifier:", "\"incident\"",
+                                        "\"incident_id\""};
+    const uint8_t *id = NULL;
+    for (size_t m = 0; m < 3 && !id; m++) {
+        size_t ml = strlen(marks[m]);
+        const uint8_t *at = memmem(buf, len, marks[m], ml);
+        if (!at)
+            continue;
+        /* the value: the first UUID within a short way of its name */
+        for (const uint8_t *p = at + ml; p + 36 <= buf + len && p < at + ml + 16 && !id; p++)
+            if (is_uuid_text(p))
+                id = p;
+    }
+    if (!id)
+        return false;
+    uint8_t old[36], now[36];
+    memcpy(old, id, 36);
+    memcpy(now, id, 36);
+    char tail[9];
+    snprintf(tail, sizeof tail, "%08X", n);
+    memcpy(now + 28, tail, 8);
+    for (uint8_t *p = buf; (p = memmem(p, len - (size_t)(p - buf), old, 36)); p += 36)
+        memcpy(p, now, 36);
+    return true;
+}
+
+json_t *http_post_fixture_n(int port, const char *rel, const char *url, uint32_t n,
+                            int *status)
+{
+    size_t len;
+    uint8_t *buf = read_fixture(rel, &len);
+    *status = 0;
+    if (!buf)
+        return NULL;
+    if (!report_renumber(buf, len, n)) {
+        CHECK(false, "%s has no incident identifier to renumber", rel);
+        free(buf);
+        return NULL;
+    }
+    json_t *j = http_json(port, "POST", url, NULL, buf, len, status, NULL);
+    free(buf);
     return j;
 }
 

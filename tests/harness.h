@@ -116,5 +116,15 @@ json_t *http_json(int port, const char *method, const char *path, const char *he
 /* POSTs the fixture at rel (a path in the repository) to url with
  * http_json; NULL, *status 0, when the fixture cannot be read. */
 json_t *http_post_fixture(int port, const char *rel, const char *url, int *status);
+/* Makes the report buf[0..len) report number n of its kind, in place: the
+ * UUID of its incident identifier (after "Incident Identifier:", or a JSON
+ * "incident" / "incident_id"), wherever it occurs, gets n as its last 8 hex
+ * digits, so the store (which stores a report posted again once) takes it
+ * as another report. false when it has no incident identifier. */
+bool report_renumber(uint8_t *buf, size_t len, uint32_t n);
+/* http_post_fixture of the fixture renumbered n (report_renumber; a
+ * fixture without an incident identifier fails the test). */
+json_t *http_post_fixture_n(int port, const char *rel, const char *url, uint32_t n,
+                            int *status);
 
 #endif

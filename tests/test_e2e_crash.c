@@ -324,6 +324,8 @@ TEST(e2e_crash_prefer_minimal)
     CHECK(buf, "%s unreadable", fx);
     if (!buf)
         return;
+    /* an incident of its own: other tests store the fixture on this server */
+    report_renumber(buf, len, 7001);
     int status;
     json_t *full = request("POST", "/v1/crashes?store=false", NULL, buf, len, &status, NULL);
     CHECK(status == 200 && full, "whole answer: %d", status);

@@ -16,7 +16,9 @@
 #include "harness.h"
 #include "test.h"
 
-static const char *const extra[] = {"--max-json", "4194304", NULL};
+/* --dedup off: the tests post one dump again after uploads to see it read
+ * anew, and count it stored each time */
+static const char *const extra[] = {"--max-json", "4194304", "--dedup", "off", NULL};
 static lazy_server msrv = {"e2e-minidump.db", extra, {0}, false};
 
 __attribute__((destructor)) static void stop_minidump_server(void)
@@ -478,7 +480,8 @@ TEST(e2e_minidump_report_token_as_basic_password)
         test_skip("../shared/minidumps is absent");
         return;
     }
-    static const char *const tok[] = {"--report-token", "s3cret-report", NULL};
+    /* one dump posted three ways, each to be stored */
+    static const char *const tok[] = {"--report-token", "s3cret-report", "--dedup", "off", NULL};
     static lazy_server ts = {"e2e-minidump-token.db", tok, {0}, false};
     char *body = multipart(buf, len, &mlen);
     /* base64("crashpad:s3cret-report"), and a wrong password */

@@ -296,10 +296,15 @@ static void sqlite3_exec_file(const char *db, const char *sql)
 
 /* The bigapp-twin report with its libfix.dylib image under UUID variant v
  * (0: as it is): each variant needs an image never uploaded, one more
- * image.missing event; the group stays (frames are named by image name). */
+ * image.missing event; the group stays (frames are named by image name).
+ * Each call's report is an incident of its own (report_renumber): the store
+ * keeps a report posted again once. */
 static char *crash_variant(int v, size_t *len)
 {
+    static atomic_uint incidents;
     char *text = (char *)read_fixture("fixtures/crashes/bigapp-twin.crash", len);
+    if (text)
+        report_renumber((uint8_t *)text, *len, atomic_fetch_add(&incidents, 1) + 1);
     if (!text || v == 0)
         return text;
     char *at = strstr(text, "<4c4c444855553144a1880c3b883681d9>");
@@ -868,6 +873,7 @@ TEST(e2e_webhooks_group_regressed_once_in_the_post)
     json_decref(st);
     free(b);
     json_decref(body);
+    report_renumber((uint8_t *)text, len, 90001); /* another report of the group */
     json_t *c2 = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
     CHECK(status == 201, "second post: %d", status);
     long long regressed =
@@ -882,12 +888,21 @@ TEST(e2e_webhooks_group_regressed_once_in_the_post)
     json_decref(st);
     free(b);
     json_decref(body);
+    report_renumber((uint8_t *)text, len, 90002);
     json_t *c3 = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
     CHECK(status == 201, "third post: %d", status);
     regressed =
         db_query_int(db, "SELECT count(*) FROM webhook_events WHERE type = 'group.regressed'");
     CHECK(regressed == 1, "a report of the same version regressed it: %lld events", regressed);
+    /* the third report posted again is a copy: no event of its own */
     long long events = db_query_int(db, "SELECT count(*) FROM webhook_events");
+    json_t *c4 = http_json(p.port, "POST", "/v1/crashes", NULL, text, len, &status, NULL);
+    CHECK(status == 200 && json_integer_value(json_object_get(c4, "id")) ==
+                               json_integer_value(json_object_get(c3, "id")),
+          "the third post again: %d", status);
+    json_decref(c4);
+    CHECK(db_query_int(db, "SELECT count(*) FROM webhook_events") == events,
+          "a copy made webhook events");
     CHECK(wait_all_delivered(&rx, db, events, 20000), "delivered");
     check_exactly_once(&rx, db);
     json_t *j = http_json(p.port, "GET", "/v1/webhooks/deliveries", NULL, NULL, 0, &status, NULL);

@@ -604,7 +604,9 @@ static void *post_thread(void *p)
     for (int i = 0; i < POSTS_PER_THREAD; i++) {
         size_t k = (size_t)(i + j->seed) % NREPORTS;
         int status;
-        json_t *r = post_fixture(j->port, counted_reports[k], "/v1/crashes", &status);
+        /* each post an incident of its own: a report posted again is stored once */
+        json_t *r = http_post_fixture_n(j->port, counted_reports[k], "/v1/crashes",
+                                        (uint32_t)(j->seed * POSTS_PER_THREAD + i + 1), &status);
         const char *sig = json_string_value(json_object_get(r, "signature"));
         const char *kind = json_string_value(json_object_get(r, "kind"));
         if (status == 201 && sig && kind) {
@@ -758,6 +760,10 @@ typedef struct {
     int last_other;
 } load_job;
 
+/* Incidents of the crashes posted under load: each post a report of its
+ * own (a report posted again is stored once). */
+static atomic_uint load_incidents;
+
 /* Requests of one kind on one node, every 10 ms, counted by answer. */
 static void *load_thread(void *p)
 {
@@ -774,6 +780,8 @@ static void *load_thread(void *p)
     while (!atomic_load(&l->stop)) {
         http_resp r;
         const char *body = l->kind == LOAD_CACHED ? cached : missing;
+        if (report)
+            report_renumber(report, len, atomic_fetch_add(&load_incidents, 1) + 1);
         bool ok = l->kind == LOAD_CRASHES
                       ? http_do(l->port, "POST", "/v1/crashes", NULL, report, len, &r)
                       : http_do(l->port, "POST", "/v1/symbolicate",
@@ -806,6 +814,7 @@ static double until_stored(int port, int *stored)
     double t0 = now_ms(), took = -1;
     while (report && now_ms() - t0 < 15000) {
         int status;
+        report_renumber(report, len, atomic_fetch_add(&load_incidents, 1) + 1);
         json_decref(req(port, "POST", "/v1/crashes", NULL, report, len, &status));
         if (status == 201) {
             took = now_ms() - t0;
@@ -1205,9 +1214,16 @@ TEST(multinode_migrate_a_sqlite_store_into_postgres)
         }
         json_decref(after);
     }
-    /* the migrated store takes new writes: ids continue */
-    json_t *j = post_fixture(pg[0].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes",
+    /* the crashes' keys came along: a report stored before is a copy */
+    json_t *j = post_fixture(pg[1].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes",
                              &status);
+    CHECK(status == 200 && json_integer_value(json_object_get(j, "id")) == ids[0],
+          "a migrated crash posted again: %d id %lld (first %lld)", status,
+          (long long)json_integer_value(json_object_get(j, "id")), (long long)ids[0]);
+    json_decref(j);
+    /* the migrated store takes new writes: ids continue */
+    j = http_post_fixture_n(pg[0].p.port, "fixtures/crashes/bigapp-twin.crash", "/v1/crashes", 1,
+                            &status);
     json_int_t id = json_integer_value(json_object_get(j, "id"));
     CHECK(status == 201 && id > ids[nids - 1], "a new crash after the migration: %d id %lld",
           status, (long long)id);

@@ -608,7 +608,9 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
     CHECK(server_stop(&s), "server exit");
     static const char down[] =
         "DROP TABLE crash_group_states; DROP TABLE crash_group_history; DROP TABLE crash_dim_days;"
-        "DROP TABLE grouping_state; ALTER TABLE crashes DROP COLUMN grouping_rule;";
+        "DROP TABLE grouping_state; ALTER TABLE crashes DROP COLUMN grouping_rule;"
+        "DROP INDEX crashes_idem_key; DROP INDEX crashes_content_key;"
+        "ALTER TABLE crashes DROP COLUMN idem_key; ALTER TABLE crashes DROP COLUMN content_key;";
     if (test_pg()) {
         const char *uri = db_arg(db);
         CHECK(uri && pg_sql(uri, "DROP TABLE crash_group_states", NULL, 0) &&
@@ -616,6 +618,8 @@ TEST(workflow_groups_of_a_schema_7_store_migrate)
                   pg_sql(uri, "DROP TABLE crash_dim_days", NULL, 0) &&
                   pg_sql(uri, "DROP TABLE grouping_state", NULL, 0) &&
                   pg_sql(uri, "ALTER TABLE crashes DROP COLUMN grouping_rule", NULL, 0) &&
+                  pg_sql(uri, "ALTER TABLE crashes DROP COLUMN idem_key", NULL, 0) &&
+                  pg_sql(uri, "ALTER TABLE crashes DROP COLUMN content_key", NULL, 0) &&
                   pg_sql(uri, "UPDATE symd_schema SET version = 7", NULL, 0),
               "taking the PostgreSQL store back to schema 7");
     } else {
