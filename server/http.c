@@ -852,7 +852,10 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
         if ((has_cl || chunked) && atomic_load(&srv->draining) &&
             (chunked || declared > ADMIT_SMALL))
             return reply_busy(c); /* stopping: no new large bodies */
-        if (has_cl || chunked) /* a large body may wait, suspended, for room */
+        /* a chunk goes to its file as it comes: it takes no memory to admit */
+        bool spooled = rs->is_post && rs->route == ROUTE_CHUNK &&
+                       chunk_spool_begin(srv, rs, has_cl ? declared : 0);
+        if ((has_cl || chunked) && !spooled) /* a large body may wait, suspended, for room */
             admit_or_queue(srv, c, rs, has_cl ? declared : 0, chunked);
         return MHD_YES;
     }
@@ -878,6 +881,10 @@ static enum MHD_Result dispatch(server *srv, struct MHD_Connection *c, req_state
             return MHD_YES;
         if (!rs->is_post)
             return MHD_YES; /* no route reads a GET or DELETE body */
+        if (rs->spooling) {
+            chunk_spool_data(rs, upload_data, n);
+            return MHD_YES;
+        }
         /* A large body's declared bytes were held at admission. */
         uint64_t from = prev > rs->reserved ? prev : rs->reserved;
         if (rs->received > from && !hold(srv, rs, rs->received - from)) {
@@ -1220,6 +1227,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(rs->files[i].name);
     }
     dynbuf_free(&rs->body);
+    chunk_spool_end(srv, rs);
     if (rs->queued || rs->large) {
         pthread_mutex_lock(&srv->admit.mu);
         admit_unlink(srv, rs);

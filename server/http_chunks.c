@@ -3,6 +3,7 @@
  * from its chunks, which is then read and stored as POST /v1/images stores
  * an upload (and answers alike), off the request when it takes long. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -185,6 +186,143 @@ enum MHD_Result handle_images_check(server *srv, struct MHD_Connection *c, req_s
 
 /* ---- POST /v1/chunks/{sha256}, POST /v1/chunks/missing ------------------------ */
 
+/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
+static bool write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return false;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* The body of a chunk is written to its file as it comes and hashed on the
+ * way: no copy of it in memory (the buffer, its pages faulted in, then
+ * written out and freed cost as much as the rest of taking a chunk), and
+ * the hash is taken while the bytes are still in the cache. The pieces
+ * libmicrohttpd hands over (16 KiB) are gathered to SPOOL_BUF bytes for
+ * each write: a write per piece was half the system calls of a chunk. */
+#define SPOOL_BUF (128u << 10)
+
+/* Hashes and writes the gathered bytes; a failed write is kept. */
+static void spool_flush(req_state *rs)
+{
+    if (!rs->spool_len || rs->spool_errno)
+        return;
+    sha256_update(rs->spool_sha, rs->spool_buf, rs->spool_len);
+    if (!write_all(rs->spool_fd, rs->spool_buf, rs->spool_len))
+        rs->spool_errno = errno ? errno : EIO;
+    rs->spool_len = 0;
+}
+
+bool chunk_spool_begin(server *srv, req_state *rs, uint64_t declared)
+{
+    uint8_t want[SHA256_LEN];
+    if (!sha256_parse_hex(rs->path_arg, want)) /* the handler says why */
+        return false;
+    char tmp[4200];
+    int fd;
+    symd_err err = {0};
+    if (store_chunk_temp(srv->st, want, declared, tmp, sizeof tmp, &fd, &err) != SYMD_OK)
+        return false; /* buffered: store_chunk_put says what is wrong, if anything */
+    rs->spool_tmp = strdup(tmp);
+    rs->spool_sha = sha256_new();
+    rs->spool_buf = malloc(SPOOL_BUF);
+    if (!rs->spool_tmp || !rs->spool_sha || !rs->spool_buf) {
+        close(fd);
+        unlink(tmp);
+        free(rs->spool_tmp);
+        rs->spool_tmp = NULL;
+        sha256_free(rs->spool_sha);
+        rs->spool_sha = NULL;
+        free(rs->spool_buf);
+        rs->spool_buf = NULL;
+        return false;
+    }
+    rs->spooling = true;
+    rs->spool_fd = fd;
+    return true;
+}
+
+void chunk_spool_data(req_state *rs, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    while (n && !rs->spool_errno) {
+        size_t k = SPOOL_BUF - rs->spool_len < n ? SPOOL_BUF - rs->spool_len : n;
+        memcpy(rs->spool_buf + rs->spool_len, p, k);
+        rs->spool_len += k;
+        p += k;
+        n -= k;
+        if (rs->spool_len == SPOOL_BUF)
+            spool_flush(rs);
+    }
+}
+
+void chunk_spool_end(server *srv, req_state *rs)
+{
+    if (!rs->spooling)
+        return;
+    if (rs->spool_fd >= 0)
+        close(rs->spool_fd);
+    rs->spool_fd = -1;
+    store_chunk_temp_drop(srv->st, rs->spool_tmp);
+    free(rs->spool_tmp);
+    rs->spool_tmp = NULL;
+    sha256_free(rs->spool_sha);
+    rs->spool_sha = NULL;
+    free(rs->spool_buf);
+    rs->spool_buf = NULL;
+    rs->spooling = false;
+}
+
+/* The rest of handle_chunk_post for a spooled body: its hash checked, its
+ * file closed at its size and given to the store. */
+static enum MHD_Result chunk_post_spooled(server *srv, struct MHD_Connection *c, req_state *rs,
+                                          const uint8_t want[SHA256_LEN], store_chunk_result *res,
+                                          symd_err *err, bool *stored)
+{
+    *stored = false;
+    spool_flush(rs);
+    uint8_t got[SHA256_LEN];
+    sha256_final(rs->spool_sha, got);
+    rs->spool_sha = NULL;
+    int fd = rs->spool_fd;
+    rs->spool_fd = -1;
+    /* the file was given the declared size at once: it ends at the bytes
+     * that came (a chunked body declared none) */
+    int e = rs->spool_errno;
+    if (!e && ftruncate(fd, (off_t)rs->received) != 0)
+        e = errno;
+    if (close(fd) != 0 && !e)
+        e = errno;
+    if (e)
+        return reply_error(c, 507, "insufficient_storage", "writing the chunk: %s; nothing stored",
+                           strerror(e));
+    if (memcmp(want, got, SHA256_LEN) != 0) {
+        char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
+        sha256_hex(got, ghex);
+        sha256_hex(want, whex);
+        return reply_error(c, 400, "hash_mismatch",
+                           "the chunk's bytes hash to %s, not %s; nothing stored", ghex, whex);
+    }
+    symd_status st = store_chunk_put_temp(srv->st, want, rs->spool_tmp, rs->received,
+                                          srv->cfg->chunk_budget, res, err);
+    free(rs->spool_tmp); /* taken: stored or removed */
+    rs->spool_tmp = NULL;
+    if (st != SYMD_OK)
+        return reply_status(c, err, "internal_error");
+    *stored = true;
+    return MHD_YES;
+}
+
 /* Stores the body under its SHA-256, which the path names: 201 stored, 200
  * held already; 400 hash_mismatch (nothing stored), 413 past chunk_size,
  * 507 chunk_budget_full (Retry-After) when the chunks held leave no room. */
@@ -197,28 +335,39 @@ enum MHD_Result handle_chunk_post(server *srv, struct MHD_Connection *c, req_sta
     if (!sha256_parse_hex(rs->path_arg, want))
         return reply_error(c, 400, "invalid_hash",
                            "'%.80s' is not a SHA-256 hex digest (64 hex digits)", rs->path_arg);
-    if (rs->body.len == 0)
+    uint64_t len = rs->spooling ? rs->received : rs->body.len;
+    if (len == 0)
         return reply_error(c, 400, "empty_body", "a chunk has at least one byte");
-    sha256(rs->body.data, rs->body.len, got);
-    char ghex[SHA256_HEX_LEN + 1], whex[SHA256_HEX_LEN + 1];
-    sha256_hex(got, ghex);
+    char whex[SHA256_HEX_LEN + 1];
     sha256_hex(want, whex);
-    if (memcmp(want, got, SHA256_LEN) != 0)
-        return reply_error(c, 400, "hash_mismatch",
-                           "the chunk's bytes hash to %s, not %s; nothing stored", ghex, whex);
     store_chunk_result res;
     symd_err err = {0};
-    if (store_chunk_put(srv->st, want, rs->body.data, rs->body.len, srv->cfg->chunk_budget, &res,
-                        &err) != SYMD_OK)
-        return reply_status(c, &err, "internal_error");
+    if (rs->spooling) {
+        bool stored;
+        enum MHD_Result ret = chunk_post_spooled(srv, c, rs, want, &res, &err, &stored);
+        if (!stored)
+            return ret;
+    } else {
+        sha256(rs->body.data, rs->body.len, got);
+        if (memcmp(want, got, SHA256_LEN) != 0) {
+            char ghex[SHA256_HEX_LEN + 1];
+            sha256_hex(got, ghex);
+            return reply_error(c, 400, "hash_mismatch",
+                               "the chunk's bytes hash to %s, not %s; nothing stored", ghex,
+                               whex);
+        }
+        if (store_chunk_put(srv->st, want, rs->body.data, rs->body.len, srv->cfg->chunk_budget,
+                            &res, &err) != SYMD_OK)
+            return reply_status(c, &err, "internal_error");
+    }
     if (res == STORE_CHUNK_FULL)
         return reply_error(c, 507, "chunk_budget_full",
                            "the chunks held take the whole chunk budget (%llu bytes); retry "
                            "when assemblies or the chunk TTL free room",
                            (unsigned long long)srv->cfg->chunk_budget);
     return reply_json(c, res == STORE_CHUNK_STORED ? 201 : 200,
-                      json_pack("{s:s, s:I, s:s}", "sha256", whex, "size",
-                                (json_int_t)rs->body.len, "state",
+                      json_pack("{s:s, s:I, s:s}", "sha256", whex, "size", (json_int_t)len,
+                                "state",
                                 res == STORE_CHUNK_STORED ? "stored" : "held"));
 }
 
@@ -355,19 +504,106 @@ static void job_missing(unsigned *status, uint8_t **body, size_t *len,
     *len = s ? strlen(s) : 0;
 }
 
-/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
+/* Chunks read from the store ahead of the assembly that copies them
+ * (backends keeping chunks in the database): the database reads and sends
+ * the next ones while this one is written and hashed. At most READ_AHEAD
+ * chunks wait in memory. */
+#define READ_AHEAD 2
+
+typedef struct {
+    server *srv;
+    const assemble_job *j;
+    pthread_t thread;
+    bool threaded;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t read, taken; /* chunks read so far, taken so far */
+    bool stop;
+    uint8_t *data[READ_AHEAD];
+    size_t len[READ_AHEAD];
+    symd_status st[READ_AHEAD];
+    symd_err err[READ_AHEAD];
+} chunk_reader;
+
+static void *reader_thread(void *arg)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
+    chunk_reader *r = arg;
+    pthread_mutex_lock(&r->mu);
+    while (r->read < r->j->nchunks && !r->stop) {
+        if (r->read - r->taken >= READ_AHEAD) {
+            pthread_cond_wait(&r->cv, &r->mu);
             continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= (size_t)w;
+        }
+        size_t i = r->read, slot = i % READ_AHEAD;
+        pthread_mutex_unlock(&r->mu);
+        uint8_t *data = NULL;
+        size_t n = 0;
+        symd_err err = {0};
+        symd_status st = store_chunk_get(r->srv->st, r->j->chunks[i], &data, &n, &err);
+        pthread_mutex_lock(&r->mu);
+        r->data[slot] = data;
+        r->len[slot] = n;
+        r->st[slot] = st;
+        r->err[slot] = err;
+        r->read++;
+        pthread_cond_broadcast(&r->cv);
+        if (st != SYMD_OK)
+            break; /* the assembly stops at this one */
     }
-    return true;
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+/* Starts reading j's chunks ahead; where no thread starts, reader_take
+ * reads each when asked. */
+static void reader_start(chunk_reader *r, server *srv, const assemble_job *j)
+{
+    memset(r, 0, sizeof *r);
+    r->srv = srv;
+    r->j = j;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->threaded = pthread_create(&r->thread, NULL, reader_thread, r) == 0;
+}
+
+/* Chunk i (taken in order): its bytes (*data the caller's) and the store's
+ * status, as store_chunk_get gives them. */
+static symd_status reader_take(chunk_reader *r, size_t i, uint8_t **data, size_t *n,
+                               symd_err *err)
+{
+    if (!r->threaded)
+        return store_chunk_get(r->srv->st, r->j->chunks[i], data, n, err);
+    pthread_mutex_lock(&r->mu);
+    while (r->read <= i)
+        pthread_cond_wait(&r->cv, &r->mu);
+    size_t slot = i % READ_AHEAD;
+    *data = r->data[slot];
+    *n = r->len[slot];
+    symd_status st = r->st[slot];
+    if (st != SYMD_OK)
+        *err = r->err[slot];
+    r->data[slot] = NULL;
+    r->taken = i + 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    return st;
+}
+
+/* Stops the reader (the assembly ended, done or not) and frees what it
+ * read that was not taken. */
+static void reader_stop(chunk_reader *r)
+{
+    if (r->threaded) {
+        pthread_mutex_lock(&r->mu);
+        r->stop = true;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        pthread_join(r->thread, NULL);
+    }
+    for (int k = 0; k < READ_AHEAD; k++)
+        free(r->data[k]);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
 }
 
 /* The 409 naming the chunks of j not held now (after one went missing
@@ -589,16 +825,28 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
                   "no temporary file for the assembly: %s", strerror(errno));
         return;
     }
+    /* its blocks taken at once, as the spool's chunk files are: ext4 writes
+     * into them several times faster than when it allocates as the pages go
+     * (measured on PostgreSQL's assembly of 500 MiB: the writes took 1.2 s
+     * of its 3 s); no room is the 507 below, a filesystem without it writes */
+    if (fallocate(fd, 0, 0, (off_t)j->size) != 0 && errno != EOPNOTSUPP && errno != ENOSYS) {
+        job_error(status, body, len, 507, "insufficient_storage",
+                  "no room for the assembled file: %s", strerror(errno));
+        close(fd);
+        return;
+    }
     sha256_ctx *h = sha256_new();
     uint64_t total = 0;
     symd_err err = {0};
     bool failed = !h;
     if (!h)
         job_error(status, body, len, 503, "out_of_memory", "out of memory");
+    chunk_reader rd;
+    reader_start(&rd, srv, j);
     for (size_t i = 0; i < j->nchunks && !failed; i++) {
         uint8_t *data;
         size_t n;
-        symd_status st = store_chunk_get(srv->st, j->chunks[i], &data, &n, &err);
+        symd_status st = reader_take(&rd, i, &data, &n, &err);
         if (st == SYMD_E_NOT_FOUND) { /* expired, or another assembly took it */
             bool *missing = calloc(j->nchunks, sizeof *missing);
             if (missing &&
@@ -628,6 +876,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
         }
         free(data);
     }
+    reader_stop(&rd);
     uint8_t got[SHA256_LEN];
     if (h && failed)
         sha256_free(h);

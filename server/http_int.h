@@ -165,6 +165,16 @@ typedef struct req_state {
     bool too_large;
     bool bad_multipart;
     dynbuf body;         /* raw body */
+    /* A chunk's body written to the store's chunk file as it comes and
+     * hashed on the way (backends keeping chunks as files), never held in
+     * memory: http_chunks.c's chunk_spool_*. */
+    bool spooling;
+    int spool_fd;        /* -1 once closed */
+    int spool_errno;     /* a write that failed (answered 507) */
+    char *spool_tmp;     /* the file, malloc'ed; removed at completion unless stored */
+    struct sha256_ctx *spool_sha;
+    uint8_t *spool_buf;  /* bytes gathered for one write (SPOOL_BUF) */
+    size_t spool_len;
     struct MHD_PostProcessor *pp;
     upload_file files[MAX_FILES];
     size_t nfiles;
@@ -323,6 +333,16 @@ enum MHD_Result handle_webhook_deliveries(server *srv, struct MHD_Connection *c)
 enum MHD_Result handle_upload_options(server *srv, struct MHD_Connection *c);
 enum MHD_Result handle_images_check(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_chunk_post(server *srv, struct MHD_Connection *c, req_state *rs);
+/* Starts writing the body of POST /v1/chunks/{sha256} (declared bytes, 0
+ * when unknown) to a chunk file of the store instead of memory; false (and
+ * the body is buffered) when the backend keeps chunks elsewhere or the
+ * path names no hash. */
+bool chunk_spool_begin(server *srv, req_state *rs, uint64_t declared);
+/* n more bytes of a spooled body: hashed and written (a failed write is
+ * kept for the answer; the rest is then only read). */
+void chunk_spool_data(req_state *rs, const void *data, size_t n);
+/* At the request's end: the file removed unless it was stored. */
+void chunk_spool_end(server *srv, req_state *rs);
 enum MHD_Result handle_chunks_missing(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_assemble(server *srv, struct MHD_Connection *c, req_state *rs);
 enum MHD_Result handle_assemble_state(server *srv, struct MHD_Connection *c, req_state *rs);

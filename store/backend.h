@@ -263,6 +263,14 @@ typedef struct store_backend {
     symd_status (*chunk_put)(store_db *db, const uint8_t hash[32], const uint8_t *data,
                              size_t len, uint64_t budget, int64_t now,
                              store_chunk_result *res, symd_err *err);
+    /* store.h: store_chunk_temp and store_chunk_put_temp; NULL in a backend
+     * that keeps chunks in the database (the body is buffered for
+     * chunk_put). chunk_put_temp takes tmp: renamed into place or removed. */
+    symd_status (*chunk_temp)(store_db *db, const uint8_t hash[32], uint64_t len, char *tmp,
+                              size_t cap, int *fd, symd_err *err);
+    symd_status (*chunk_put_temp)(store_db *db, const uint8_t hash[32], const char *tmp,
+                                  uint64_t len, uint64_t budget, int64_t now,
+                                  store_chunk_result *res, symd_err *err);
     symd_status (*chunks_missing)(store_db *db, const uint8_t (*hashes)[32], size_t n,
                                   bool *missing, symd_err *err);
     symd_status (*chunk_get)(store_db *db, const uint8_t hash[32], uint8_t **data, size_t *len,

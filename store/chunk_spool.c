@@ -49,8 +49,8 @@ static bool write_all(int fd, const uint8_t *p, size_t n)
     return true;
 }
 
-int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const uint8_t *data,
-                           size_t len, char tmp[CHUNK_SPOOL_PATH_MAX])
+int chunk_spool_open_temp(const chunk_spool *sp, const uint8_t hash[32], uint64_t len,
+                          char tmp[CHUNK_SPOOL_PATH_MAX])
 {
     char hex[SHA256_HEX_LEN + 1];
     sha256_hex(hash, hex);
@@ -59,12 +59,12 @@ int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const 
     int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) {
         if (mkdir(sp->dir, 0700) != 0 && errno != EEXIST)
-            return errno;
+            return -1;
         snprintf(tmp, CHUNK_SPOOL_PATH_MAX, "%s/" TEMP_PREFIX "%.16s-XXXXXX", sp->dir, hex);
         fd = mkostemp(tmp, O_CLOEXEC);
     }
     if (fd < 0)
-        return errno;
+        return -1;
     /* the blocks taken at once: ext4 then writes into them several times
      * faster than when it allocates as the pages go (measured: 500 MiB in
      * 8 MiB files, 0.1 s against 0.1 to 2 s); a filesystem without it just
@@ -74,8 +74,18 @@ int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const 
         int e = errno;
         close(fd);
         unlink(tmp);
-        return e;
+        errno = e;
+        return -1;
     }
+    return fd;
+}
+
+int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const uint8_t *data,
+                           size_t len, char tmp[CHUNK_SPOOL_PATH_MAX])
+{
+    int fd = chunk_spool_open_temp(sp, hash, len, tmp);
+    if (fd < 0)
+        return errno;
     if (!write_all(fd, data, len)) {
         int e = errno;
         close(fd);

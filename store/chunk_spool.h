@@ -25,6 +25,14 @@ bool chunk_spool_init(chunk_spool *sp, const char *db_path);
 int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const uint8_t *data,
                            size_t len, char tmp[CHUNK_SPOOL_PATH_MAX]);
 
+/* A new temporary file in the spool (created when needed) to write a
+ * chunk of about len bytes into as its bytes arrive (its blocks taken at
+ * once when len > 0), its name in tmp: the fd, or -1 with errno (nothing
+ * left behind). The chunk's name is not given to it until
+ * chunk_spool_commit, once its bytes are known to hash to it. */
+int chunk_spool_open_temp(const chunk_spool *sp, const uint8_t hash[32], uint64_t len,
+                          char tmp[CHUNK_SPOOL_PATH_MAX]);
+
 /* Moves the temporary file tmp to the chunk's name (replacing any); 0 or
  * errno (tmp removed then). */
 int chunk_spool_commit(const chunk_spool *sp, const char *tmp, const uint8_t hash[32]);

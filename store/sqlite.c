@@ -3585,14 +3585,11 @@ static symd_status sq_hook_prune(store_db *s, int64_t before_hour, int64_t done_
  * before the transaction (not under the writer lock) and renamed into place
  * inside it, so a chunk's row and file come and go together; a file whose
  * row is gone, or a row whose file is gone, is a chunk not held. */
-static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8_t *data,
-                                size_t len, uint64_t budget, int64_t now,
-                                store_chunk_result *res, symd_err *err)
+static symd_status sq_chunk_put_temp(store_db *s, const uint8_t hash[32], const char *tmp,
+                                     uint64_t len, uint64_t budget, int64_t now,
+                                     store_chunk_result *res, symd_err *err)
 {
-    char tmp[CHUNK_SPOOL_PATH_MAX];
-    int e = chunk_spool_write_temp(&s->spool, hash, data, len, tmp);
-    if (e != 0)
-        return symd_fail(err, SYMD_E_IO, "storing chunk in %s: %s", s->spool.dir, strerror(e));
+    int e;
     bool placed = false, inserted = false;
     int ci = writer_get(s);
     sqlite3 *db = s->conns[ci];
@@ -3672,6 +3669,35 @@ out:
     if (!placed)
         unlink(tmp);
     return r;
+}
+
+static symd_status sq_chunk_put(store_db *s, const uint8_t hash[32], const uint8_t *data,
+                                size_t len, uint64_t budget, int64_t now,
+                                store_chunk_result *res, symd_err *err)
+{
+    char tmp[CHUNK_SPOOL_PATH_MAX];
+    int e = chunk_spool_write_temp(&s->spool, hash, data, len, tmp);
+    if (e != 0)
+        return symd_fail(err, SYMD_E_IO, "storing chunk in %s: %s", s->spool.dir, strerror(e));
+    return sq_chunk_put_temp(s, hash, tmp, len, budget, now, res, err);
+}
+
+/* A spool file for a chunk's bytes as they arrive (chunk_spool_open_temp). */
+static symd_status sq_chunk_temp(store_db *s, const uint8_t hash[32], uint64_t len, char *tmp,
+                                 size_t cap, int *fd, symd_err *err)
+{
+    char path[CHUNK_SPOOL_PATH_MAX];
+    *fd = chunk_spool_open_temp(&s->spool, hash, len, path);
+    if (*fd < 0)
+        return symd_fail(err, SYMD_E_IO, "a chunk file in %s: %s", s->spool.dir,
+                         strerror(errno));
+    if ((size_t)snprintf(tmp, cap, "%s", path) >= cap) {
+        close(*fd);
+        unlink(path);
+        *fd = -1;
+        return symd_fail(err, SYMD_E_IO, "the spool's path is too long");
+    }
+    return SYMD_OK;
 }
 
 static symd_status sq_chunks_missing(store_db *s, const uint8_t (*hashes)[32], size_t n,
@@ -3914,6 +3940,8 @@ const store_backend store_backend_sqlite = {
     .load_index = sq_load_index,
     .load_blob = sq_load_blob,
     .chunk_put = sq_chunk_put,
+    .chunk_temp = sq_chunk_temp,
+    .chunk_put_temp = sq_chunk_put_temp,
     .chunks_missing = sq_chunks_missing,
     .chunk_get = sq_chunk_get,
     .chunk_open = sq_chunk_open,

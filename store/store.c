@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "appversion.h"
@@ -486,6 +487,33 @@ symd_status store_chunk_put(store *s, const uint8_t hash[32], const uint8_t *dat
                             uint64_t budget, store_chunk_result *res, symd_err *err)
 {
     return s->be->chunk_put(s->db, hash, data, len, budget, store_now_ms(), res, err);
+}
+
+symd_status store_chunk_temp(store *s, const uint8_t hash[32], uint64_t len, char *tmp,
+                             size_t cap, int *fd, symd_err *err)
+{
+    *fd = -1;
+    if (!s->be->chunk_temp || !s->be->chunk_put_temp)
+        return symd_fail(err, SYMD_E_UNSUPPORTED, "chunks are not files in this backend");
+    return s->be->chunk_temp(s->db, hash, len, tmp, cap, fd, err);
+}
+
+symd_status store_chunk_put_temp(store *s, const uint8_t hash[32], const char *tmp,
+                                 uint64_t len, uint64_t budget, store_chunk_result *res,
+                                 symd_err *err)
+{
+    if (!s->be->chunk_put_temp) {
+        unlink(tmp);
+        return symd_fail(err, SYMD_E_UNSUPPORTED, "chunks are not files in this backend");
+    }
+    return s->be->chunk_put_temp(s->db, hash, tmp, len, budget, store_now_ms(), res, err);
+}
+
+void store_chunk_temp_drop(store *s, const char *tmp)
+{
+    (void)s;
+    if (tmp && *tmp)
+        unlink(tmp);
 }
 
 symd_status store_chunks_missing(store *s, const uint8_t (*hashes)[32], size_t n, bool *missing,

@@ -267,6 +267,24 @@ typedef enum {
  * so racing uploads never pass the budget together. */
 symd_status store_chunk_put(store *s, const uint8_t hash[32], const uint8_t *data, size_t len,
                             uint64_t budget, store_chunk_result *res, symd_err *err);
+/* A temporary file to write a chunk's bytes into as they arrive (about
+ * len bytes; hash the one its request names), opened for writing (*fd the
+ * caller's to close), its name in tmp, when the backend keeps chunks as
+ * files (SQLite's spool): no copy of the body is held in memory, and the
+ * file becomes the chunk's by store_chunk_put_temp once its bytes are
+ * checked. SYMD_E_UNSUPPORTED when chunks are not files (buffer the body
+ * for store_chunk_put). */
+symd_status store_chunk_temp(store *s, const uint8_t hash[32], uint64_t len, char *tmp,
+                             size_t cap, int *fd, symd_err *err);
+/* As store_chunk_put, the bytes being the len of the temporary file tmp
+ * (store_chunk_temp's, closed, whose SHA-256 the caller checked is hash):
+ * takes tmp, which becomes the chunk's file or is removed. */
+symd_status store_chunk_put_temp(store *s, const uint8_t hash[32], const char *tmp,
+                                 uint64_t len, uint64_t budget, store_chunk_result *res,
+                                 symd_err *err);
+/* Removes a temporary file of store_chunk_temp not to be stored (the body
+ * refused). */
+void store_chunk_temp_drop(store *s, const char *tmp);
 /* missing[i] for each of the n hashes: whether no chunk of it is held. */
 symd_status store_chunks_missing(store *s, const uint8_t (*hashes)[32], size_t n, bool *missing,
                                  symd_err *err);

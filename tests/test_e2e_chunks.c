@@ -4,8 +4,8 @@
  * dSYM zip assembled from chunks stored exactly as its plain POST stores it,
  * resumed uploads, the hostile cases (a chunk whose bytes lie, unknown
  * chunks, a chunk flood past the budget, an assembled zip bomb), the 202 of
- * a slow assembly, chunk expiry, (SQLite) the chunk spool's files and a
- * damaged one, and (PostgreSQL) chunks sent to one node assembled on
+ * a slow assembly, chunk expiry, (SQLite) the chunk spool's files, a
+ * damaged one and bodies written there as they come, and (PostgreSQL) chunks sent to one node assembled on
  * another. */
 #include <errno.h>
 #include <jansson.h>
@@ -16,6 +16,9 @@
 #include <time.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -886,6 +889,133 @@ TEST(e2e_chunks_spool_files)
         CHECK(server_stop(&t), "no clean exit");
     }
     json_decref(mapped);
+    pieces_free(&p);
+    CHECK(server_stop(&s), "no clean exit");
+}
+
+/* symd_inflight_bytes of the server's /metrics, or -1. */
+static long long inflight_bytes(int port)
+{
+    http_resp r;
+    long long v = -1;
+    if (http_do(port, "GET", "/metrics", NULL, NULL, 0, &r) && r.body) {
+        const char *m = strstr(r.body, "\nsymd_inflight_bytes ");
+        if (m)
+            v = strtoll(m + strlen("\nsymd_inflight_bytes "), NULL, 10);
+    }
+    http_resp_free(&r);
+    return v;
+}
+
+static int connect_port(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static bool write_all_fd(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w <= 0)
+            return false;
+        b += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* SQLite: a chunk's body goes to a spool file as it comes, hashed on the
+ * way. While one is half sent the server holds none of it in memory (its
+ * in-flight bytes stay below what came) and one temporary file takes it;
+ * a body cut off leaves no file, nor does a lying one; a chunk sent with
+ * no Content-Length (chunked transfer encoding) is stored at its size. */
+TEST(e2e_chunks_spooled_as_they_come)
+{
+    if (test_pg()) {
+        test_skip("SQLite's chunk spool (PostgreSQL keeps chunks in the database)");
+        return;
+    }
+    server_proc s;
+    if (!start_own(&s, "chunks-stream",
+                   (const char *const[]){"--upload-token", "up-tok", "--chunk-size", "4194304",
+                                         NULL}))
+        return;
+    const size_t n = 4u << 20, part = 1u << 20;
+    uint8_t *buf = distinct_bytes(2 * n);
+    pieces p;
+    CHECK(buf && pieces_of(buf, 2 * n, n, &p), "no memory");
+    free(buf);
+    /* half a chunk sent, the rest held back */
+    int fd = connect_port(s.port);
+    char head[512];
+    int hl = snprintf(head, sizeof head,
+                      "POST /v1/chunks/%s HTTP/1.1\r\nHost: x\r\n" AUTH
+                      "Content-Length: %zu\r\n\r\n",
+                      p.hex[0], n);
+    CHECK(fd >= 0 && write_all_fd(fd, head, (size_t)hl) && write_all_fd(fd, p.data, part),
+          "sending half a chunk");
+    long long files = spool_files(&s);
+    for (int k = 0; k < 100 && files != 1; k++) {
+        sleep_ms(50);
+        files = spool_files(&s);
+    }
+    CHECK(files == 1, "%lld spool files while a chunk comes, want its temporary one", files);
+    long long held = inflight_bytes(s.port);
+    CHECK(held >= 0 && held < (long long)part,
+          "%lld bytes held in memory while a chunk comes (%zu of it came)", held, part);
+    if (fd >= 0)
+        close(fd);
+    CHECK(spool_settle(&s, 0) == 0, "%lld spool files after a body cut off", spool_files(&s));
+    CHECK(chunks_held(&s) == 0, "a body cut off is not a chunk");
+    /* whole: stored, its file its bytes */
+    CHECK(send_piece(s.port, &p, 0, NULL) == 201, "a whole chunk stored");
+    char path[700];
+    struct stat st;
+    spool_path(&s, p.hex[0], path, sizeof path);
+    CHECK(stat(path, &st) == 0 && (size_t)st.st_size == n, "the chunk's file: %lld bytes",
+          (long long)st.st_size);
+    /* lying: 400, no file left */
+    CHECK(send_piece(s.port, &p, 1, p.hex[0]) == 400, "a lying chunk is refused");
+    CHECK(spool_settle(&s, 1) == 1, "%lld spool files after a lying chunk", spool_files(&s));
+    /* chunked transfer encoding: no size declared, stored at the size that came */
+    size_t cap = n + 4096, len = 0;
+    char *raw = malloc(cap);
+    len += (size_t)snprintf(raw, cap,
+                            "POST /v1/chunks/%s HTTP/1.1\r\nHost: x\r\n" AUTH
+                            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+                            p.hex[1]);
+    for (size_t off = 0; off < n; off += part) {
+        len += (size_t)snprintf(raw + len, cap - len, "%zx\r\n", part);
+        memcpy(raw + len, p.data + n + off, part);
+        len += part;
+        memcpy(raw + len, "\r\n", 2);
+        len += 2;
+    }
+    len += (size_t)snprintf(raw + len, cap - len, "0\r\n\r\n");
+    http_resp r;
+    CHECK(http_raw(s.port, raw, len, &r) && r.status == 201, "a chunked body: %d %s", r.status,
+          r.body ? r.body : "");
+    http_resp_free(&r);
+    free(raw);
+    spool_path(&s, p.hex[1], path, sizeof path);
+    CHECK(stat(path, &st) == 0 && (size_t)st.st_size == n, "the chunked body's file: %lld bytes",
+          (long long)st.st_size);
+    CHECK(chunks_held(&s) == 2 && spool_files(&s) == 2, "%lld chunks, %lld files",
+          chunks_held(&s), spool_files(&s));
+    json_t *j;
+    int status;
+    j = assemble(s.port, &p, "two.bin", NULL, &status);
+    /* assembled (its whole hash right), then refused as bytes of no image */
+    CHECK(status == 415, "two chunks of no image: %d", status);
+    json_decref(j);
     pieces_free(&p);
     CHECK(server_stop(&s), "no clean exit");
 }
