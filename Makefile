@@ -29,7 +29,7 @@ LIB_SRC := util/err.c util/sha256.c util/membudget.c util/dynbuf.c util/hex.c ut
            demangle/demangle.c macho/macho.c dsym/dwarf.c dsym/dwarf_read.c dsym/dwarf_line.c dsym/dwarf_die.c dsym/dwarf_inline.c dsym/lineindex.c dsym/linewrite.c macho/symindex.c macho/dyld_cache.c store/store.c store/hooks.c store/sqlite.c store/chunk_spool.c store/sqlite_schema.c store/postgres.c store/postgres_schema.c store/migrate.c store/appversion.c ingest/ingest.c ingest/unzip.c import/peek.c import/devsupport.c import/import.c \
            parser/backtrace.c parser/crash.c parser/crash_text.c parser/crash_ips.c parser/crash_sample.c parser/crash_panic.c parser/crash_kscrash.c parser/crash_plcrash.c parser/crash_metrickit.c parser/crash_minidump.c minidump/minidump.c minidump/walk.c util/multipart.c util/gzip.c util/protowire.c util/jsonbig.c server/symbolicate.c server/crashsym.c \
            server/crashtext.c server/metrics.c server/http.c server/http_framing.c server/acceptor.c server/http_images.c server/http_symbolicate.c server/http_crashes.c server/http_groups.c server/http_ops.c server/http_system.c server/http_webhooks.c server/retention.c server/http_chunks.c server/webhook.c server/regroup.c server/signature.c server/grouping.c server/grouping_file.c server/mdwalk.c \
-           client/walk.c client/http1.c client/upload.c \
+           client/walk.c client/http1.c client/chunkhash.c client/upload.c \
            unwind/unwind.c unwind/compact.c unwind/ehframe.c unwind/build.c unwind/walk.c \
            breakpad/sym.c breakpad/cfi.c breakpad/image.c breakpad/dumpsyms.c breakpad/unwrows.c \
            swift/node.c swift/punycode.c swift/parse.c swift/parse_old.c swift/print.c swift/demangle.c

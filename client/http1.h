@@ -50,6 +50,12 @@ void hc_close(hc_conn *c);
 bool hc_request(hc_conn *c, const char *method, const char *path, const char *ctype,
                 const void *body, size_t len, hc_resp *r, char *why, size_t cap);
 
+/* As hc_request, the body being len bytes of the open file fd from off,
+ * read a piece at a time (a file's chunk is never held whole). Sending
+ * fails with ENODATA in why when the file ends first. */
+bool hc_request_file(hc_conn *c, const char *method, const char *path, const char *ctype,
+                     int fd, uint64_t off, size_t len, hc_resp *r, char *why, size_t cap);
+
 void hc_resp_free(hc_resp *r);
 
 #endif

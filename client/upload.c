@@ -20,6 +20,7 @@
 #include "../util/hex.h"
 #include "../util/util.h"
 #include "../util/sha256.h"
+#include "chunkhash.h"
 #include "http1.h"
 #include "walk.h"
 
@@ -67,6 +68,9 @@ typedef struct {
     pthread_mutex_t mu; /* fs[].state and msg from workers */
     char note[512];     /* the chunk size lowered for a proxy */
     bool progress_bar, progress_lines;
+    /* seconds each step took (--json "phases"): walk, ask (options and
+     * check), send (plain POSTs, or chunks hashed and sent), assemble, wait */
+    double phase[5];
 } up_ctx;
 
 static double now_s(void)
@@ -124,18 +128,29 @@ static bool retryable(int status)
     return status == 408 || status == 429 || status == 507 || (status >= 500 && status != 501);
 }
 
+/* A request's body: len bytes of data, or (data NULL) of file fd from off. */
+typedef struct {
+    const void *data;
+    int fd;
+    uint64_t off;
+    size_t len;
+} req_body;
+
 /* One request with retries: network errors and retryable statuses are
  * tried again after a backoff (0.25 s doubling to 8 s, or Retry-After up
  * to 60 s). True with the last answer in r (any status), false with why
  * when no answer came after every try. */
 static bool call(up_ctx *u, hc_conn *c, const char *method, const char *path, const char *ctype,
-                 const void *body, size_t len, hc_resp *r, char *why, size_t cap)
+                 const req_body *b, hc_resp *r, char *why, size_t cap)
 {
     double backoff = 0.25;
     int tries = u->o->retries >= 0 ? u->o->retries : 6;
     for (int i = 0;; i++) {
         uint64_t before = c->wire_sent;
-        bool ok = hc_request(c, method, path, ctype, body, len, r, why, cap);
+        bool ok = b->data || !b->len
+                      ? hc_request(c, method, path, ctype, b->data, b->len, r, why, cap)
+                      : hc_request_file(c, method, path, ctype, b->fd, b->off, b->len, r, why,
+                                        cap);
         atomic_fetch_add(&u->wire, c->wire_sent - before);
         if (ok && !retryable(r->status))
             return true;
@@ -157,8 +172,8 @@ static bool call_json(up_ctx *u, hc_conn *c, const char *method, const char *pat
                       hc_resp *r, json_t **doc, char *why, size_t cap)
 {
     char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
-    bool ok = call(u, c, method, path, body ? "application/json" : NULL, body,
-                   body ? strlen(body) : 0, r, why, cap);
+    req_body b = {body, -1, 0, body ? strlen(body) : 0};
+    bool ok = call(u, c, method, path, body ? "application/json" : NULL, &b, r, why, cap);
     free(body);
     *doc = ok && r->len ? json_loadb(r->body, r->len, 0, NULL) : NULL;
     return ok;
@@ -354,9 +369,9 @@ static size_t chunk_len(const up_ctx *u, const fstate *f, size_t k)
     return (size_t)(left < u->chunk_size ? left : u->chunk_size);
 }
 
-/* Sends one chunk (POST /v1/chunks/<hex>). *status: the answer's, 0 when
- * none came. */
-static bool send_chunk(up_ctx *u, hc_conn *c, const uint8_t sha[SHA256_LEN], const uint8_t *data,
+/* Sends one chunk (POST /v1/chunks/<hex>): len bytes of file fd from off.
+ * *status: the answer's, 0 when none came. */
+static bool send_chunk(up_ctx *u, hc_conn *c, const uint8_t sha[SHA256_LEN], int fd, uint64_t off,
                        size_t len, int *status, char *why, size_t cap)
 {
     char hex[SHA256_HEX_LEN + 1], path[128];
@@ -364,7 +379,8 @@ static bool send_chunk(up_ctx *u, hc_conn *c, const uint8_t sha[SHA256_LEN], con
     snprintf(path, sizeof path, "/v1/chunks/%s", hex);
     hc_resp r;
     *status = 0;
-    if (!call(u, c, "POST", path, "application/octet-stream", data, len, &r, why, cap))
+    req_body b = {NULL, fd, off, len};
+    if (!call(u, c, "POST", path, "application/octet-stream", &b, &r, why, cap))
         return false;
     *status = r.status;
     bool ok = r.status == 200 || r.status == 201;
@@ -448,8 +464,12 @@ static void settle_chunk_size(up_ctx *u, hc_conn *c, uint8_t *buf)
         sha256(buf, len, h[0]);
         if (!chunks_missing(u, c, h, 1, &miss, why, sizeof why) || !miss)
             return;
-        if (send_chunk(u, c, h[0], buf, len, &status, why, sizeof why) || status != 413 ||
-            u->chunk_size / 2 < MIN_CHUNK)
+        int fd = open(big->f->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        bool sent = send_chunk(u, c, h[0], fd, 0, len, &status, why, sizeof why);
+        close(fd);
+        if (sent || status != 413 || u->chunk_size / 2 < MIN_CHUNK)
             break;
         u->chunk_size /= 2;
     }
@@ -480,13 +500,15 @@ static bool take_task(up_ctx *u, task *t)
 }
 
 /* A worker of the pool: sends queued chunks on its own kept-alive
- * connection until the queue is closed and empty. */
+ * connection until the queue is closed and empty, each read from the file
+ * as it goes (hc_request_file). */
 static void *chunk_worker(void *arg)
 {
     up_ctx *u = arg;
     hc_conn c;
     hc_init(&c, &u->url, u->o->token, u->o->timeout_s);
-    uint8_t *buf = malloc(u->chunk_size);
+    size_t open_file = SIZE_MAX;
+    int fd = -1, open_err = 0;
     task t;
     while (take_task(u, &t)) {
         fstate *f = &u->fs[t.file];
@@ -497,17 +519,25 @@ static void *chunk_worker(void *arg)
             atomic_fetch_add(&u->bytes_done, len);
             continue;
         }
-        if (!buf || !read_at(f->f->path, (uint64_t)t.chunk * u->chunk_size, buf, len))
-            fail_file(u, f, "cannot read chunk %zu: %s", t.chunk,
-                      buf ? strerror(errno) : "no memory");
-        else if (!send_chunk(u, &c, f->chunks[t.chunk], buf, len, &status, why, sizeof why))
+        if (t.file != open_file) {
+            if (fd >= 0)
+                close(fd);
+            fd = open(f->f->path, O_RDONLY | O_CLOEXEC);
+            open_err = errno;
+            open_file = t.file;
+        }
+        if (fd < 0)
+            fail_file(u, f, "cannot read chunk %zu: %s", t.chunk, strerror(open_err));
+        else if (!send_chunk(u, &c, f->chunks[t.chunk], fd, (uint64_t)t.chunk * u->chunk_size,
+                             len, &status, why, sizeof why))
             fail_file(u, f, "chunk %zu: %s%s", t.chunk, why,
                       status == 413 ? " (a proxy's body limit below the chunk size: pass "
                                       "--chunk-size below it, or raise the limit)"
                                     : "");
         atomic_fetch_add(&u->bytes_done, len);
     }
-    free(buf);
+    if (fd >= 0)
+        close(fd);
     hc_close(&c);
     atomic_fetch_sub(&u->workers_left, 1);
     return NULL;
@@ -615,15 +645,27 @@ static bool queue_batch(up_ctx *u, hc_conn *c, const task *batch, size_t n, hash
     return ok;
 }
 
-/* Hashes every file to send, chunk by chunk (and whole), asking after each
- * batch of chunks (PIPE_BATCH_BYTES) which the server lacks and queueing those for the
- * workers, which send them meanwhile. */
+/* Threads hashing chunks: one per core (the whole-file hash takes one
+ * more), at most 8. */
+static int hash_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* Hashes every file to send (its chunks on several threads, each file
+ * whole on one more: chunkhash.c), asking after each batch of chunks
+ * (PIPE_BATCH_BYTES, in file order) which the server lacks and queueing
+ * those for the workers, which send them while the later ones are hashed. */
 static void send_chunks(up_ctx *u, hc_conn *c)
 {
     u->bytes_todo = 0;
+    size_t nt = 0;
     for (size_t i = 0; i < u->nfs; i++)
-        if (u->fs[i].state == FS_TODO)
+        if (u->fs[i].state == FS_TODO) {
             u->bytes_todo += u->fs[i].f->size;
+            nt++;
+        }
     if (!u->bytes_todo)
         return;
     int jobs = u->jobs < 1 ? 1 : u->jobs > MAX_JOBS ? MAX_JOBS : u->jobs;
@@ -637,71 +679,72 @@ static void send_chunks(up_ctx *u, hc_conn *c)
             break;
     atomic_fetch_sub(&u->workers_left, jobs - started);
     double t0 = now_s(), last_line = t0;
-    uint8_t *buf = malloc(u->chunk_size);
     hash_set seen = {0};
     size_t pipe_batch = PIPE_BATCH_BYTES / u->chunk_size;
     if (pipe_batch < 4)
         pipe_batch = 4;
     task *batch = malloc(pipe_batch * sizeof *batch);
+    /* the files to hash, in order: fs index, path and size */
+    size_t *idx = malloc(nt * sizeof *idx);
+    const char **paths = malloc(nt * sizeof *paths);
+    uint64_t *sizes = malloc(nt * sizeof *sizes);
+    for (size_t i = 0, t = 0; idx && paths && sizes && i < u->nfs; i++)
+        if (u->fs[i].state == FS_TODO) {
+            idx[t] = i;
+            paths[t] = u->fs[i].f->path;
+            sizes[t++] = u->fs[i].f->size;
+        }
+    chash *h = idx && paths && sizes && batch
+                   ? chash_start(paths, sizes, nt, u->chunk_size, hash_threads())
+                   : NULL;
     char why[512];
-    for (size_t i = 0; i < u->nfs; i++) {
+    if (!h)
+        for (size_t i = 0; i < u->nfs; i++)
+            if (u->fs[i].state == FS_TODO)
+                fail_file(u, &u->fs[i], "cannot hash it: no memory");
+    for (size_t t = 0; h && t < nt; t++) {
+        size_t i = idx[t];
         fstate *f = &u->fs[i];
-        if (f->state != FS_TODO)
-            continue;
-        uint64_t size = f->f->size;
-        f->nchunks = size ? (size_t)((size - 1) / u->chunk_size + 1) : 0;
+        f->nchunks = chash_nchunks(h, t);
         f->chunks = malloc((f->nchunks ? f->nchunks : 1) * sizeof *f->chunks);
-        sha256_ctx *whole = sha256_new();
-        int fd = open(f->f->path, O_RDONLY | O_CLOEXEC);
-        bool ok = buf && batch && f->chunks && whole && fd >= 0;
-        if (!ok)
-            fail_file(u, f, "cannot read the file: %s", fd < 0 ? strerror(errno) : "no memory");
+        if (!f->chunks) {
+            fail_file(u, f, "cannot hash it: no memory");
+            continue;
+        }
         size_t nb = 0;
-        for (size_t k = 0; ok && k < f->nchunks; k++) {
-            size_t len = chunk_len(u, f, k), got = 0;
-            while (got < len) {
-                ssize_t r = read(fd, buf + got, len - got);
-                if (r < 0 && errno == EINTR)
-                    continue;
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
-            if (got != len) {
-                fail_file(u, f, "cannot read the file to hash it: %s",
-                          errno ? strerror(errno) : "it changed size");
-                ok = false;
+        for (size_t k = 0; k < f->nchunks; k++) {
+            if (!chash_chunk(h, t, k, f->chunks[k], why, sizeof why)) {
+                fail_file(u, f, "%s", why);
                 break;
             }
-            sha256(buf, len, f->chunks[k]);
-            sha256_update(whole, buf, len);
             batch[nb++] = (task){i, k};
             if (nb == pipe_batch || k + 1 == f->nchunks) {
                 if (!queue_batch(u, c, batch, nb, &seen, why, sizeof why)) {
                     fail_file(u, f, "asking which chunks the server lacks: %s", why);
-                    ok = false;
+                    break;
                 }
                 nb = 0;
                 show_progress(u, t0, &last_line);
             }
         }
-        if (fd >= 0)
-            close(fd);
-        if (whole) {
-            if (ok)
-                sha256_final(whole, f->sha);
-            else
-                sha256_free(whole);
-        }
     }
-    free(buf);
-    free(batch);
-    free(seen.h);
-    free(seen.used);
     pthread_mutex_lock(&u->qmu);
     u->queue_closed = true;
     pthread_cond_broadcast(&u->qcv);
     pthread_mutex_unlock(&u->qmu);
+    /* the whole files' hashes, for the assembly (hashed beside the chunks) */
+    for (size_t t = 0; h && t < nt; t++) {
+        fstate *f = &u->fs[idx[t]];
+        if (!has_failed(u, f) && !chash_whole(h, t, f->sha, why, sizeof why))
+            fail_file(u, f, "%s", why);
+    }
+    chash_free(h);
+    free(idx);
+    free(paths);
+    free(sizes);
+    free(batch);
+    free(seen.h);
+    free(seen.used);
     if (!started) /* no thread could start: this one sends */
         chunk_worker(u);
     while (atomic_load(&u->workers_left) > 0) {
@@ -775,8 +818,10 @@ static void assemble(up_ctx *u, hc_conn *c, fstate *f)
         if (r.status == 409) {
             json_t *m = json_object_get(doc, "missing");
             size_t nm = json_array_size(m);
-            uint8_t *buf = malloc(u->chunk_size);
-            for (size_t i = 0; buf && i < nm && f->state == FS_TODO; i++) {
+            int fd = open(f->f->path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                fail_file(u, f, "cannot read it: %s", strerror(errno));
+            for (size_t i = 0; fd >= 0 && i < nm && f->state == FS_TODO; i++) {
                 uint8_t want[SHA256_LEN];
                 if (!sha256_parse_hex(json_string_value(json_array_get(m, i)), want))
                     continue;
@@ -784,13 +829,14 @@ static void assemble(up_ctx *u, hc_conn *c, fstate *f)
                     if (memcmp(f->chunks[k], want, SHA256_LEN) == 0) {
                         int status;
                         size_t len = chunk_len(u, f, k);
-                        if (!read_at(f->f->path, (uint64_t)k * u->chunk_size, buf, len) ||
-                            !send_chunk(u, c, want, buf, len, &status, why, sizeof why))
+                        if (!send_chunk(u, c, want, fd, (uint64_t)k * u->chunk_size, len,
+                                        &status, why, sizeof why))
                             fail_file(u, f, "chunk %zu: %s", k, why);
                         break;
                     }
             }
-            free(buf);
+            if (fd >= 0)
+                close(fd);
         } else
             take_answer(u, f, &r);
         hc_resp_free(&r);
@@ -816,8 +862,8 @@ static void post_plain(up_ctx *u, hc_conn *c, fstate *f)
     url_encode(base_name(f->f->path), name, sizeof name);
     snprintf(path, sizeof path, "/v1/images?name=%s", name);
     hc_resp r;
-    if (!call(u, c, "POST", path, "application/octet-stream", m, f->f->size, &r, why,
-              sizeof why))
+    req_body b = {m, -1, 0, (size_t)f->f->size};
+    if (!call(u, c, "POST", path, "application/octet-stream", &b, &r, why, sizeof why))
         fail_file(u, f, "%s", why);
     else {
         atomic_fetch_add(&u->bytes_sent, f->f->size);
@@ -897,6 +943,10 @@ static int summary(up_ctx *u, const up_list *l, double secs)
             "retries", (json_int_t)atomic_load(&u->retries), "seconds", secs, "files", files);
         if (u->note[0])
             json_object_set_new(doc, "note", json_string(u->note));
+        json_object_set_new(doc, "phases",
+                            json_pack("{s:f, s:f, s:f, s:f, s:f}", "walk", u->phase[0], "ask",
+                                      u->phase[1], "send", u->phase[2], "assemble",
+                                      u->phase[3], "wait", u->phase[4]));
         char *s = json_dumps(doc, JSON_INDENT(1));
         printf("%s\n", s);
         free(s);
@@ -1004,6 +1054,8 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
         fprintf(stderr, "symd upload: %zu files found (%zu other files ignored)\n", l.n,
                 l.ignored);
 
+    double mark = now_s();
+    u->phase[0] = mark - t0;
     hc_conn c;
     hc_init(&c, &u->url, o->token, o->timeout_s);
     bool absent = false, plain = o->plain;
@@ -1016,6 +1068,8 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
     }
     if (reached && !check_files(u, &c, &absent, why, sizeof why) && !absent)
         reached = false;
+    u->phase[1] = now_s() - mark;
+    mark = now_s();
     if (!reached) {
         for (size_t i = 0; i < u->nfs; i++)
             if (u->fs[i].state == FS_TODO)
@@ -1033,12 +1087,19 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
             settle_chunk_size(u, &c, buf);
         free(buf);
         send_chunks(u, &c);
+        u->phase[2] = now_s() - mark;
+        mark = now_s();
         for (size_t i = 0; i < u->nfs; i++)
             if (u->fs[i].state == FS_TODO)
                 assemble(u, &c, &u->fs[i]);
+        u->phase[3] = now_s() - mark;
     }
+    if (plain)
+        u->phase[2] = now_s() - mark;
+    mark = now_s();
     if (reached && o->wait)
         wait_queryable(u, &c);
+    u->phase[4] = now_s() - mark;
     hc_close(&c);
     int rc = summary(u, &l, now_s() - t0);
     for (size_t i = 0; i < u->nfs; i++) {
@@ -1055,3 +1116,4 @@ int up_run(const up_opts *o, const char *const *paths, size_t npaths)
     free(u);
     return rc;
 }
+
