@@ -1,12 +1,16 @@
 -- wrk script of the crash section: POST pre-written bodies, rotating
 -- through them, to any route (the path of the URL, query included).
 --
---   wrk -t2 -c4 -d5s -s bench/bodies.lua 'http://HOST:PORT/v1/crashes?store=false' -- DIR COUNT CTYPE [HEADER]
+--   wrk -t2 -c4 -d5s -s bench/bodies.lua 'http://HOST:PORT/v1/crashes?store=false' -- DIR COUNT CTYPE [HEADER [UUID]]
 --
 -- DIR holds body-000 .. body-(COUNT-1) (no extension); CTYPE is their
 -- Content-Type; HEADER, when given, one more header line "Name: value"
--- (e.g. "Prefer: return=minimal"). Requests are formatted once per thread in init(); each
--- thread starts at a different body. response() counts answers by status;
+-- (e.g. "Prefer: return=minimal"; "" for none). Requests are formatted once per thread in
+-- init(); each thread starts at a different body. UUID, when given, is a
+-- string of the bodies (a report's incident identifier) that every request
+-- replaces with a UUID of its own (a random prefix per thread and run, then
+-- the thread's request counter): each request is then a distinct report,
+-- as a store that keeps one copy of a report posted twice needs. response() counts answers by status;
 -- done() sums the threads' counters and prints the lines bench.py reads:
 --   lua: responses N non2xx N errors N
 --   lua: status 201 N          (one line per status seen)
@@ -33,15 +37,40 @@ function init(args)
       headers[name] = value
    end
    requests = {}
+   local uuid = args[5] ~= "" and args[5] or nil
    for i = 0, count - 1 do
       local name = string.format("%s/body-%03d", dir, i)
       local f = assert(io.open(name, "rb"))
       local body = f:read("*a")
       f:close()
-      requests[#requests + 1] = wrk.format("POST", wrk.path, headers, body)
+      if uuid then
+         -- the body cut at each occurrence, joined again per request
+         local parts, at = {}, 1
+         while true do
+            local s, e = body:find(uuid, at, true)
+            if not s then break end
+            parts[#parts + 1] = body:sub(at, s - 1)
+            at = e + 1
+         end
+         if #parts == 0 then
+            error(name .. " does not contain " .. uuid)
+         end
+         parts[#parts + 1] = body:sub(at)
+         requests[#requests + 1] = parts
+      else
+         requests[#requests + 1] = wrk.format("POST", wrk.path, headers, body)
+      end
    end
    nreq = #requests
    cur = (id or 0) * 7 % nreq
+   if uuid then
+      -- os.time and the thread make the prefix differ between runs and threads
+      math.randomseed(os.time() * 1009 + (id or 0) * 7919 + math.floor(os.clock() * 1e6))
+      prefix = string.format("%08X-%04X-4%03X-A%03X-", math.random(0, 0x7fffffff),
+                             math.random(0, 0xffff), math.random(0, 0xfff), math.random(0, 0xfff))
+      seq = 0
+      uheaders = headers
+   end
    responses = 0
    non2xx = 0
    statuses = {}
@@ -49,7 +78,12 @@ end
 
 function request()
    cur = cur % nreq + 1
-   return requests[cur]
+   if not prefix then
+      return requests[cur]
+   end
+   seq = seq + 1
+   local body = table.concat(requests[cur], prefix .. string.format("%012X", seq))
+   return wrk.format("POST", wrk.path, uheaders, body)
 end
 
 function response(status, headers, body)

@@ -243,6 +243,10 @@ static const char *const migrations[] = {
     "CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, hash BLOB NOT NULL UNIQUE,"
     "  size INTEGER NOT NULL, created_at INTEGER NOT NULL, data BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS chunks_created ON chunks(created_at, size);",
+    /* 12: reserved (the idempotency keys of crash posts, another branch) */
+    "",
+    /* 13: PostgreSQL's crash post in one statement; nothing here */
+    "",
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] == STORE_SCHEMA_VERSION,

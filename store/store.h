@@ -25,7 +25,7 @@
  * states, first and last app versions, state history, per-day counters of
  * versions, OS versions and devices); 11: chunks of uploads in parts).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 13
 
 typedef struct store store;
 
