@@ -25,6 +25,11 @@
 #define OID_INT4 23
 #define OID_TEXT 25
 #define OID_FLOAT8 701
+#define OID_BOOL_ARRAY 1000
+#define OID_BYTEA_ARRAY 1001
+#define OID_INT4_ARRAY 1007
+#define OID_TEXT_ARRAY 1009
+#define OID_INT8_ARRAY 1016
 
 /* The channel image writes are announced on; the payload is the UUID. */
 #define CHANNEL "symd_images"
@@ -141,9 +146,10 @@ static void p_i32(params *p, int x)
     p_add(p, OID_INT4, p->num[p->n], 0, 0);
 }
 
+/* A float8, exact (17 significant digits read back to the same double). */
 static void p_f64(params *p, double x)
 {
-    snprintf(p->num[p->n], sizeof p->num[0], "%.17g", x); /* exact: 17 digits */
+    snprintf(p->num[p->n], sizeof p->num[0], "%.17g", x);
     p_add(p, OID_FLOAT8, p->num[p->n], 0, 0);
 }
 
@@ -167,6 +173,78 @@ static void p_text_or_null(params *p, const char *s)
 static void p_bytes(params *p, const void *b, size_t n)
 {
     p_add(p, OID_BYTEA, b ? (const char *)b : "", (int)n, 1);
+}
+
+/* An array parameter in binary form (one dimension, from 1): its header,
+ * then each element's length (-1: NULL) and bytes. */
+typedef struct {
+    dynbuf b;
+    int32_t n;
+} bin_array;
+
+/* v at p, big-endian (the protocol's order). */
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* Starts a's empty array of elem (false: out of memory; dynbuf_free(&a->b)
+ * either way). */
+static bool arr_init(bin_array *a, Oid elem)
+{
+    uint8_t h[20];
+    put_be32(h, 1);               /* dimensions */
+    put_be32(h + 4, 1);           /* may hold NULLs */
+    put_be32(h + 8, elem);        /* element type */
+    put_be32(h + 12, 0);          /* elements: set by arr_param */
+    put_be32(h + 16, 1);          /* lower bound */
+    dynbuf_init(&a->b, (size_t)1 << 30);
+    a->n = 0;
+    return dynbuf_add(&a->b, h, sizeof h);
+}
+
+/* Appends an element: the len bytes at v, NULL when v is NULL. */
+static bool arr_add(bin_array *a, const void *v, int32_t len)
+{
+    uint8_t l[4];
+    put_be32(l, (uint32_t)(v ? len : -1));
+    a->n++;
+    return dynbuf_add(&a->b, l, 4) && (!v || !len || dynbuf_add(&a->b, v, (size_t)len));
+}
+
+/* Appends text s (NULL: NULL). */
+static bool arr_text(bin_array *a, const char *s)
+{
+    return arr_add(a, s, s ? (int32_t)strlen(s) : 0);
+}
+
+/* Appends s, NULL for NULL or "" (as p_text_or_null). */
+static bool arr_text_or_null(bin_array *a, const char *s)
+{
+    return arr_text(a, s && *s ? s : NULL);
+}
+
+/* Appends integer v of bytes bytes (4: int4, 8: int8), big-endian. */
+static bool arr_int(bin_array *a, int64_t v, int bytes)
+{
+    uint8_t x[8];
+    for (int i = 0; i < bytes; i++)
+        x[i] = (uint8_t)((uint64_t)v >> (8 * (bytes - 1 - i)));
+    return arr_add(a, x, bytes);
+}
+
+/* a as a parameter of p (type: the array's OID), pointing into a; an
+ * empty one has no dimension. */
+static void arr_param(params *p, bin_array *a, Oid type)
+{
+    if (!a->n)
+        put_be32(a->b.data, 0);
+    else
+        put_be32(a->b.data + 12, (uint32_t)a->n);
+    p_add(p, type, (const char *)a->b.data, a->n ? (int)a->b.len : 12, 1);
 }
 
 /* ---- prepared statements ----------------------------------------------------
@@ -2065,19 +2143,6 @@ static int img_cmp(const void *a, const void *b)
 static symd_status hook_emit_owned(pgc *c, const store_hooks *h, const char *type, char *data,
                                    int64_t now, symd_err *err);
 
-#define OID_BOOL_ARRAY 1000
-#define OID_TEXT_ARRAY 1009
-
-/* Appends s to b as an element of an array literal ("{...}", text form):
- * quoted, its quotes and backslashes escaped, so any text is one element. */
-static bool array_add_text(dynbuf *b, const char *s)
-{
-    bool ok = dynbuf_add(b, b->len > 1 ? ",\"" : "\"", b->len > 1 ? 2 : 1);
-    for (const char *q = s ? s : ""; ok && *q; q++)
-        ok = (*q == '"' || *q == '\\' ? dynbuf_add(b, "\\", 1) : true) && dynbuf_add(b, q, 1);
-    return ok && dynbuf_add(b, "\"", 1);
-}
-
 /* One crash post's call of symd_put_crash (schema 13): its parameters and
  * the buffers they point into (crash_call_free frees them). */
 typedef struct {
@@ -2086,7 +2151,7 @@ typedef struct {
     size_t *which;           /* the app's images (not the OS's): their index in imgs */
     size_t napp;
     uint8_t *uuids, *app_uuids;
-    dynbuf arches, names, systems;
+    bin_array arches, names, systems;
     char key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
     int64_t now;
 } crash_call;
@@ -2097,9 +2162,9 @@ static void crash_call_free(crash_call *k)
     free(k->which);
     free(k->uuids);
     free(k->app_uuids);
-    dynbuf_free(&k->arches);
-    dynbuf_free(&k->names);
-    dynbuf_free(&k->systems);
+    dynbuf_free(&k->arches.b);
+    dynbuf_free(&k->names.b);
+    dynbuf_free(&k->systems.b);
 }
 
 #define PUT_CRASH_SQL                                                                            \
@@ -2114,30 +2179,28 @@ static bool crash_call_make(crash_call *k, const put_crash_args *a, const store_
     memset(k, 0, sizeof *k);
     k->now = now;
     size_t n = a->nimgs;
-    dynbuf_init(&k->arches, (size_t)1 << 30);
-    dynbuf_init(&k->names, (size_t)1 << 30);
-    dynbuf_init(&k->systems, (size_t)1 << 30);
-    if (n && (!(k->imgs = malloc(n * sizeof *k->imgs)) || !(k->which = malloc(n * sizeof(size_t))) ||
-              !(k->uuids = malloc(16 * n)) || !(k->app_uuids = malloc(16 * n))))
+    bool ok = arr_init(&k->arches, OID_TEXT) && arr_init(&k->names, OID_TEXT) &&
+              arr_init(&k->systems, OID_BOOL);
+    if (!ok || (n && (!(k->imgs = malloc(n * sizeof *k->imgs)) ||
+                      !(k->which = malloc(n * sizeof(size_t))) || !(k->uuids = malloc(16 * n)) ||
+                      !(k->app_uuids = malloc(16 * n)))))
         return false;
     if (n) {
         memcpy(k->imgs, a->imgs, n * sizeof *k->imgs);
         qsort(k->imgs, n, sizeof *k->imgs, img_cmp);
     }
-    bool ok = dynbuf_add(&k->arches, "{", 1) && dynbuf_add(&k->names, "{", 1) &&
-              dynbuf_add(&k->systems, "{", 1);
     for (size_t i = 0; i < n && ok; i++) {
         const store_crash_image *im = &k->imgs[i];
+        uint8_t sys = im->system;
         memcpy(k->uuids + 16 * i, im->uuid, 16);
-        ok = array_add_text(&k->arches, im->arch) && array_add_text(&k->names, im->name) &&
-             dynbuf_add(&k->systems, i ? (im->system ? ",t" : ",f") : (im->system ? "t" : "f"), i ? 2 : 1);
+        ok = arr_text(&k->arches, im->arch ? im->arch : "") &&
+             arr_text(&k->names, im->name ? im->name : "") && arr_add(&k->systems, &sys, 1);
         if (!im->system) {
             memcpy(k->app_uuids + 16 * k->napp, im->uuid, 16);
             k->which[k->napp++] = i;
         }
     }
-    if (!ok || !dynbuf_add(&k->arches, "}", 1) || !dynbuf_add(&k->names, "}", 1) ||
-        !dynbuf_add(&k->systems, "}", 1))
+    if (!ok)
         return false;
     const store_crash *cr = a->c;
     const store_crash_image *app = NULL;
@@ -2179,9 +2242,9 @@ static bool crash_call_make(crash_call *k, const put_crash_args *a, const store_
     p_text(p, versioned ? k->key : NULL);
     p_text(p, versioned ? k->fkey : NULL);
     p_bytes(p, k->uuids, 16 * n);
-    p_add(p, OID_TEXT_ARRAY, (const char *)k->arches.data, 0, 0);
-    p_add(p, OID_TEXT_ARRAY, (const char *)k->names.data, 0, 0);
-    p_add(p, OID_BOOL_ARRAY, (const char *)k->systems.data, 0, 0);
+    arr_param(p, &k->arches, OID_TEXT_ARRAY);
+    arr_param(p, &k->names, OID_TEXT_ARRAY);
+    arr_param(p, &k->systems, OID_BOOL_ARRAY);
     bool on = store_hooks_on(h);
     p_bool(p, on);
     p_bytes(p, k->app_uuids, 16 * k->napp);
@@ -2281,74 +2344,6 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
  * with the batch's sums. A batch that fails is stored again one crash at a
  * time, so one bad crash fails only its own post. */
 #define CRASH_BATCH_MAX 64
-
-#define OID_INT4_ARRAY 1007
-#define OID_INT8_ARRAY 1016
-#define OID_BYTEA_ARRAY 1001
-
-/* An array parameter in binary form (one dimension, from 1): its header,
- * then each element's length (-1: NULL) and bytes. */
-typedef struct {
-    dynbuf b;
-    int32_t n;
-} bin_array;
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static bool arr_init(bin_array *a, Oid elem)
-{
-    uint8_t h[20];
-    put_be32(h, 1);               /* dimensions */
-    put_be32(h + 4, 1);           /* may hold NULLs */
-    put_be32(h + 8, elem);        /* element type */
-    put_be32(h + 12, 0);          /* elements: set by arr_param */
-    put_be32(h + 16, 1);          /* lower bound */
-    dynbuf_init(&a->b, (size_t)1 << 30);
-    a->n = 0;
-    return dynbuf_add(&a->b, h, sizeof h);
-}
-
-static bool arr_add(bin_array *a, const void *v, int32_t len)
-{
-    uint8_t l[4];
-    put_be32(l, (uint32_t)(v ? len : -1));
-    a->n++;
-    return dynbuf_add(&a->b, l, 4) && (!v || !len || dynbuf_add(&a->b, v, (size_t)len));
-}
-
-static bool arr_text(bin_array *a, const char *s)
-{
-    return arr_add(a, s, s ? (int32_t)strlen(s) : 0);
-}
-
-static bool arr_text_or_null(bin_array *a, const char *s)
-{
-    return arr_text(a, s && *s ? s : NULL);
-}
-
-static bool arr_int(bin_array *a, int64_t v, int bytes)
-{
-    uint8_t x[8];
-    for (int i = 0; i < bytes; i++)
-        x[i] = (uint8_t)((uint64_t)v >> (8 * (bytes - 1 - i)));
-    return arr_add(a, x, bytes);
-}
-
-/* a as parameter (type: the array's OID); an empty one has no dimension. */
-static void arr_param(params *p, bin_array *a, Oid type)
-{
-    if (!a->n)
-        put_be32(a->b.data, 0);
-    else
-        put_be32(a->b.data + 12, (uint32_t)a->n);
-    p_add(p, type, (const char *)a->b.data, a->n ? (int)a->b.len : 12, 1);
-}
 
 /* One crash waiting to be stored. */
 struct pg_crash_job {
