@@ -185,6 +185,9 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *cra
 bool store_ping(store *s);
 /* The backend's name: "sqlite" or "postgresql". */
 const char *store_backend_name(const store *s);
+/* Whether --db value where names a PostgreSQL database (a server reached
+ * over a connection, whose every statement waits on a round trip). */
+bool store_is_postgres(const char *where);
 
 /* What store_migrate copied of one table. */
 typedef struct {
