@@ -742,15 +742,16 @@ typedef symd_status (*tx_fn)(pgc *c, void *arg, symd_err *err);
 /* Runs fn in one transaction: committed when it succeeds, rolled back when
  * anything fails (nothing half-stored); run again when it lost a deadlock
  * or a serialization race to another node. */
-static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, symd_err *err)
+static symd_status in_tx_as(store_db *s, tx_fn fn, void *arg, const char *what, bool fn_begins,
+                            symd_err *err)
 {
     for (int attempt = 1;; attempt++) {
         pgc c;
         symd_err e = {0};
         symd_status r = conn_get(s, &c, &e);
         if (r == SYMD_OK) {
-            if (exec0(&c, "BEGIN", NULL, what, &e) && (r = fn(&c, arg, &e)) == SYMD_OK &&
-                !exec0(&c, "COMMIT", NULL, what, &e))
+            if ((fn_begins || exec0(&c, "BEGIN", NULL, what, &e)) &&
+                (r = fn(&c, arg, &e)) == SYMD_OK && !exec0(&c, "COMMIT", NULL, what, &e))
                 r = e.kind;
             if (e.kind != SYMD_OK)
                 r = e.kind;
@@ -765,6 +766,71 @@ static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, sym
                 *err = e;
             return r;
         }
+    }
+}
+
+static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, symd_err *err)
+{
+    return in_tx_as(s, fn, arg, what, false, err);
+}
+
+/* BEGIN and sql sent together, in one round trip (libpq's pipeline mode);
+ * sql's result as run() answers it, else NULL with err set. For in_tx_as's
+ * fn_begins: the first statement of fn. A connection found dead is made
+ * again and the two sent again, once: nothing was committed (no COMMIT
+ * was sent). */
+static PGresult *run_begin(pgc *c, const char *sql, const params *p, const char *what,
+                           symd_err *err)
+{
+    int n = p ? p->n : 0;
+    for (bool retry = !c->fresh;; retry = false) {
+        PGconn *k = c->c;
+        PGresult *refused = NULL, *out = NULL, *bad = NULL;
+        const char *name = stmt_prepared(c, sql, p, &refused);
+        if (refused) {
+            bad = refused;
+        } else if (PQenterPipelineMode(k)) {
+            bool sent = PQsendQueryParams(k, "BEGIN", 0, NULL, NULL, NULL, NULL, 1) &&
+                        (name ? PQsendQueryPrepared(k, name, n, p ? p->v : NULL,
+                                                    p ? p->len : NULL, p ? p->fmt : NULL, 1)
+                              : PQsendQueryParams(k, sql, n, p ? p->type : NULL,
+                                                  p ? p->v : NULL, p ? p->len : NULL,
+                                                  p ? p->fmt : NULL, 1)) &&
+                        PQpipelineSync(k);
+            /* each statement's results up to its NULL, then the sync's */
+            for (int q = 0; sent && q < 3; q++) {
+                PGresult *r;
+                while ((r = PQgetResult(k))) {
+                    ExecStatusType st = PQresultStatus(r);
+                    if (q == 1 && st == PGRES_TUPLES_OK && !out)
+                        out = r;
+                    else if ((st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED) && !bad)
+                        bad = r;
+                    else
+                        PQclear(r);
+                    if (st == PGRES_PIPELINE_SYNC)
+                        break;
+                }
+                if (PQstatus(k) == CONNECTION_BAD)
+                    break;
+            }
+            PQexitPipelineMode(k);
+        }
+        if (out && !bad)
+            return out;
+        PQclear(out);
+        if (retry && PQstatus(k) == CONNECTION_BAD) {
+            PQclear(bad);
+            c->fresh = true;
+            conn_reset(c);
+            if (PQstatus(c->c) == CONNECTION_OK)
+                continue;
+            pg_fail(err, c, NULL, what);
+            return NULL;
+        }
+        pg_fail(err, c, bad, what);
+        PQclear(bad);
+        return NULL;
     }
 }
 
@@ -2329,7 +2395,9 @@ static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
     if (!crash_call_make(&k, a, c->db->hooks, store_now_ms())) {
         r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
     } else {
-        PGresult *res = run(c, PUT_CRASH_SQL, &k.p, "storing crash", err);
+        /* in a transaction of in_tx_as (webhooks on): BEGIN goes with it */
+        PGresult *res = c->once ? run(c, PUT_CRASH_SQL, &k.p, "storing crash", err)
+                                : run_begin(c, PUT_CRASH_SQL, &k.p, "storing crash", err);
         r = res ? crash_call_done(c, &k, a, res, err) : err->kind;
         PQclear(res);
     }
@@ -2545,7 +2613,7 @@ static symd_status pg_put_crash(store_db *s, const store_crash *c, int codec, si
 {
     put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev};
     if (store_hooks_on(s->hooks)) {
-        symd_status r = in_tx(s, put_crash_tx, &a, "storing crash", err);
+        symd_status r = in_tx_as(s, put_crash_tx, &a, "storing crash", true, err);
         if (r != SYMD_OK)
             memset(ev, 0, sizeof *ev);
         return r;
