@@ -19,7 +19,7 @@
 #   BENCH_SERVER_THREADS=  symd serve --threads (default: symd's, one per core)
 #   BENCH_SYMD=./symd      the symd binary to measure (e.g. another build)
 #   BENCH_STRICT=1         also exit non-zero when a performance goal is missed
-#   BENCH_SECTIONS="symtab dwarf swift crash postgres"  which parts to run
+#   BENCH_SECTIONS="symtab dwarf swift crash postgres"  which parts to run ("pg": postgres)
 #   BENCH_DWARF_FUNCTIONS=6000     functions of the generated program
 #   BENCH_DWARF_UNITS=20           its translation units (BENCH_DWARF_CXX_UNITS=4 of them C++)
 #   BENCH_DWARF_WAIT=30    seconds to wait for the dSYM to become queryable
@@ -40,6 +40,8 @@
 #   BENCH_PG_ROUNDS=2      its rounds (best of each configuration)
 #   BENCH_PG_PORT=55433    the port of its throwaway cluster (tests/pg/start.sh)
 #   BENCH_PG_POOL=         symd serve --db-pool on PostgreSQL (default: symd's)
+#   BENCH_PG_REPORT=       the real report its crash posts store (default: the crash
+#                          section's small one, BENCH_CRASH_SMALL in BENCH_CRASH_REPORTS)
 #   BENCH_MD_DIR=          the real minidumps (default ../shared/minidumps)
 #   BENCH_MD_STACKWALK=    Breakpad's minidump_stackwalk (default: tests/oracle's npm package)
 #   BENCH_MD_SETS="sym binary"  symd's symbol sets: the .sym files; binaries + dSYMs
@@ -98,6 +100,8 @@ BENCH_MD_CONNS=${BENCH_MD_CONNS:-2}
 BENCH_MD_RUNS=${BENCH_MD_RUNS:-60}
 BENCH_MD_ROUNDS=${BENCH_MD_ROUNDS:-2}
 BENCH_MD_DUMPSYMS_RUNS=${BENCH_MD_DUMPSYMS_RUNS:-3}
+BENCH_SECTIONS=" $BENCH_SECTIONS "
+BENCH_SECTIONS=${BENCH_SECTIONS// pg / postgres }
 want() { [[ " $BENCH_SECTIONS " == *" $1 "* ]]; }
 
 # wrk_rounds PREFIX BODIES SLICE [symbolizer args...]: for each connection
@@ -162,10 +166,11 @@ RES=$WORK/results
 mkdir -p "$RES"
 SERVER_PID=
 SECOND_PID=
+THIRD_PID=
 PG_DIR=
 cleanup() {
     local pid
-    for pid in "$SERVER_PID" "$SECOND_PID"; do
+    for pid in "$SERVER_PID" "$SECOND_PID" "$THIRD_PID"; do
         if [ -n "$pid" ]; then
             kill -TERM "$pid" 2>/dev/null || true
             wait "$pid" 2>/dev/null || true
@@ -193,7 +198,8 @@ start_server() {
     SERVER_NAME=$1
     URL=
     for _ in $(seq 200); do
-        URL=$(sed -n 's/^symd: listening on \(http:[^ ]*\)$/\1/p' "$WORK/serve-$1.out")
+        # (no file yet when the shell has not started the server yet)
+        URL=$(sed -n 's/^symd: listening on \(http:[^ ]*\)$/\1/p' "$WORK/serve-$1.out" 2>/dev/null || true)
         [ -n "$URL" ] && break
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/serve-$1.err" >&2; die "symd serve exited"; }
         sleep 0.05
@@ -598,6 +604,18 @@ pg_wrk() {
     done
 }
 
+# pg_crash_wrk LABEL URL PID: one wrk run posting the real report to
+# /v1/crashes (stored, Prefer: return=minimal), every post a distinct report
+# (its incident identifier replaced per request); result $RES/pg-crash-LABEL.json.
+pg_crash_wrk() {
+    $PY crash-wrk --url "$2" --path /v1/crashes --script "$BENCH/bodies.lua" \
+        --bodies "$WORK/pg-report/report" --count 1 --ctype text/plain --frames "$PG_REPORT_FRAMES" \
+        --expect 201 --header "Prefer: return=minimal" --distinct "$PG_REPORT_ID" \
+        --label "pg-crash-$1" --server-pid "$3" --conns "$BENCH_PG_CONNS" \
+        --threads "$BENCH_WRK_THREADS" --seconds "$BENCH_PG_SECONDS" \
+        --log "$WORK/pg-crash-wrk-$1.log" --out "$RES/pg-crash-$1.json"
+}
+
 if want postgres; then
     say "postgres: symd on PostgreSQL against SQLite (one node), two nodes against one"
     # Its own directory under /tmp: as root the cluster runs as "postgres",
@@ -617,6 +635,23 @@ if want postgres; then
         PG_DB=${PG_URI/\/postgres\?/\/symd_bench?}
         pool_args=()
         [ -n "$BENCH_PG_POOL" ] && pool_args=(--db-pool "$BENCH_PG_POOL")
+        # The crash path's report: a real one with an incident identifier
+        # (each post replaces it: distinct reports, as a store that keeps
+        # one copy of a report posted twice needs).
+        PG_REPORT=${BENCH_PG_REPORT:-}
+        if [ -z "$PG_REPORT" ]; then
+            for d in "${BENCH_CRASH_REPORTS:-}" "$ROOT/../shared/real-reports" /work/shared/real-reports; do
+                [ -n "$d" ] && [ -f "$d/$BENCH_CRASH_SMALL" ] && { PG_REPORT=$d/$BENCH_CRASH_SMALL; break; }
+            done
+        fi
+        PG_REPORT_ID=
+        if [ -n "$PG_REPORT" ] && [ -f "$PG_REPORT" ]; then
+            PG_REPORT_ID=$(sed -n 's/^Incident Identifier: *\([0-9A-Fa-f-]\{36\}\).*/\1/p' "$PG_REPORT" | head -1)
+        fi
+        if [ -z "$PG_REPORT_ID" ]; then
+            say "postgres: FAIL: no real report with an incident identifier (${PG_REPORT:-none}; set BENCH_PG_REPORT): no crash path"
+            printf '{"missing": "%s"}\n' "${PG_REPORT:-$BENCH_CRASH_SMALL}" >"$RES/pg-crash-missing.json"
+        fi
         symtab_prepare
         for backend in sqlite postgresql; do
             if [ $backend = sqlite ]; then
@@ -634,10 +669,30 @@ if want postgres; then
             # Warm-up (unmeasured): the index in the node's cache.
             BENCH_PG_ROUNDS=1 BENCH_PG_SECONDS=2 pg_wrk "$backend-warmup"
             pg_wrk "$backend-1node"
-            [ $backend = sqlite ] && stop_server
+            if [ $backend = sqlite ]; then
+                # kept (idle) for the crash rounds, which alternate the two
+                SQ_PID=$SERVER_PID SQ_URL=$URL THIRD_PID=$SERVER_PID SERVER_PID=
+                if [ -n "$PG_REPORT_ID" ]; then
+                    $PY crash-report-prep --url "$SQ_URL" --report "$PG_REPORT" \
+                        --dir "$WORK/pg-report" --out "$RES/pg-crash-report.json" >/dev/null
+                    PG_REPORT_FRAMES=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["frames"])' \
+                        "$RES/pg-crash-report.json")
+                fi
+            fi
         done
-        # Node a still runs on PostgreSQL; node b joins it on the same database.
+        if [ -n "$PG_REPORT_ID" ]; then
+            say "postgres: crash posts stored, SQLite and PostgreSQL in turn ($BENCH_PG_ROUNDS rounds)"
+            pg_crash_wrk sqlite-warmup "$SQ_URL" "$SQ_PID" >/dev/null
+            pg_crash_wrk postgresql-warmup "$URL" "$SERVER_PID" >/dev/null
+            for r in $(seq "$BENCH_PG_ROUNDS"); do
+                pg_crash_wrk "sqlite-1node-$r" "$SQ_URL" "$SQ_PID"
+                pg_crash_wrk "postgresql-1node-$r" "$URL" "$SERVER_PID"
+            done
+        fi
         A_PID=$SERVER_PID A_URL=$URL
+        SERVER_PID=$SQ_PID SERVER_NAME=pg-sqlite THIRD_PID=
+        stop_server
+        # Node a still runs on PostgreSQL; node b joins it on the same database.
         SERVER_DB=$PG_DB start_server pg-node-b "${pool_args[@]}"
         SECOND_PID=$SERVER_PID B_URL=$URL
         BENCH_PG_ROUNDS=1 BENCH_PG_SECONDS=2 pg_wrk "node-b-warmup"
@@ -654,6 +709,15 @@ if want postgres; then
                 wrk_pids+=($!)
             done
             for p in "${wrk_pids[@]}"; do wait "$p" || die "wrk on two nodes failed"; done
+            if [ -n "$PG_REPORT_ID" ]; then
+                # crash posts on both at once, right after (same cluster, same data)
+                pg_crash_wrk "2nodes-a-$r" "$A_URL" "$A_PID" &
+                wa=$!
+                pg_crash_wrk "2nodes-b-$r" "$B_URL" "$SECOND_PID" &
+                wb=$!
+                wait "$wa" || die "crash posts on node a failed"
+                wait "$wb" || die "crash posts on node b failed"
+            fi
         done
         stop_server # node b
         SECOND_PID=

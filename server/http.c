@@ -1510,11 +1510,14 @@ int server_run(const server_config *cfg)
     }
     /* libmicrohttpd keeps a connection on the pool thread that accepted it,
      * so a few busy keep-alive clients can land on one thread. Twice the
-     * cores (at least 4) keeps the cores busy in practice. */
+     * cores (at least 4) keeps the cores busy in practice. On PostgreSQL
+     * four times: a handler waits on its statements' round trips (a crash
+     * post on its batch's commit), and more posts under way make larger
+     * batches, each cheaper per crash. */
     int threads = cfg->threads;
     if (threads <= 0) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cores > 0 ? (int)(2 * cores) : 4;
+        threads = cores > 0 ? (int)((store_is_postgres(cfg->db) ? 4 : 2) * cores) : 4;
         if (threads < 4)
             threads = 4;
     }

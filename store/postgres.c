@@ -24,6 +24,12 @@
 #define OID_INT2 21
 #define OID_INT4 23
 #define OID_TEXT 25
+#define OID_FLOAT8 701
+#define OID_BOOL_ARRAY 1000
+#define OID_BYTEA_ARRAY 1001
+#define OID_INT4_ARRAY 1007
+#define OID_TEXT_ARRAY 1009
+#define OID_INT8_ARRAY 1016
 
 /* The channel image writes are announced on; the payload is the UUID. */
 #define CHANNEL "symd_images"
@@ -61,6 +67,11 @@ struct store_db {
     struct stmt_cache *caches; /* one per pooled connection */
     size_t stmt_max;           /* statements each keeps prepared */
     const store_hooks *hooks; /* what crash posts record for webhooks (the core's) */
+    /* crashes queued for the next group commit (pg_put_crash) */
+    pthread_mutex_t gc_mu;
+    pthread_cond_t gc_cv;
+    struct pg_crash_job *gc_head, *gc_tail;
+    bool gc_leading;
 };
 
 /* One pooled connection checked out, with the SQLSTATE of its last error. */
@@ -70,6 +81,7 @@ typedef struct {
     PGconn *c;
     char sqlstate[6];
     bool fresh; /* connected (again) at checkout */
+    bool once;  /* a statement that writes on its own (in_one): never run twice */
 } pgc;
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -134,6 +146,13 @@ static void p_i32(params *p, int x)
     p_add(p, OID_INT4, p->num[p->n], 0, 0);
 }
 
+/* A float8, exact (17 significant digits read back to the same double). */
+static void p_f64(params *p, double x)
+{
+    snprintf(p->num[p->n], sizeof p->num[0], "%.17g", x);
+    p_add(p, OID_FLOAT8, p->num[p->n], 0, 0);
+}
+
 static void p_bool(params *p, bool x)
 {
     p_add(p, OID_BOOL, x ? "t" : "f", 0, 0);
@@ -154,6 +173,78 @@ static void p_text_or_null(params *p, const char *s)
 static void p_bytes(params *p, const void *b, size_t n)
 {
     p_add(p, OID_BYTEA, b ? (const char *)b : "", (int)n, 1);
+}
+
+/* An array parameter in binary form (one dimension, from 1): its header,
+ * then each element's length (-1: NULL) and bytes. */
+typedef struct {
+    dynbuf b;
+    int32_t n;
+} bin_array;
+
+/* v at p, big-endian (the protocol's order). */
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* Starts a's empty array of elem (false: out of memory; dynbuf_free(&a->b)
+ * either way). */
+static bool arr_init(bin_array *a, Oid elem)
+{
+    uint8_t h[20];
+    put_be32(h, 1);               /* dimensions */
+    put_be32(h + 4, 1);           /* may hold NULLs */
+    put_be32(h + 8, elem);        /* element type */
+    put_be32(h + 12, 0);          /* elements: set by arr_param */
+    put_be32(h + 16, 1);          /* lower bound */
+    dynbuf_init(&a->b, (size_t)1 << 30);
+    a->n = 0;
+    return dynbuf_add(&a->b, h, sizeof h);
+}
+
+/* Appends an element: the len bytes at v, NULL when v is NULL. */
+static bool arr_add(bin_array *a, const void *v, int32_t len)
+{
+    uint8_t l[4];
+    put_be32(l, (uint32_t)(v ? len : -1));
+    a->n++;
+    return dynbuf_add(&a->b, l, 4) && (!v || !len || dynbuf_add(&a->b, v, (size_t)len));
+}
+
+/* Appends text s (NULL: NULL). */
+static bool arr_text(bin_array *a, const char *s)
+{
+    return arr_add(a, s, s ? (int32_t)strlen(s) : 0);
+}
+
+/* Appends s, NULL for NULL or "" (as p_text_or_null). */
+static bool arr_text_or_null(bin_array *a, const char *s)
+{
+    return arr_text(a, s && *s ? s : NULL);
+}
+
+/* Appends integer v of bytes bytes (4: int4, 8: int8), big-endian. */
+static bool arr_int(bin_array *a, int64_t v, int bytes)
+{
+    uint8_t x[8];
+    for (int i = 0; i < bytes; i++)
+        x[i] = (uint8_t)((uint64_t)v >> (8 * (bytes - 1 - i)));
+    return arr_add(a, x, bytes);
+}
+
+/* a as a parameter of p (type: the array's OID), pointing into a; an
+ * empty one has no dimension. */
+static void arr_param(params *p, bin_array *a, Oid type)
+{
+    if (!a->n)
+        put_be32(a->b.data, 0);
+    else
+        put_be32(a->b.data + 12, (uint32_t)a->n);
+    p_add(p, type, (const char *)a->b.data, a->n ? (int)a->b.len : 12, 1);
 }
 
 /* ---- prepared statements ----------------------------------------------------
@@ -289,7 +380,7 @@ static PGresult *run(pgc *c, const char *sql, const params *p, const char *what,
     /* A statement outside a transaction on a connection that died idle (the
      * server restarted since its last use, and the goodbye was not read
      * yet) did nothing: it runs again, once, on the connection made anew. */
-    bool retry = !c->fresh && PQtransactionStatus(c->c) == PQTRANS_IDLE;
+    bool retry = !c->fresh && !c->once && PQtransactionStatus(c->c) == PQTRANS_IDLE;
     PGresult *res;
     ExecStatusType st;
     for (;;) {
@@ -504,6 +595,8 @@ static void pg_close(store_db *s)
     free(s->uri);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_cond_destroy(&s->pool_cv);
+    pthread_mutex_destroy(&s->gc_mu);
+    pthread_cond_destroy(&s->gc_cv);
     free(s);
 }
 
@@ -539,6 +632,8 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
     s->wake[0] = s->wake[1] = -1;
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_cond_init(&s->pool_cv, NULL);
+    pthread_mutex_init(&s->gc_mu, NULL);
+    pthread_cond_init(&s->gc_cv, NULL);
     s->uri = strdup(where);
     s->conns = calloc((size_t)pool, sizeof *s->conns);
     s->busy = calloc((size_t)pool, sizeof *s->busy);
@@ -560,7 +655,7 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
         }
         s->nconns = i + 1;
         if (i == 0) {
-            pgc c = {s, 0, s->conns[0], "", true};
+            pgc c = {s, 0, s->conns[0], "", true, false};
             if (migrate(&c, err) != SYMD_OK || backfill_states(&c, err) != SYMD_OK) {
                 pg_close(s);
                 return err->kind;
@@ -570,7 +665,7 @@ static symd_status pg_open(const char *where, int pool, store_change_fn on_chang
     /* The listener listens before open returns: a write committed after
      * it is never missed. */
     if (on_change) {
-        pgc c = {s, -1, NULL, "", true};
+        pgc c = {s, -1, NULL, "", true, false};
         if (!(c.c = s->listen_conn = open_conn(where, err)) ||
             !exec0(&c, "LISTEN " CHANNEL, NULL, "listening for image writes", err)) {
             pg_close(s);
@@ -611,6 +706,7 @@ static symd_status conn_get(store_db *s, pgc *c, symd_err *err)
     c->i = i;
     c->c = s->conns[i];
     c->sqlstate[0] = 0;
+    c->once = false;
     /* An idle pooled connection has nothing to read unless the server
      * said goodbye (a restart, a terminated backend) or, rarely, sent a
      * notice: either way it is made again. */
@@ -646,21 +742,113 @@ typedef symd_status (*tx_fn)(pgc *c, void *arg, symd_err *err);
 /* Runs fn in one transaction: committed when it succeeds, rolled back when
  * anything fails (nothing half-stored); run again when it lost a deadlock
  * or a serialization race to another node. */
-static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, symd_err *err)
+static symd_status in_tx_as(store_db *s, tx_fn fn, void *arg, const char *what, bool fn_begins,
+                            symd_err *err)
 {
     for (int attempt = 1;; attempt++) {
         pgc c;
         symd_err e = {0};
         symd_status r = conn_get(s, &c, &e);
         if (r == SYMD_OK) {
-            if (exec0(&c, "BEGIN", NULL, what, &e) && (r = fn(&c, arg, &e)) == SYMD_OK &&
-                !exec0(&c, "COMMIT", NULL, what, &e))
+            if ((fn_begins || exec0(&c, "BEGIN", NULL, what, &e)) &&
+                (r = fn(&c, arg, &e)) == SYMD_OK && !exec0(&c, "COMMIT", NULL, what, &e))
                 r = e.kind;
             if (e.kind != SYMD_OK)
                 r = e.kind;
             if (r != SYMD_OK && PQstatus(c.c) == CONNECTION_OK &&
                 PQtransactionStatus(c.c) != PQTRANS_IDLE)
                 PQclear(PQexec(c.c, "ROLLBACK"));
+            conn_put(&c);
+        }
+        bool race = strcmp(c.sqlstate, "40P01") == 0 || strcmp(c.sqlstate, "40001") == 0;
+        if (r == SYMD_OK || !race || attempt == TX_ATTEMPTS) {
+            if (r != SYMD_OK && err && err->kind == SYMD_OK)
+                *err = e;
+            return r;
+        }
+    }
+}
+
+static symd_status in_tx(store_db *s, tx_fn fn, void *arg, const char *what, symd_err *err)
+{
+    return in_tx_as(s, fn, arg, what, false, err);
+}
+
+/* BEGIN and sql sent together, in one round trip (libpq's pipeline mode);
+ * sql's result as run() answers it, else NULL with err set. For in_tx_as's
+ * fn_begins: the first statement of fn. A connection found dead is made
+ * again and the two sent again, once: nothing was committed (no COMMIT
+ * was sent). */
+static PGresult *run_begin(pgc *c, const char *sql, const params *p, const char *what,
+                           symd_err *err)
+{
+    int n = p ? p->n : 0;
+    for (bool retry = !c->fresh;; retry = false) {
+        PGconn *k = c->c;
+        PGresult *refused = NULL, *out = NULL, *bad = NULL;
+        const char *name = stmt_prepared(c, sql, p, &refused);
+        if (refused) {
+            bad = refused;
+        } else if (PQenterPipelineMode(k)) {
+            bool sent = PQsendQueryParams(k, "BEGIN", 0, NULL, NULL, NULL, NULL, 1) &&
+                        (name ? PQsendQueryPrepared(k, name, n, p ? p->v : NULL,
+                                                    p ? p->len : NULL, p ? p->fmt : NULL, 1)
+                              : PQsendQueryParams(k, sql, n, p ? p->type : NULL,
+                                                  p ? p->v : NULL, p ? p->len : NULL,
+                                                  p ? p->fmt : NULL, 1)) &&
+                        PQpipelineSync(k);
+            /* each statement's results up to its NULL, then the sync's */
+            for (int q = 0; sent && q < 3; q++) {
+                PGresult *r;
+                while ((r = PQgetResult(k))) {
+                    ExecStatusType st = PQresultStatus(r);
+                    if (q == 1 && st == PGRES_TUPLES_OK && !out)
+                        out = r;
+                    else if ((st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED) && !bad)
+                        bad = r;
+                    else
+                        PQclear(r);
+                    if (st == PGRES_PIPELINE_SYNC)
+                        break;
+                }
+                if (PQstatus(k) == CONNECTION_BAD)
+                    break;
+            }
+            PQexitPipelineMode(k);
+        }
+        if (out && !bad)
+            return out;
+        PQclear(out);
+        if (retry && PQstatus(k) == CONNECTION_BAD) {
+            PQclear(bad);
+            c->fresh = true;
+            conn_reset(c);
+            if (PQstatus(c->c) == CONNECTION_OK)
+                continue;
+            pg_fail(err, c, NULL, what);
+            return NULL;
+        }
+        pg_fail(err, c, bad, what);
+        PQclear(bad);
+        return NULL;
+    }
+}
+
+/* Runs fn, whose work is one statement, as its own transaction (no BEGIN
+ * and COMMIT: one round trip); run again when it lost a deadlock to
+ * another node, as in_tx. A connection lost under it is not tried again
+ * here: the statement may have been committed. */
+static symd_status in_one(store_db *s, tx_fn fn, void *arg, symd_err *err)
+{
+    for (int attempt = 1;; attempt++) {
+        pgc c;
+        symd_err e = {0};
+        symd_status r = conn_get(s, &c, &e);
+        if (r == SYMD_OK) {
+            c.once = true;
+            r = fn(&c, arg, &e);
+            if (e.kind != SYMD_OK)
+                r = e.kind;
             conn_put(&c);
         }
         bool race = strcmp(c.sqlstate, "40P01") == 0 || strcmp(c.sqlstate, "40001") == 0;
@@ -2007,7 +2195,6 @@ typedef struct {
     size_t nimgs;
     int64_t *id;
     store_group_event *ev;
-    bool body_done; /* the transaction's statements ran: only its COMMIT was left */
 } put_crash_args;
 
 /* The stored crash with c's idem_key or else its content_key (the key
@@ -2030,6 +2217,33 @@ static symd_status first_copy(pgc *c, const store_crash *cr, int64_t *id, symd_e
     return x.bad ? bad_value(err, "finding the crash's first copy") : SYMD_OK;
 }
 
+/* After the connection was lost with a post's outcome unknown (at its
+ * COMMIT, or with its statement under way): its key finds the crash if it
+ * was stored. known is the id the statement answered (0: no answer came
+ * back). True when found, *a->id its id and a->ev a copy's when the id is
+ * not the one this post was given (another post stored it); a crash found
+ * with no answer is taken as this post's. */
+static bool recover_lost_post(store_db *s, put_crash_args *a, int64_t known)
+{
+    const store_crash *c = a->c;
+    if (!c->idem_key && !c->content_key)
+        return false;
+    pgc pc;
+    symd_err e = {0};
+    int64_t found = 0;
+    if (conn_get(s, &pc, &e) != SYMD_OK)
+        return false;
+    if (first_copy(&pc, c, &found, &e) != SYMD_OK)
+        found = 0;
+    conn_put(&pc);
+    if (!found)
+        return false;
+    memset(a->ev, 0, sizeof *a->ev);
+    a->ev->duplicate = known && found != known;
+    *a->id = found;
+    return true;
+}
+
 /* Images in one order on every node (uuid, then arch), so two crashes
  * counted at once lock their rows in the same order. */
 static int img_cmp(const void *a, const void *b)
@@ -2039,202 +2253,482 @@ static int img_cmp(const void *a, const void *b)
     return d ? d : strcmp(x->arch ? x->arch : "", y->arch ? y->arch : "");
 }
 
-static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
-                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
-                                      int64_t now, symd_err *err);
-static symd_status regressed_event_in_tx(pgc *c, const crash_key *k, const store_group_event *ev,
-                                         int64_t now, symd_err *err);
+static symd_status hook_emit_owned(pgc *c, const store_hooks *h, const char *type, char *data,
+                                   int64_t now, symd_err *err);
 
-/* Stores a crash and records the webhook events it causes. */
-static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
+/* One crash post's call of symd_put_crash (schema 13): its parameters and
+ * the buffers they point into (crash_call_free frees them). */
+typedef struct {
+    params p;
+    store_crash_image *imgs; /* the crash's images, sorted (img_cmp) */
+    size_t *which;           /* the app's images (not the OS's): their index in imgs */
+    size_t napp;
+    uint8_t *uuids, *app_uuids;
+    bin_array arches, names, systems;
+    char key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
+    int64_t now;
+} crash_call;
+
+static void crash_call_free(crash_call *k)
 {
-    put_crash_args *a = arg;
+    free(k->imgs);
+    free(k->which);
+    free(k->uuids);
+    free(k->app_uuids);
+    dynbuf_free(&k->arches.b);
+    dynbuf_free(&k->names.b);
+    dynbuf_free(&k->systems.b);
+}
+
+#define PUT_CRASH_SQL                                                                            \
+    "SELECT * FROM symd_put_crash($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, " \
+    "$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, " \
+    "$33, $34)"
+
+/* Fills k with a's call, made at now under hooks h (NULL: none); false
+ * when out of memory. */
+static bool crash_call_make(crash_call *k, const put_crash_args *a, const store_hooks *h,
+                            int64_t now)
+{
+    memset(k, 0, sizeof *k);
+    k->now = now;
+    size_t n = a->nimgs;
+    bool ok = arr_init(&k->arches, OID_TEXT) && arr_init(&k->names, OID_TEXT) &&
+              arr_init(&k->systems, OID_BOOL);
+    if (!ok || (n && (!(k->imgs = malloc(n * sizeof *k->imgs)) ||
+                      !(k->which = malloc(n * sizeof(size_t))) || !(k->uuids = malloc(16 * n)) ||
+                      !(k->app_uuids = malloc(16 * n)))))
+        return false;
+    if (n) {
+        memcpy(k->imgs, a->imgs, n * sizeof *k->imgs);
+        qsort(k->imgs, n, sizeof *k->imgs, img_cmp);
+    }
+    for (size_t i = 0; i < n && ok; i++) {
+        const store_crash_image *im = &k->imgs[i];
+        uint8_t sys = im->system;
+        memcpy(k->uuids + 16 * i, im->uuid, 16);
+        ok = arr_text(&k->arches, im->arch ? im->arch : "") &&
+             arr_text(&k->names, im->name ? im->name : "") && arr_add(&k->systems, &sys, 1);
+        if (!im->system) {
+            memcpy(k->app_uuids + 16 * k->napp, im->uuid, 16);
+            k->which[k->napp++] = i;
+        }
+    }
+    if (!ok)
+        return false;
     const store_crash *cr = a->c;
-    int64_t now = store_now_ms();
-    memset(a->ev, 0, sizeof *a->ev); /* a transaction run again decides again */
-    a->body_done = false;
     const store_crash_image *app = NULL;
     for (size_t i = 0; i < a->nimgs && !app; i++)
         if (a->imgs[i].app)
             app = &a->imgs[i];
-    params p = {0};
-    p_i64(&p, now);
-    p_text(&p, cr->kind ? cr->kind : "crash");
+    params *p = &k->p;
+    p_i64(p, now);
+    p_i64(p, store_day_of(now));
+    p_text(p, cr->kind ? cr->kind : "crash");
     if (cr->bug_type)
-        p_i32(&p, cr->bug_type);
+        p_i32(p, cr->bug_type);
     else
-        p_add(&p, OID_INT4, NULL, 0, 0);
-    p_text(&p, cr->format);
+        p_add(p, OID_INT4, NULL, 0, 0);
+    p_text(p, cr->format);
     const char *texts[] = {cr->process, cr->bundle_id, cr->app_version, cr->os_version,
                            cr->hardware_model, cr->incident_id, cr->exception_type};
     for (int i = 0; i < 7; i++)
-        p_text_or_null(&p, texts[i]);
-    p_text(&p, cr->signature);
+        p_text_or_null(p, texts[i]);
+    p_text(p, cr->signature);
     if (app) {
-        p_bytes(&p, app->uuid, 16);
-        p_text(&p, app->arch ? app->arch : "");
-        p_text(&p, app->name ? app->name : "");
+        p_bytes(p, app->uuid, 16);
+        p_text(p, app->arch ? app->arch : "");
+        p_text(p, app->name ? app->name : "");
     } else {
-        p_add(&p, OID_BYTEA, NULL, 0, 1);
-        p_text(&p, NULL);
-        p_text(&p, NULL);
+        p_add(p, OID_BYTEA, NULL, 0, 1);
+        p_text(p, NULL);
+        p_text(p, NULL);
     }
-    p_i32(&p, a->codec);
-    p_i64(&p, (int64_t)a->raw_len);
-    p_bytes(&p, cr->original, cr->original_len);
-    p_i32(&p, cr->part);
-    p_text_or_null(&p, cr->grouping_rule);
-    p_text_or_null(&p, cr->idem_key);
-    p_text_or_null(&p, cr->content_key);
-    /* a key already stored (or being stored by a transaction this one then
-     * waits for) inserts nothing: the post is a copy */
-    PGresult *res = run(c,
-                        "WITH c AS (INSERT INTO crashes(created_at, kind, bug_type, format, "
-                        "process, bundle_id, app_version, os_version, hardware_model, "
-                        "incident_id, exception_type, signature, app_uuid, app_arch, app_name, "
-                        "part, grouping_rule, idem_key, content_key) VALUES ($1, $2, $3, $4, "
-                        "$5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $19, $20, $21, $22) "
-                        "ON CONFLICT DO NOTHING RETURNING id) INSERT INTO crash_originals(id, "
-                        "codec, original_len, original) SELECT id, $16, $17, $18 FROM c "
-                        "RETURNING id",
-                        &p, "storing crash", err);
-    if (!res)
-        return err->kind;
-    rd x = {res, 0, false};
-    int rows = PQntuples(res);
-    *a->id = rows == 1 ? rd_i64(&x, 0) : 0;
-    PQclear(res);
-    if (rows == 0 && (cr->idem_key || cr->content_key)) {
-        symd_status r = first_copy(c, cr, a->id, err);
-        if (r != SYMD_OK)
-            return r;
-        if (!*a->id)
-            return symd_fail(err, SYMD_E_DB, "storing crash: no crash stored, none found");
-        a->ev->duplicate = true;
-        a->body_done = true;
-        return SYMD_OK;
-    }
-    if (x.bad || !*a->id)
-        return bad_value(err, "storing crash");
-    crash_key k = {cr->kind ? cr->kind : "crash", cr->signature,
-                   {cr->app_version, cr->os_version, cr->hardware_model}, cr->process, *a->id,
-                   now};
-    symd_status r = count_crash(c, &k, +1, err);
-    if (r == SYMD_OK)
-        r = group_state_on_report(c, &k, now, a->ev, err);
-    if (r == SYMD_OK && a->ev->regressed)
-        r = regressed_event_in_tx(c, &k, a->ev, now, err);
-    if (r == SYMD_OK && !a->nimgs) {
-        r = crash_events_in_tx(c, cr, NULL, 0, *a->id, now, err);
-        a->body_done = r == SYMD_OK;
-    }
-    if (r != SYMD_OK || !a->nimgs)
-        return r;
-    /* the images it needs: counted, and listed in the crash (",3,17,") */
-    store_crash_image *imgs = malloc(a->nimgs * sizeof *imgs);
-    dynbuf refs;
-    dynbuf_init(&refs, (a->nimgs + 1) * 24);
-    bool ok = imgs && dynbuf_add(&refs, ",", 1);
-    if (imgs) {
-        memcpy(imgs, a->imgs, a->nimgs * sizeof *imgs);
-        qsort(imgs, a->nimgs, sizeof *imgs, img_cmp);
-    }
-    for (size_t at = 0; at < a->nimgs && ok;) {
-        size_t n = a->nimgs - at < REF_ROWS_MAX ? a->nimgs - at : REF_ROWS_MAX;
-        dynbuf q;
-        dynbuf_init(&q, 8192);
-#define ADDSTR(str) dynbuf_add(&q, (str), strlen(str))
-        ok = ADDSTR("INSERT INTO crash_image_refs AS r (uuid, arch, name, system, crashes, "
-                    "last_crash_id) VALUES ");
-        params rp = {0};
-        p_i64(&rp, *a->id);
-        for (size_t i = 0; i < n && ok; i++) {
-            char row[96];
-            snprintf(row, sizeof row, "%s($%zu, $%zu, $%zu, $%zu, 1, $1)", i ? ", " : "",
-                     2 + REF_PARAMS * i, 3 + REF_PARAMS * i, 4 + REF_PARAMS * i,
-                     5 + REF_PARAMS * i);
-            ok = ADDSTR(row);
-            const store_crash_image *im = &imgs[at + i];
-            p_bytes(&rp, im->uuid, 16);
-            p_text(&rp, im->arch ? im->arch : "");
-            p_text(&rp, im->name ? im->name : "");
-            p_bool(&rp, im->system);
-        }
-        /* the OS's once any crash says so, as in the SQLite store */
-        ok = ok && ADDSTR(" ON CONFLICT (uuid, arch) DO UPDATE SET crashes = r.crashes + 1, "
-                          "last_crash_id = greatest(r.last_crash_id, excluded.last_crash_id), "
-                          "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE r.name "
-                          "END, system = r.system OR excluded.system RETURNING id") &&
-             dynbuf_add(&q, "", 1);
-#undef ADDSTR
-        PGresult *rr = ok ? run(c, (const char *)q.data, &rp, "storing the images the crash "
-                                                              "needs", err)
-                          : NULL;
-        dynbuf_free(&q);
-        ok = rr != NULL;
-        for (int i = 0; rr && i < PQntuples(rr) && ok; i++) {
-            rd y = {rr, i, false};
-            char num[24];
-            int len = snprintf(num, sizeof num, "%lld,", (long long)rd_i64(&y, 0));
-            ok = !y.bad && dynbuf_add(&refs, num, (size_t)len);
-        }
-        PQclear(rr);
-        at += n;
-    }
-    if (ok) {
-        ok = dynbuf_add(&refs, "", 1);
-        params sp = {0};
-        p_i64(&sp, *a->id);
-        p_text(&sp, (const char *)refs.data);
-        ok = ok && exec0(c, "UPDATE crashes SET refs = $2 WHERE id = $1", &sp,
-                         "storing the images the crash needs", err);
-    }
-    symd_status er = ok ? crash_events_in_tx(c, cr, imgs, a->nimgs, *a->id, now, err) : SYMD_OK;
-    free(imgs);
-    if (ok && er != SYMD_OK)
-        return er;
-    dynbuf_free(&refs);
-    if (!ok)
-        return err->kind != SYMD_OK ? err->kind
-                                    : symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    a->body_done = true;
-    return SYMD_OK;
+    p_i32(p, a->codec);
+    p_i64(p, (int64_t)a->raw_len);
+    p_bytes(p, cr->original, cr->original_len);
+    p_i32(p, cr->part);
+    p_text_or_null(p, cr->grouping_rule);
+    /* the group's workflow: the version's sort keys when it has them */
+    bool versioned = app_version_key(cr->app_version, k->key) &&
+                     app_version_first_key(cr->app_version, k->fkey);
+    p_text(p, versioned ? cr->app_version : NULL);
+    p_text(p, versioned ? k->key : NULL);
+    p_text(p, versioned ? k->fkey : NULL);
+    p_bytes(p, k->uuids, 16 * n);
+    arr_param(p, &k->arches, OID_TEXT_ARRAY);
+    arr_param(p, &k->names, OID_TEXT_ARRAY);
+    arr_param(p, &k->systems, OID_BOOL_ARRAY);
+    bool on = store_hooks_on(h);
+    p_bool(p, on);
+    p_bytes(p, k->app_uuids, 16 * k->napp);
+    p_f64(p, on ? h->spike_factor : 0.0);
+    p_i64(p, on ? h->spike_min : 0);
+    p_text_or_null(p, cr->idem_key);
+    p_text_or_null(p, cr->content_key);
+    return true;
 }
 
-/* One crash, one transaction: PostgreSQL commits concurrent transactions
- * together by itself, and crashes of several nodes never wait on one
- * batch's locks. */
+/* What symd_put_crash answered for k: the crash's id and *ev, and the
+ * webhook events it decided recorded (in c's transaction) in the order the
+ * statements they replace recorded them: group.regressed, group.new,
+ * image.missing, group.spike. */
+static symd_status crash_call_done(pgc *c, const crash_call *k, const put_crash_args *a,
+                                   PGresult *res, symd_err *err)
+{
+    const char *what = "storing crash";
+    store_group_event *ev = a->ev;
+    memset(ev, 0, sizeof *ev);
+    if (PQntuples(res) != 1 || PQnfields(res) != 12)
+        return bad_value(err, what);
+    rd x = {res, 0, false};
+    if (rd_i64(&x, 11)) { /* a copy of a stored crash: nothing counted, no event */
+        *a->id = rd_i64(&x, 0);
+        ev->duplicate = true;
+        return *a->id > 0 ? SYMD_OK
+                          : symd_fail(err, SYMD_E_DB, "storing crash: a copy of a crash gone");
+    }
+    int64_t id = rd_i64(&x, 0), count = rd_i64(&x, 1), reports = rd_i64(&x, 2);
+    ev->state = store_state_of(PQgetvalue(res, 0, 3), (size_t)PQgetlength(res, 0, 3));
+    ev->reopened = rd_i64(&x, 4);
+    ev->regressed = rd_i64(&x, 5);
+    rd_text_cut(&x, 6, ev->resolved_version, sizeof ev->resolved_version);
+    char *missing = rd_dup(&x, 7);
+    int64_t hour_count = rd_i64(&x, 8), base = rd_i64(&x, 9);
+    bool spiked = rd_i64(&x, 10);
+    ev->new_group = reports == 1;
+    if (x.bad || id <= 0 || (!rd_null(&x, 7) && !missing)) {
+        free(missing);
+        return x.bad || id <= 0 ? bad_value(err, what)
+                                : symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    }
+    *a->id = id;
+    const store_hooks *h = c->db->hooks;
+    const store_crash *cr = a->c;
+    const char *kind = cr->kind ? cr->kind : "crash";
+    symd_status r = SYMD_OK;
+    if (store_hooks_on(h)) {
+        if (ev->regressed)
+            r = hook_emit_owned(c, h, "group.regressed",
+                                store_hook_data_group_regressed(kind, cr->signature, id,
+                                                                cr->app_version,
+                                                                ev->resolved_version, count),
+                                k->now, err);
+        if (r == SYMD_OK && count == 1)
+            r = hook_emit_owned(c, h, "group.new", store_hook_data_group_new(cr, id), k->now,
+                                err);
+        /* "3,17": the app images' places (from 1) told missing */
+        for (char *q = missing; r == SYMD_OK && q && *q;) {
+            char *end;
+            long at = strtol(q, &end, 10);
+            if (end == q || at < 1 || (size_t)at > k->napp) {
+                r = bad_value(err, "recording the images told missing");
+                break;
+            }
+            r = hook_emit_owned(c, h, "image.missing",
+                                store_hook_data_image_missing(&k->imgs[k->which[at - 1]], cr, id),
+                                k->now, err);
+            q = *end == ',' ? end + 1 : end;
+        }
+        if (r == SYMD_OK && spiked)
+            r = hook_emit_owned(c, h, "group.spike",
+                                store_hook_data_group_spike(cr, id, k->now / 3600000, hour_count,
+                                                            base, h->spike_factor),
+                                k->now, err);
+    }
+    free(missing);
+    return r;
+}
+
+/* Stores a crash and records the webhook events it causes: one statement
+ * (symd_put_crash), then the events' rows when there are any. */
+static symd_status put_crash_tx(pgc *c, void *arg, symd_err *err)
+{
+    put_crash_args *a = arg;
+    memset(a->ev, 0, sizeof *a->ev); /* a transaction run again decides again */
+    crash_call k;
+    symd_status r;
+    if (!crash_call_make(&k, a, c->db->hooks, store_now_ms())) {
+        r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    } else {
+        /* in a transaction of in_tx_as (webhooks on): BEGIN goes with it */
+        PGresult *res = c->once ? run(c, PUT_CRASH_SQL, &k.p, "storing crash", err)
+                                : run_begin(c, PUT_CRASH_SQL, &k.p, "storing crash", err);
+        r = res ? crash_call_done(c, &k, a, res, err) : err->kind;
+        PQclear(res);
+    }
+    crash_call_free(&k);
+    return r;
+}
+
+/* ---- group commit (webhooks off) ----
+ * The first post to find no batch under way stores every crash queued
+ * meanwhile (up to CRASH_BATCH_MAX) in one statement, symd_put_crashes:
+ * one round trip and one commit for them all, each counter row moved once
+ * with the batch's sums. A batch that fails is stored again one crash at a
+ * time, so one bad crash fails only its own post. */
+#define CRASH_BATCH_MAX 64
+
+/* One crash waiting to be stored. */
+struct pg_crash_job {
+    put_crash_args a;
+    size_t at; /* its place in the queue (sorts jobs of one group) */
+    symd_status r;
+    symd_err err;
+    bool done;
+    struct pg_crash_job *next;
+};
+
+/* Jobs by kind, signature (as COLLATE "C" orders them), then arrival. */
+static int job_cmp(const void *x, const void *y)
+{
+    const struct pg_crash_job *a = *(struct pg_crash_job *const *)x,
+                              *b = *(struct pg_crash_job *const *)y;
+    const char *ka = a->a.c->kind ? a->a.c->kind : "crash",
+               *kb = b->a.c->kind ? b->a.c->kind : "crash";
+    int d = strcmp(ka, kb);
+    if (!d)
+        d = strcmp(a->a.c->signature, b->a.c->signature);
+    return d ? d : (a->at > b->at) - (a->at < b->at);
+}
+
+enum { BA_KIND, BA_BUG, BA_FORMAT, BA_PROCESS, BA_BUNDLE, BA_APPV, BA_OSV, BA_HW, BA_INCIDENT,
+       BA_EXC, BA_SIG, BA_APP_UUID, BA_APP_ARCH, BA_APP_NAME, BA_CODEC, BA_LEN, BA_ORIG, BA_PART,
+       BA_RULE, BA_VERSION, BA_VKEY, BA_FKEY, BA_IMG_CRASH, BA_IMG_UUID, BA_IMG_ARCH,
+       BA_IMG_NAME, BA_IMG_SYSTEM, BA_IDEM, BA_CONTENT, BA_COUNT };
+
+static const Oid batch_types[BA_COUNT] = {
+    OID_TEXT_ARRAY, OID_INT4_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY,
+    OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY,
+    OID_TEXT_ARRAY, OID_BYTEA_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_INT4_ARRAY,
+    OID_INT8_ARRAY, OID_BYTEA_ARRAY, OID_INT4_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY,
+    OID_TEXT_ARRAY, OID_TEXT_ARRAY, OID_INT4_ARRAY, OID_BYTEA_ARRAY, OID_TEXT_ARRAY,
+    OID_TEXT_ARRAY, OID_BOOL_ARRAY, OID_TEXT_ARRAY, OID_TEXT_ARRAY};
+
+static Oid elem_of(Oid array)
+{
+    switch (array) {
+    case OID_INT4_ARRAY: return OID_INT4;
+    case OID_INT8_ARRAY: return OID_INT8;
+    case OID_BYTEA_ARRAY: return OID_BYTEA;
+    case OID_BOOL_ARRAY: return OID_BOOL;
+    default: return OID_TEXT;
+    }
+}
+
+typedef struct {
+    struct pg_crash_job **jobs; /* sorted (job_cmp) */
+    size_t n;
+} batch_args;
+
+/* Appends job j (the batch's crash number k, from 1) to the arrays. */
+static bool batch_add(bin_array *ar, const struct pg_crash_job *j, int32_t k)
+{
+    const put_crash_args *a = &j->a;
+    const store_crash *cr = a->c;
+    const store_crash_image *app = NULL;
+    for (size_t i = 0; i < a->nimgs && !app; i++)
+        if (a->imgs[i].app)
+            app = &a->imgs[i];
+    char key[APP_VERSION_KEY_MAX], fkey[APP_VERSION_KEY_MAX];
+    bool versioned = app_version_key(cr->app_version, key) &&
+                     app_version_first_key(cr->app_version, fkey);
+    bool ok = arr_text(&ar[BA_KIND], cr->kind ? cr->kind : "crash") &&
+              (cr->bug_type ? arr_int(&ar[BA_BUG], cr->bug_type, 4)
+                            : arr_add(&ar[BA_BUG], NULL, 0)) &&
+              arr_text(&ar[BA_FORMAT], cr->format) &&
+              arr_text_or_null(&ar[BA_PROCESS], cr->process) &&
+              arr_text_or_null(&ar[BA_BUNDLE], cr->bundle_id) &&
+              arr_text_or_null(&ar[BA_APPV], cr->app_version) &&
+              arr_text_or_null(&ar[BA_OSV], cr->os_version) &&
+              arr_text_or_null(&ar[BA_HW], cr->hardware_model) &&
+              arr_text_or_null(&ar[BA_INCIDENT], cr->incident_id) &&
+              arr_text_or_null(&ar[BA_EXC], cr->exception_type) &&
+              arr_text(&ar[BA_SIG], cr->signature) &&
+              arr_add(&ar[BA_APP_UUID], app ? app->uuid : NULL, 16) &&
+              arr_text(&ar[BA_APP_ARCH], app ? (app->arch ? app->arch : "") : NULL) &&
+              arr_text(&ar[BA_APP_NAME], app ? (app->name ? app->name : "") : NULL) &&
+              arr_int(&ar[BA_CODEC], a->codec, 4) &&
+              arr_int(&ar[BA_LEN], (int64_t)a->raw_len, 8) &&
+              arr_add(&ar[BA_ORIG], cr->original ? (const void *)cr->original : "",
+                      (int32_t)cr->original_len) &&
+              arr_int(&ar[BA_PART], cr->part, 4) &&
+              arr_text_or_null(&ar[BA_RULE], cr->grouping_rule) &&
+              arr_text(&ar[BA_VERSION], versioned ? cr->app_version : NULL) &&
+              arr_text(&ar[BA_VKEY], versioned ? key : NULL) &&
+              arr_text(&ar[BA_FKEY], versioned ? fkey : NULL) &&
+              arr_text_or_null(&ar[BA_IDEM], cr->idem_key) &&
+              arr_text_or_null(&ar[BA_CONTENT], cr->content_key);
+    for (size_t i = 0; i < a->nimgs && ok; i++) {
+        const store_crash_image *im = &a->imgs[i];
+        uint8_t sys = im->system;
+        ok = arr_int(&ar[BA_IMG_CRASH], k, 4) && arr_add(&ar[BA_IMG_UUID], im->uuid, 16) &&
+             arr_text(&ar[BA_IMG_ARCH], im->arch ? im->arch : "") &&
+             arr_text(&ar[BA_IMG_NAME], im->name ? im->name : "") &&
+             arr_add(&ar[BA_IMG_SYSTEM], &sys, 1);
+    }
+    return ok;
+}
+
+/* Stores the batch in one statement; each job's id and event from its row. */
+static symd_status put_batch_one(pgc *c, void *arg, symd_err *err)
+{
+    batch_args *b = arg;
+    bin_array ar[BA_COUNT];
+    bool ok = true;
+    for (int i = 0; i < BA_COUNT; i++)
+        ok = arr_init(&ar[i], elem_of(batch_types[i])) && ok;
+    for (size_t k = 0; k < b->n && ok; k++)
+        ok = batch_add(ar, b->jobs[k], (int32_t)(k + 1));
+    symd_status r = SYMD_OK;
+    if (!ok) {
+        r = symd_fail(err, SYMD_E_NOMEM, "out of memory");
+    } else {
+        int64_t now = store_now_ms();
+        params p = {0};
+        p_i64(&p, now);
+        p_i64(&p, store_day_of(now));
+        for (int i = 0; i < BA_COUNT; i++)
+            arr_param(&p, &ar[i], batch_types[i]);
+        PGresult *res = run(c,
+                            "SELECT * FROM symd_put_crashes($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+                            "$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, "
+                            "$23, $24, $25, $26, $27, $28, $29, $30, $31)",
+                            &p, "storing crashes", err);
+        if (!res) {
+            r = err->kind;
+        } else if (PQntuples(res) != (int)b->n || PQnfields(res) != 7) {
+            r = bad_value(err, "storing crashes");
+        } else {
+            for (size_t k = 0; k < b->n; k++) {
+                rd x = {res, (int)k, false};
+                put_crash_args *a = &b->jobs[k]->a;
+                store_group_event *ev = a->ev;
+                memset(ev, 0, sizeof *ev);
+                *a->id = rd_i64(&x, 0);
+                if (rd_i64(&x, 6)) { /* a copy: nothing counted */
+                    ev->duplicate = true;
+                    if (x.bad || *a->id <= 0) {
+                        r = symd_fail(err, SYMD_E_DB, "storing crashes: a copy of a crash gone");
+                        break;
+                    }
+                    continue;
+                }
+                ev->new_group = rd_i64(&x, 1) == 1;
+                ev->state = store_state_of(PQgetvalue(res, (int)k, 2),
+                                           (size_t)PQgetlength(res, (int)k, 2));
+                ev->reopened = rd_i64(&x, 3);
+                ev->regressed = rd_i64(&x, 4);
+                rd_text_cut(&x, 5, ev->resolved_version, sizeof ev->resolved_version);
+                if (x.bad || *a->id <= 0) {
+                    r = bad_value(err, "storing crashes");
+                    break;
+                }
+            }
+        }
+        PQclear(res);
+    }
+    for (int i = 0; i < BA_COUNT; i++)
+        dynbuf_free(&ar[i].b);
+    return r;
+}
+
+/* Stores jobs (a queue's list): together, else each on its own. */
+static void put_crash_batch(store_db *s, struct pg_crash_job *list)
+{
+    size_t n = 0;
+    for (struct pg_crash_job *j = list; j; j = j->next)
+        j->at = n++;
+    struct pg_crash_job **jobs = n > 1 ? malloc(n * sizeof *jobs) : NULL;
+    symd_status r = SYMD_E_NOMEM; /* one crash alone, or no memory: each on its own */
+    symd_err e = {0};
+    if (jobs) {
+        size_t k = 0;
+        for (struct pg_crash_job *j = list; j; j = j->next)
+            jobs[k++] = j;
+        qsort(jobs, n, sizeof *jobs, job_cmp);
+        batch_args b = {jobs, n};
+        r = in_one(s, put_batch_one, &b, &e);
+    }
+    free(jobs);
+    for (struct pg_crash_job *j = list; j; j = j->next) {
+        if (r == SYMD_E_UNAVAILABLE && recover_lost_post(s, &j->a, 0)) {
+            j->r = SYMD_OK; /* the batch was committed: its key found it */
+            continue;
+        }
+        if (r == SYMD_OK || r == SYMD_E_UNAVAILABLE) {
+            /* the database gone: whether the batch was committed is not
+             * known, each post answers so (storing it again could store it
+             * twice; a client's retry is safe, its key finds the copy) */
+            j->r = r;
+            if (r != SYMD_OK) {
+                j->err = e;
+                memset(j->a.ev, 0, sizeof *j->a.ev);
+            }
+            continue;
+        }
+        *j->a.id = 0;
+        j->r = in_one(s, put_crash_tx, &j->a, &j->err);
+        if (j->r == SYMD_E_UNAVAILABLE && recover_lost_post(s, &j->a, *j->a.id))
+            j->r = SYMD_OK;
+        if (j->r != SYMD_OK)
+            memset(j->a.ev, 0, sizeof *j->a.ev);
+    }
+}
+
+/* With webhooks on, one crash, one transaction: the statement, then its
+ * events' rows. Else by group commit (above): concurrent posts share one
+ * statement and one commit; a post alone is one statement, its own
+ * transaction (one round trip). */
 static symd_status pg_put_crash(store_db *s, const store_crash *c, int codec, size_t raw_len,
                                 const store_crash_image *imgs, size_t nimgs, int64_t *id,
                                 store_group_event *ev, symd_err *err)
 {
-    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev, false};
-    symd_status r = in_tx(s, put_crash_tx, &a, "storing crash", err);
-    if (r == SYMD_E_UNAVAILABLE && a.body_done && (c->idem_key || c->content_key)) {
-        /* The connection was lost at COMMIT: the crash may be stored. A key
-         * finds it; the id the transaction gave it says the store was this
-         * one's (answered as if COMMIT had answered), another says a
-         * copy another post stored meanwhile. */
-        pgc pc;
-        symd_err e = {0};
-        int64_t found = 0;
-        if (conn_get(s, &pc, &e) == SYMD_OK) {
-            if (first_copy(&pc, c, &found, &e) != SYMD_OK)
-                found = 0;
-            conn_put(&pc);
-        }
-        if (found && found == *id)
+    put_crash_args a = {c, codec, raw_len, imgs, nimgs, id, ev};
+    if (store_hooks_on(s->hooks)) {
+        *id = 0;
+        symd_status r = in_tx_as(s, put_crash_tx, &a, "storing crash", true, err);
+        if (r == SYMD_E_UNAVAILABLE && recover_lost_post(s, &a, *id))
             return SYMD_OK;
-        if (found) {
+        if (r != SYMD_OK)
             memset(ev, 0, sizeof *ev);
-            ev->duplicate = true;
-            *id = found;
-            return SYMD_OK;
-        }
+        return r;
     }
-    if (r != SYMD_OK)
-        memset(ev, 0, sizeof *ev);
-    return r;
+    struct pg_crash_job job = {a, 0, SYMD_OK, {0}, false, NULL};
+    pthread_mutex_lock(&s->gc_mu);
+    if (s->gc_tail)
+        s->gc_tail->next = &job;
+    else
+        s->gc_head = &job;
+    s->gc_tail = &job;
+    while (!job.done) {
+        if (s->gc_leading) {
+            pthread_cond_wait(&s->gc_cv, &s->gc_mu);
+            continue;
+        }
+        /* lead: take up to CRASH_BATCH_MAX queued crashes */
+        s->gc_leading = true;
+        struct pg_crash_job *batch = s->gc_head, *last = batch;
+        for (int n = 1; n < CRASH_BATCH_MAX && last->next; n++)
+            last = last->next;
+        s->gc_head = last->next;
+        if (!s->gc_head)
+            s->gc_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&s->gc_mu);
+        put_crash_batch(s, batch);
+        pthread_mutex_lock(&s->gc_mu);
+        for (struct pg_crash_job *j = batch, *next; j; j = next) {
+            next = j->next; /* j may return (and go) as soon as done is seen */
+            j->done = true;
+        }
+        s->gc_leading = false;
+        pthread_cond_broadcast(&s->gc_cv);
+    }
+    pthread_mutex_unlock(&s->gc_mu);
+    if (job.r != SYMD_OK)
+        *err = job.err;
+    return job.r;
 }
 
 /* The counted fields of a crash, read and locked. */
@@ -3552,7 +4046,7 @@ static symd_status pg_import_begin(store_db *s, symd_err *err)
 
 static symd_status pg_import_row(store_db *s, int t, const store_value *cols, symd_err *err)
 {
-    pgc c = {s, s->importing, s->conns[s->importing], "", true};
+    pgc c = {s, s->importing, s->conns[s->importing], "", true, false};
     char *sql = store_copy_sql(t, true, '$');
     if (!sql)
         return symd_fail(err, SYMD_E_NOMEM, "out of memory");
@@ -3575,7 +4069,7 @@ static symd_status pg_import_row(store_db *s, int t, const store_value *cols, sy
 
 static symd_status pg_import_end(store_db *s, bool commit, symd_err *err)
 {
-    pgc c = {s, s->importing, s->conns[s->importing], "", true};
+    pgc c = {s, s->importing, s->conns[s->importing], "", true, false};
     /* new rows take ids after the copied ones */
     bool ok = !commit ||
               (exec_script(&c,
@@ -3645,147 +4139,6 @@ static symd_status hook_emit_owned(pgc *c, const store_hooks *h, const char *typ
     symd_status r = hook_emit_in_tx(c, h, type, data, now, NULL, err);
     free(data);
     return r;
-}
-
-/* The first row's integers of a statement (up to 2 columns); *got false
- * when it answers no row. */
-static symd_status hook_ints(pgc *c, const char *sql, const params *p, int64_t v[2], bool *got,
-                             const char *what, symd_err *err)
-{
-    PGresult *res = run(c, sql, p, what, err);
-    if (!res)
-        return err->kind;
-    rd x = {res, 0, false};
-    *got = PQntuples(res) >= 1;
-    v[0] = v[1] = 0;
-    for (int i = 0; *got && i < PQnfields(res) && i < 2; i++)
-        v[i] = rd_i64(&x, i);
-    PQclear(res);
-    return x.bad ? bad_value(err, what) : SYMD_OK;
-}
-
-/* group.regressed for the report k that reopened its resolved group (ev),
- * recorded in the post's transaction like the other events. */
-static symd_status regressed_event_in_tx(pgc *c, const crash_key *k, const store_group_event *ev,
-                                         int64_t now, symd_err *err)
-{
-    const store_hooks *h = c->db->hooks;
-    if (!store_hooks_on(h))
-        return SYMD_OK;
-    int64_t v[2] = {0, 0};
-    bool got = false;
-    params p = {0};
-    p_text(&p, k->kind);
-    p_text(&p, k->signature);
-    symd_status r = hook_ints(c, "SELECT count FROM crash_groups WHERE kind = $1 AND "
-                                 "signature = $2", &p, v, &got, "reading a group's count", err);
-    if (r != SYMD_OK)
-        return r;
-    return hook_emit_owned(c, h, "group.regressed",
-                           store_hook_data_group_regressed(k->kind, k->signature, k->id, k->dims[0],
-                                                           ev->resolved_version, v[0]),
-                           now, err);
-}
-
-/* As the SQLite store's crash_events_in_tx: group.new, image.missing,
- * group.spike. imgs are in the order every node locks them in (img_cmp),
- * so two crashes telling images missing at once never deadlock. Each
- * once across nodes: the group's row and the hour's row are locked by
- * this transaction's upserts, webhook_images' primary key takes each UUID
- * once. */
-static symd_status crash_events_in_tx(pgc *c, const store_crash *cr,
-                                      const store_crash_image *imgs, size_t nimgs, int64_t id,
-                                      int64_t now, symd_err *err)
-{
-    const store_hooks *h = c->db->hooks;
-    if (!store_hooks_on(h))
-        return SYMD_OK;
-    const char *kind = cr->kind ? cr->kind : "crash";
-    int64_t v[2];
-    bool got;
-    params p = {0};
-    p_text(&p, kind);
-    p_text(&p, cr->signature);
-    symd_status r = hook_ints(c, "SELECT count FROM crash_groups WHERE kind = $1 AND "
-                                 "signature = $2", &p, v, &got, "reading a group's count", err);
-    if (r == SYMD_OK && got && v[0] == 1)
-        r = hook_emit_owned(c, h, "group.new", store_hook_data_group_new(cr, id), now, err);
-    /* The app's images, told once per UUID, stored or not, in one
-     * statement: the insert says which are told for the first time (a
-     * UUID listed twice, under two arches, once), the select which of
-     * those were never stored. */
-    size_t napp = 0;
-    size_t *which = nimgs ? malloc(nimgs * sizeof *which) : NULL;
-    uint8_t *uuids = nimgs ? malloc(16 * nimgs) : NULL;
-    if (nimgs && (!which || !uuids)) {
-        free(which);
-        free(uuids);
-        return symd_fail(err, SYMD_E_NOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < nimgs; i++)
-        if (!imgs[i].system) {
-            memcpy(uuids + 16 * napp, imgs[i].uuid, 16);
-            which[napp++] = i;
-        }
-    if (r == SYMD_OK && napp) {
-        params q = {0};
-        p_bytes(&q, uuids, 16 * napp);
-        p_i64(&q, now);
-        p_i64(&q, (int64_t)napp);
-        PGresult *res = run(c,
-                            "WITH u AS (SELECT substring($1 FROM (i - 1) * 16 + 1 FOR 16) AS "
-                            "uuid, i FROM generate_series(1, $3::int) i), n AS (INSERT INTO "
-                            "webhook_images(uuid, created_at) SELECT uuid, $2 FROM u ORDER BY i "
-                            "ON CONFLICT DO NOTHING RETURNING uuid) SELECT min(u.i) FROM n JOIN "
-                            "u ON u.uuid = n.uuid WHERE NOT EXISTS (SELECT 1 FROM images WHERE "
-                            "images.uuid = n.uuid) GROUP BY n.uuid ORDER BY 1",
-                            &q, "recording the images told missing", err);
-        if (!res) {
-            r = err->kind;
-        } else {
-            for (int row = 0; row < PQntuples(res) && r == SYMD_OK; row++) {
-                rd x = {res, row, false};
-                int64_t at = rd_i64(&x, 0);
-                if (x.bad || at < 1 || (size_t)at > napp) {
-                    r = bad_value(err, "recording the images told missing");
-                    break;
-                }
-                r = hook_emit_owned(c, h, "image.missing",
-                                    store_hook_data_image_missing(&imgs[which[at - 1]], cr, id),
-                                    now, err);
-            }
-            PQclear(res);
-        }
-    }
-    free(which);
-    free(uuids);
-    if (r != SYMD_OK || h->spike_factor <= 0)
-        return r;
-    int64_t hour = now / 3600000;
-    p_i64(&p, hour);
-    if ((r = hook_ints(c,
-                       "INSERT INTO crash_group_hours AS g (kind, signature, hour, count) "
-                       "VALUES ($1, $2, $3, 1) ON CONFLICT (kind, signature, hour) DO UPDATE "
-                       "SET count = g.count + 1 RETURNING count, spiked",
-                       &p, v, &got, "counting the group's hour", err)) != SYMD_OK)
-        return r;
-    int64_t count = v[0];
-    if (!got || v[1] || count < h->spike_min)
-        return SYMD_OK;
-    if ((r = hook_ints(c,
-                       "SELECT coalesce(sum(count), 0)::bigint FROM crash_group_hours WHERE "
-                       "kind = $1 AND signature = $2 AND hour >= $3 - 168 AND hour < $3",
-                       &p, v, &got, "reading a group's hours", err)) != SYMD_OK)
-        return r;
-    int64_t base = v[0];
-    if ((double)count <= h->spike_factor * (double)base / STORE_HOOK_BASELINE_HOURS)
-        return SYMD_OK;
-    if (!exec0(c, "UPDATE crash_group_hours SET spiked = true WHERE kind = $1 AND "
-                  "signature = $2 AND hour = $3", &p, "counting the group's hour", err))
-        return err->kind;
-    return hook_emit_owned(c, h, "group.spike",
-                           store_hook_data_group_spike(cr, id, hour, count, base, h->spike_factor),
-                           now, err);
 }
 
 typedef struct {

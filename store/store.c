@@ -53,6 +53,11 @@ const store_backend *store_backend_for(const char *where)
     return &store_backend_sqlite;
 }
 
+bool store_is_postgres(const char *where)
+{
+    return where && store_backend_for(where) == &store_backend_postgres;
+}
+
 static void on_change(void *ctx, const uint8_t *uuid);
 
 int64_t store_now_ms(void)

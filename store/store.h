@@ -24,9 +24,10 @@
  * webhook outbox, its deliveries, per-hour group counters); 10: group
  * states, first and last app versions, state history, per-day counters of
  * versions, OS versions and devices); 11: chunks of uploads in parts); 12: a
- * crash's idempotency key and content key, each unique).
+ * crash's idempotency key and content key, each unique); 13: PostgreSQL's
+ * crash post functions, symd_put_crash and symd_put_crashes).
  * Migrations: store/sqlite_schema.c, store/postgres_schema.c. */
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 
 typedef struct store store;
 
@@ -186,6 +187,9 @@ symd_status store_counts(store *s, int64_t *images, int64_t *blobs, int64_t *cra
 bool store_ping(store *s);
 /* The backend's name: "sqlite" or "postgresql". */
 const char *store_backend_name(const store *s);
+/* Whether --db value where names a PostgreSQL database (a server reached
+ * over a connection, whose every statement waits on a round trip). */
+bool store_is_postgres(const char *where);
 
 /* What store_migrate copied of one table. */
 typedef struct {

@@ -704,6 +704,128 @@ TEST(multinode_group_counters_exact_after_concurrent_posts)
     nodes_stop(n, 2);
 }
 
+/* ---- group commit on PostgreSQL ---- */
+
+static const char *const batch_reports[] = {"fixtures/crashes/bigapp-twin.crash",
+                                            "fixtures/crashes/bigapp-pac.crash",
+                                            "fixtures/crashes/swifty-twin.crash"};
+#define BATCH_REPORTS (sizeof batch_reports / sizeof batch_reports[0])
+
+typedef struct {
+    int port, seed, stored, failed;
+} batch_job;
+
+/* Posts POSTS_PER_THREAD reports, each distinct: its own incident
+ * identifier, one of three app versions (so batches mix groups, versions
+ * and days' rows). */
+static void *batch_post_thread(void *p)
+{
+    batch_job *j = p;
+    for (int i = 0; i < POSTS_PER_THREAD; i++) {
+        size_t k = (size_t)(i + j->seed) % BATCH_REPORTS, len;
+        uint8_t *buf = read_fixture(batch_reports[k], &len);
+        char *id = buf ? strstr((char *)buf, "Incident Identifier: ") : NULL;
+        char *ver = buf ? strstr((char *)buf, "Version:             1.0 (1)") : NULL;
+        if (!id || !ver) {
+            j->failed++;
+            free(buf);
+            continue;
+        }
+        char uuid[40];
+        snprintf(uuid, sizeof uuid, "%08X-0000-4000-8000-%012X", (unsigned)j->seed, (unsigned)i);
+        memcpy(id + strlen("Incident Identifier: "), uuid, 36);
+        ver[strlen("Version:             1.")] = (char)('0' + (i + j->seed) % 3);
+        int status;
+        json_decref(req(j->port, "POST", "/v1/crashes", "Prefer: return=minimal\r\n", buf, len,
+                        &status));
+        free(buf);
+        if (status == 201)
+            j->stored++;
+        else
+            j->failed++;
+    }
+    return NULL;
+}
+
+/* The rows of the counters that disagree with the crashes they count,
+ * recounted from the crashes table: groups (count, example), days, the
+ * kind's days, versions/OS/devices (and their days), the workflow's
+ * reports, the images' crash counts and last crash. */
+static const char counters_off_sql[] =
+    "SELECT (SELECT count(*) FROM (SELECT kind, signature, count(*) AS c, max(id) AS m FROM "
+    "crashes GROUP BY 1, 2) x FULL JOIN crash_groups g USING (kind, signature) WHERE x.c IS "
+    "DISTINCT FROM g.count OR x.m IS DISTINCT FROM g.example_id) + (SELECT count(*) FROM "
+    "(SELECT kind, signature, created_at / 86400000 AS day, count(*) AS c FROM crashes GROUP BY "
+    "1, 2, 3) x FULL JOIN crash_group_days d USING (kind, signature, day) WHERE x.c IS DISTINCT "
+    "FROM d.count) + (SELECT count(*) FROM (SELECT kind, created_at / 86400000 AS day, count(*) "
+    "AS c FROM crashes GROUP BY 1, 2) x FULL JOIN crash_days d USING (kind, day) WHERE x.c IS "
+    "DISTINCT FROM d.count) + (SELECT count(*) FROM (SELECT kind, signature, v.dim, v.value, "
+    "count(*) AS c, max(id) AS m FROM crashes CROSS JOIN LATERAL (VALUES (0, app_version), (1, "
+    "os_version), (2, hardware_model)) v(dim, value) WHERE v.value <> '' GROUP BY 1, 2, 3, 4) x "
+    "FULL JOIN crash_group_dims g USING (kind, signature, dim, value) WHERE x.c IS DISTINCT FROM "
+    "g.count OR x.m IS DISTINCT FROM g.example_id) + (SELECT count(*) FROM (SELECT kind, "
+    "signature, v.dim, v.value, created_at / 86400000 AS day, count(*) AS c FROM crashes CROSS "
+    "JOIN LATERAL (VALUES (0, app_version), (1, os_version), (2, hardware_model)) v(dim, value) "
+    "WHERE v.value <> '' GROUP BY 1, 2, 3, 4, 5) x FULL JOIN crash_dim_days d USING (kind, "
+    "signature, dim, value, day) WHERE x.c IS DISTINCT FROM d.count) + (SELECT count(*) FROM "
+    "(SELECT kind, signature, count(*) AS c FROM crashes GROUP BY 1, 2) x FULL JOIN "
+    "crash_group_states s USING (kind, signature) WHERE x.c IS DISTINCT FROM s.reports) + "
+    "(SELECT count(*) FROM crash_image_refs r LEFT JOIN LATERAL (SELECT count(*) AS c, max(id) "
+    "AS m FROM crashes c WHERE c.refs LIKE '%,' || r.id || ',%') x ON true WHERE x.c <> "
+    "r.crashes OR x.m IS DISTINCT FROM r.last_crash_id) + (SELECT count(*) FROM crashes WHERE "
+    "refs = ',')";
+
+/* Concurrent posts on two nodes are stored by group commit: fewer writing
+ * transactions than posts (each draws one transaction id; a post alone
+ * would take at least one), with every counter, the workflow's reports and
+ * each crash's list of images as exact as one post at a time makes them. */
+TEST(multinode_group_commit_stores_concurrent_posts_in_fewer_transactions_exactly)
+{
+    if (!need_pg())
+        return;
+    node n[2];
+    memset(n, 0, sizeof n);
+    const char *uri = pg_fresh_db("mn_batch");
+    if (!uri || !nodes_start(uri, "mn-batch", n, 2, NULL)) {
+        nodes_stop(n, 2);
+        return;
+    }
+    char before[32] = "", after[32] = "";
+    CHECK(pg_sql(uri, "SELECT pg_current_xact_id()", before, sizeof before),
+          "reading the transaction id");
+    enum { THREADS = 8 };
+    batch_job jobs[THREADS];
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        jobs[i] = (batch_job){n[i % 2].p.port, i, 0, 0};
+        pthread_create(&t[i], NULL, batch_post_thread, &jobs[i]);
+    }
+    int stored = 0, failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        stored += jobs[i].stored;
+        failed += jobs[i].failed;
+    }
+    CHECK(pg_sql(uri, "SELECT pg_current_xact_id()", after, sizeof after),
+          "reading the transaction id");
+    CHECK(failed == 0 && stored == THREADS * POSTS_PER_THREAD, "%d stored, %d failed", stored,
+          failed);
+    /* the ids between the two reads: the posts' transactions (nothing else
+     * writes here), and the read after */
+    long long xacts = atoll(after) - atoll(before) - 1;
+    CHECK(xacts > 0 && xacts < stored, "%lld writing transactions stored %d posts", xacts,
+          stored);
+    char out[64] = "", count[32] = "";
+    CHECK(pg_sql(uri, "SELECT count(*) FROM crashes", count, sizeof count) &&
+              atoi(count) == stored,
+          "%s crashes in the table, %d posts stored", count, stored);
+    CHECK(pg_sql(uri, counters_off_sql, out, sizeof out) && atoi(out) == 0 && out[0] == '0',
+          "%s counter rows disagree with the crashes they count", out);
+    printf("    %d distinct reports posted by %d threads on 2 nodes: %lld transactions, "
+           "counters exact\n", stored, THREADS, xacts);
+    nodes_stop(n, 2);
+}
+
 /* ---- PostgreSQL restarted under load ---- */
 
 /* The cluster directory of SYMD_TEST_PG when tests/pg/start.sh made it

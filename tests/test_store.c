@@ -369,7 +369,7 @@ TEST(store_crash_kinds_migrate_from_version_2)
     if (!s)
         return;
     CHECK(query_int(file, "PRAGMA user_version") == STORE_SCHEMA_VERSION &&
-              STORE_SCHEMA_VERSION == 12,
+              STORE_SCHEMA_VERSION == 13,
           "user_version after the migration");
     const char *db = file;
     if (pg_server()) { /* the migrated file, copied into PostgreSQL (symd migrate) */

@@ -111,8 +111,10 @@ def cmd_crash_wrk(a):
     t = min(a.threads, a.conns)
     cmd = ["wrk", f"-t{t}", f"-c{a.conns}", f"-d{a.seconds}s", "--timeout", "30s",
            "-s", a.script, a.url + a.path, "--", a.bodies, str(a.count), a.ctype]
-    if a.header:
-        cmd.append(a.header)
+    if a.header or a.distinct:
+        cmd.append(a.header or "")
+    if a.distinct:
+        cmd.append(a.distinct)
     rss0 = vm_status(a.server_pid)
     sampler = RssSampler(a.server_pid, 0.02)
     sampler.start()
@@ -411,6 +413,8 @@ def register(sub):
     s.add_argument("--count", type=int, required=True)
     s.add_argument("--ctype", default="application/json")
     s.add_argument("--header", help="one more request header, 'Name: value'")
+    s.add_argument("--distinct", help="a string of the bodies (an incident identifier) each "
+                   "request replaces with a UUID of its own: every report posted is distinct")
     s.add_argument("--frames", type=int, required=True, help="frames per request")
     s.add_argument("--expect", type=int, help="the status every answer must have")
     s.add_argument("--label", required=True)

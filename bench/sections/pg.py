@@ -1,4 +1,5 @@
-"""The postgres section: symd on PostgreSQL against SQLite (one node), and two nodes against one."""
+"""The postgres section: symd on PostgreSQL against SQLite (one node), and two nodes against one:
+symbolication of the symtab bodies, and crash posts stored."""
 import os
 import sys
 
@@ -9,6 +10,74 @@ from benchlib.measure import Figure, Report, ratio_block
 # one node each on the symtab bodies with the index cached (what a
 # symbolication costs once the image is in the node's cache), then two nodes
 # on one PostgreSQL database, wrk on both at once, summed, against the one node.
+# The crash path is crash-wrk's (sections/crash.py): a real report posted and
+# stored (Prefer: return=minimal), every post a distinct report, SQLite and
+# PostgreSQL in turn each round, then on two nodes at once.
+
+# The issue 23 goal: crash posts stored on PostgreSQL at 0.7x SQLite's rate.
+CRASH_GOAL = 0.7
+
+
+def ms(us):
+    return f"{us / 1e3:.1f} ms"
+
+
+def crash_summary(rep, d, cores):
+    """The crash path's lines: stored reports/s and p99 on PostgreSQL against
+    SQLite, and two nodes against one. Returns its runs."""
+    missing = read_result(d, "pg-crash-missing.json")
+    if missing:
+        rep.check(False, "crash posts", goal=False)
+        rep.lines.append(f"Crash posts: FAIL: not measured: no real report {missing['missing']} "
+                         "(set BENCH_PG_REPORT or BENCH_CRASH_REPORTS)")
+        return []
+    sq_runs = numbered_results(d, "pg-crash-sqlite-1node")
+    pg_runs = numbered_results(d, "pg-crash-postgresql-1node")
+    pairs = list(zip(numbered_results(d, "pg-crash-2nodes-a"),
+                     numbered_results(d, "pg-crash-2nodes-b")))
+    if not sq_runs or not pg_runs or not pairs:
+        rep.check(False, "crash posts", goal=False)
+        rep.lines.append("Crash posts: FAIL: incomplete results")
+        return []
+    info = read_result(d, "pg-crash-report.json") or {}
+    sq, pg = fastest(sq_runs), fastest(pg_runs)
+    rep.lines.append(
+        f"Crash posts stored, one node ({info.get('file', 'the real report')}: "
+        f"{sq['frames_per_request']} frames; POST /v1/crashes, Prefer: return=minimal, each post "
+        f"a distinct report; {sq['connections']} connections; SQLite and PostgreSQL in turn, "
+        f"best of {len(sq_runs)} rounds):")
+    rec = rep.compare("ratio PostgreSQL/SQLite, stored reports/s",
+                      Figure("PostgreSQL", pg["requests_per_s"], "reports/s"),
+                      Figure("SQLite", sq["requests_per_s"], "reports/s"), goal=CRASH_GOAL)
+    rep.lines += ratio_block(
+        rec, f"p99 {ms(pg['latency_us']['p99'])}, symd {pg['server_cores']:.2f} cores, "
+             f"PostgreSQL and the rest {pg['other_cores']:.2f}",
+        f"p99 {ms(sq['latency_us']['p99'])}, symd {sq['server_cores']:.2f} cores", indent="  ")
+    each = [rep.compare(f"round {i}", Figure("PostgreSQL", p["requests_per_s"], "reports/s"),
+                        Figure("SQLite", q["requests_per_s"], "reports/s"))
+            for i, (q, p) in enumerate(zip(sq_runs, pg_runs), 1)]
+    rep.details.append("  crash posts, PostgreSQL/SQLite by round: " + ", ".join(
+        f"{r['name']} {r['ratio']:.2f}x ({r['ours']['value']:,.0f} / "
+        f"{r['reference']['value']:,.0f})" for r in each if r["ratio"] is not None))
+    two, ra, rb = max(((a["requests_per_s"] + b["requests_per_s"], a, b) for a, b in pairs),
+                      key=lambda x: x[0])
+    rep.lines.append(f"Crash posts stored on two nodes on one PostgreSQL database, wrk on both "
+                     f"at once ({ra['connections']} connections each):")
+    rec = rep.compare("ratio two nodes/one, stored reports/s",
+                      Figure("two nodes", two, "reports/s"),
+                      Figure("one node", pg["requests_per_s"], "reports/s"))
+    rep.lines += ratio_block(rec, f"node a {ra['requests_per_s']:,.0f} (p99 "
+                                  f"{ms(ra['latency_us']['p99'])}) + node b "
+                                  f"{rb['requests_per_s']:,.0f} (p99 "
+                                  f"{ms(rb['latency_us']['p99'])})", indent="  ")
+    rep.lines.append(f"  (on this {cores}-core machine both nodes, both wrk and PostgreSQL "
+                     "share the cores: this shows a second node's overhead, not scaling)")
+    runs = sq_runs + pg_runs + [x for p in pairs for x in p]
+    if any(x["unexpected"] for x in runs):
+        rep.check(False, "crash posts answered 201", goal=False)
+        rep.lines.append(f"  FAIL: answers other than 201: "
+                         f"{sum(x['unexpected'] for x in runs)}")
+    return runs
 
 
 def fastest_of(d, label):
@@ -60,6 +129,11 @@ def cmd_pg_summary(a):
         f"cores: this shows the overhead of a second node more than scaling, which needs a "
         f"machine per node)",
         f"  non-2xx answers and socket errors in all runs: {bad}"]
+    crash_runs = crash_summary(rep, d, a.cores)
+    bad_crash = sum(x["non2xx"] + x["socket_errors"] for x in crash_runs)
+    rep.check(bad_crash == 0, "crash requests", goal=False)
+    if crash_runs:
+        rep.lines.append(f"  non-2xx answers and socket errors in the crash runs: {bad_crash}")
     # In a one-node run nothing else should use the CPU (PostgreSQL idles
     # while the index is cached); in the two-node runs the other node and
     # its wrk count as "other" by design.
