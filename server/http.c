@@ -1549,9 +1549,6 @@ int server_run(const server_config *cfg)
     pthread_mutex_init(&srv.admit.mu, NULL);
     mem_widen_factor = cfg->request_mem_factor ? cfg->request_mem_factor : 4;
     mem_use_for_json();
-    if (!work_start(&srv))
-        fprintf(stderr, "symd: no worker threads for large requests: they run where they "
-                        "arrive\n");
     srv.conns.next = srv.conns.prev = &srv.conns;
     pthread_mutex_init(&srv.conns_mu, NULL);
     pthread_condattr_t ca;
@@ -1640,6 +1637,7 @@ int server_run(const server_config *cfg)
     srv.grouping = grouping_watch_start(cfg->grouping_rules, rules, srv.st, srv.regroup, &err);
     if (!srv.grouping) {
         fprintf(stderr, "symd: grouping rules: %s\n", err.msg);
+        assembler_stop(srv.assembler);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1653,6 +1651,7 @@ int server_run(const server_config *cfg)
     if (!hooks && cfg->webhooks.nurls + cfg->webhooks.nslack) {
         fprintf(stderr, "symd: %s\n", err.msg);
         webhook_stop(hooks);
+        assembler_stop(srv.assembler);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1679,6 +1678,7 @@ int server_run(const server_config *cfg)
         fprintf(stderr, "symd: cannot listen on %s: %s\n", cfg->listen, strerror(errno));
         grouping_watch_stop(srv.grouping);
         webhook_stop(hooks);
+        assembler_stop(srv.assembler);
         regroup_stop(srv.regroup);
         retention_stop(ret);
         mdwalk_install(NULL);
@@ -1700,6 +1700,11 @@ int server_run(const server_config *cfg)
                      MHD_USE_TURBO |
                      MHD_ALLOW_SUSPEND_RESUME; /* admission and heavy requests */
     unsigned mhd_limit = 2 * (max_conns + ACCEPTOR_EVICT_SPARE) + (unsigned)threads;
+    /* The pool's threads wait on srv, which lives on this stack: started
+     * only now, when nothing can fail before work_stop below. */
+    if (!work_start(&srv))
+        fprintf(stderr, "symd: no worker threads for large requests: they run where they "
+                        "arrive\n");
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, &srv,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads, MHD_OPTION_NOTIFY_COMPLETED,
@@ -1717,6 +1722,8 @@ int server_run(const server_config *cfg)
         fprintf(stderr, "symd: cannot start serving on %s\n", cfg->listen);
         if (d)
             MHD_stop_daemon(d);
+        if (srv.work.n)
+            work_stop(&srv);
         acceptor_free(srv.acc);
         grouping_watch_stop(srv.grouping);
         webhook_stop(hooks);

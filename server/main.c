@@ -319,11 +319,15 @@ static int webhooks_from_env(const char *name, const char **list, size_t *n, siz
                     WEBHOOK_TARGETS_MAX);
             return -1;
         }
-        char *u = strndup(v, len);
+        /* kept here for the life of the process (a flag may drop it from list) */
+        static char *kept[2 * WEBHOOK_TARGETS_MAX];
+        static size_t nkept;
+        char *u = nkept < sizeof kept / sizeof *kept ? strndup(v, len) : NULL;
         if (!u) {
             fprintf(stderr, "symd serve: out of memory\n");
             return -1;
         }
+        kept[nkept++] = u;
         list[(*n)++] = u;
         (*total)++;
         v += len;
