@@ -493,9 +493,13 @@ const char *const pg_schema_migrations[STORE_SCHEMA_VERSION] = {
     "    WHERE v_new[m.crash] GROUP BY m.crash LOOP\n"
     "    v_refs[rec.crash] := rec.refs;\n"
     "  END LOOP;\n"
-    /* by subscript: v_refs' first subscript is its first crash with images */
-    "  UPDATE crashes c SET refs = v_refs[b.i] FROM generate_series(1, n) AS b(i)"
-    "    WHERE c.id = v_ids[b.i] AND v_new[b.i] AND v_refs[b.i] IS NOT NULL;\n"
+    /* each by its id (a join of crashes with the batch could be planned
+     * as a scan of every crash while the table's statistics are empty) */
+    "  FOR i IN 1..n LOOP\n"
+    "    IF v_new[i] AND v_refs[i] IS NOT NULL THEN\n"
+    "      UPDATE crashes SET refs = v_refs[i] WHERE id = v_ids[i];\n"
+    "    END IF;\n"
+    "  END LOOP;\n"
     "  INSERT INTO crash_originals(id, codec, original_len, original) SELECT v_ids[b.i],"
     "    b.codec, b.original_len, b.original FROM unnest(p_codec, p_original_len, p_original)"
     "    WITH ORDINALITY AS b(codec, original_len, original, i) WHERE v_new[b.i];\n"
