@@ -97,24 +97,6 @@ static void member_release(member_bytes *m)
     m->data = NULL;
 }
 
-/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return false;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* The member is past spill_at: what data holds (len bytes) goes to a
  * temporary file, and the rest of the member follows it there, read CHUNK
  * bytes at a time, up to cap bytes; one byte more is a zip bomb (msg says
@@ -130,7 +112,7 @@ static symd_status spill_member(zip_file_t *zf, const char *name, const uint8_t 
                          temp_dir(), NAME_IN_MSG, name, strerror(errno));
     symd_status st = SYMD_OK;
     uint8_t *stage = malloc(CHUNK);
-    bool written = stage && write_all(fd, data, len);
+    bool written = stage && fd_write_all(fd, data, len);
     if (!stage)
         st = symd_fail(err, SYMD_E_NOMEM, "out of memory inflating zip member");
     while (written && st == SYMD_OK) {
@@ -144,7 +126,7 @@ static symd_status spill_member(zip_file_t *zf, const char *name, const uint8_t 
                            name);
         else if (n == 0)
             break;
-        else if ((written = write_all(fd, stage, (size_t)n))) {
+        else if ((written = fd_write_all(fd, stage, (size_t)n))) {
             len += (size_t)n;
             /* the file's bytes are input to read like a body's (see
              * read_member), though no allocation holds them */

@@ -186,24 +186,6 @@ enum MHD_Result handle_images_check(server *srv, struct MHD_Connection *c, req_s
 
 /* ---- POST /v1/chunks/{sha256}, POST /v1/chunks/missing ------------------------ */
 
-/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return false;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* The body of a chunk is written to its file as it comes and hashed on the
  * way: no copy of it in memory (the buffer, its pages faulted in, then
  * written out and freed cost as much as the rest of taking a chunk), and
@@ -218,7 +200,7 @@ static void spool_flush(req_state *rs)
     if (!rs->spool_len || rs->spool_errno)
         return;
     sha256_update(rs->spool_sha, rs->spool_buf, rs->spool_len);
-    if (!write_all(rs->spool_fd, rs->spool_buf, rs->spool_len))
+    if (!fd_write_all(rs->spool_fd, rs->spool_buf, rs->spool_len))
         rs->spool_errno = errno ? errno : EIO;
     rs->spool_len = 0;
 }
@@ -866,7 +848,7 @@ static void assemble_run(server *srv, assemble_job *j, unsigned *status, uint8_t
                       "the chunks hold more than the %llu bytes named; nothing stored",
                       (unsigned long long)j->size);
             failed = true;
-        } else if (!write_all(fd, data, n)) {
+        } else if (!fd_write_all(fd, data, n)) {
             job_error(status, body, len, 507, "insufficient_storage",
                       "writing the assembled file: %s", strerror(errno));
             failed = true;

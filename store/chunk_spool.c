@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/util.h"
 #include "../util/sha256.h"
 
 #define TEMP_PREFIX ".tmp-"
@@ -29,24 +30,6 @@ static void chunk_path(const chunk_spool *sp, const uint8_t hash[32],
     char hex[SHA256_HEX_LEN + 1];
     sha256_hex(hash, hex);
     snprintf(out, CHUNK_SPOOL_PATH_MAX, "%s/%s", sp->dir, hex);
-}
-
-/* Writes all n bytes of p to fd; false (errno set) when it cannot. */
-static bool write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return false;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return true;
 }
 
 int chunk_spool_open_temp(const chunk_spool *sp, const uint8_t hash[32], uint64_t len,
@@ -86,7 +69,7 @@ int chunk_spool_write_temp(const chunk_spool *sp, const uint8_t hash[32], const 
     int fd = chunk_spool_open_temp(sp, hash, len, tmp);
     if (fd < 0)
         return errno;
-    if (!write_all(fd, data, len)) {
+    if (!fd_write_all(fd, data, len)) {
         int e = errno;
         close(fd);
         unlink(tmp);

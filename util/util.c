@@ -68,3 +68,21 @@ int temp_file_unlinked(const char *prefix)
         unlink(path);
     return fd;
 }
+
+bool fd_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return false;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return true;
+}

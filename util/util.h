@@ -22,4 +22,8 @@ const char *temp_dir(void);
  * descriptor. -1 with errno set on failure. */
 int temp_file_unlinked(const char *prefix);
 
+/* Writes all n bytes of p to fd, again after EINTR and short writes; false
+ * with errno set when it cannot (ENOSPC when a write takes nothing). */
+bool fd_write_all(int fd, const void *p, size_t n);
+
 #endif
